@@ -1,0 +1,140 @@
+import type { ErrorCode } from './errors.js';
+import type { DataLabels } from './labels.js';
+import type { BudgetField, Effect, Right, Usage } from './rights.js';
+
+/** Wall clock. Inject a fake one in tests. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/**
+ * An authority decision for one (resource, right) under one pid.
+ * `effect: 'missing'` means no grant matched (default deny).
+ */
+export interface Decision {
+  readonly subject: string;
+  readonly resource: string;
+  readonly right: Right;
+  readonly allowed: boolean;
+  readonly effect: Effect | 'missing';
+  readonly reason: string;
+  readonly matchedIds: readonly string[];
+  readonly selectedId?: string;
+  /** Set when the selected grant has finite uses: the use `consume` spends. */
+  readonly consumeId?: string;
+}
+
+export interface CheckOptions {
+  /** Operation name for rule-scoped constraints, e.g. `tool:append_memory_object`. */
+  readonly operation?: string;
+  /** sha256 of the canonical arguments; binds one-shot approvals to exact arguments. */
+  readonly argsHash?: string;
+}
+
+export interface RequireOptions extends CheckOptions {
+  /** Error code thrown on denial (default `permission_denied`). */
+  readonly code?: ErrorCode;
+  /** Message thrown on denial (default names the resource and right). */
+  readonly message?: string;
+  /** Spend a finite use now (default true). The use is restored if the call's transaction rolls back. */
+  readonly consume?: boolean;
+}
+
+/** What a grant says. */
+export interface GrantSpec {
+  readonly subject: string;
+  readonly resource: string;
+  readonly rights: readonly Right[];
+  readonly effect?: Effect;
+  readonly usesRemaining?: number;
+  readonly expiresAt?: string;
+  readonly delegable?: boolean;
+  readonly maxDepth?: number;
+  readonly constraints?: Readonly<Record<string, unknown>>;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Authority under the caller's pid. Every protected effect asks here, in the call's transaction.
+ *
+ * @example
+ * await ctx.authority.require(`object_namespace:${ns}`, 'write', { code: 'namespace_denied' });
+ */
+export interface Authority {
+  readonly pid: string;
+  /** Decides without spending anything. */
+  check(resource: string, right: Right, opts?: CheckOptions): Promise<Decision>;
+  /** Decides, throws a LibosError unless allowed, and spends a finite use (restored if the transaction rolls back). */
+  require(resource: string, right: Right, opts?: RequireOptions): Promise<Decision>;
+  /** Spends the finite use a decision selected (no-op for unlimited grants). Throws `permission_denied` if it is gone. */
+  consume(decision: Decision): Promise<void>;
+  /** Issues a grant as the trusted host, on behalf of the primitive being run (e.g. a creator's handle). */
+  grantTrusted(spec: GrantSpec): Promise<string>;
+}
+
+/** Budgets of a process tree. Charges hit the pid and every ancestor in one transaction. */
+export interface Budgets {
+  charge(pid: string, usage: Usage, opts?: { readonly allowOverage?: boolean }): Promise<void>;
+  remaining(pid: string): Promise<Partial<Record<BudgetField, number | null>>>;
+}
+
+/** Durable events, written in the call's transaction and published after commit. */
+export interface EventSink {
+  emit(type: string, data?: Readonly<Record<string, unknown>>): Promise<void>;
+}
+
+/** An audit record: ids, hashes, sizes and labels; never payloads. */
+export interface AuditEntry {
+  readonly action: string;
+  readonly target?: string;
+  readonly decision?: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export interface AuditSink {
+  record(entry: AuditEntry): Promise<void>;
+}
+
+/** The data-flow context of one operation: labels and sources of everything the caller observed. */
+export interface FlowContext {
+  /** Current labels of the calling process (its high-water mark joined with this call's observations). */
+  labels(): Promise<DataLabels>;
+  /** Object ids this call (and the process) observed, deduplicated. */
+  sources(): readonly string[];
+  /** Records that the caller observed data with these labels (raises the process high-water; never lowers it). */
+  taint(labels: Partial<DataLabels>, sourceOids?: readonly string[]): Promise<void>;
+}
+
+/** What every service factory and hook receives: the store transaction plus the runtime facilities. */
+export interface ServiceScope {
+  /** The store transaction (a `Kysely<any>` transaction). Typed structurally so the sdk depends on zod only. */
+  readonly store: unknown;
+  readonly clock: Clock;
+  readonly events: EventSink;
+  readonly audit: AuditSink;
+  /** Runs `fn` after the transaction commits (e.g. publish to listeners). */
+  afterCommit(fn: () => void): void;
+  /** Runs `fn` if the transaction rolls back (e.g. undo a runtime-local cache write). */
+  onRollback(fn: () => void): void;
+  /** Resolves another plugin's service by name, bound to this same transaction. Throws `not_found` if none. */
+  service<T>(name: string): T;
+  /** Authority of any pid, in this transaction (host code asks on a process's behalf). */
+  authorityFor(pid: string): Authority;
+}
+
+/**
+ * What a tool's `run` receives. Everything it changes goes through `store` (one transaction per call):
+ * if `run` throws, nothing it wrote, spent or emitted remains.
+ */
+export interface ToolContext extends ServiceScope {
+  /** The calling process. */
+  readonly pid: string;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly authority: Authority;
+  readonly budgets: Budgets;
+  readonly flow: FlowContext;
+  readonly signal: AbortSignal;
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Ids are `<prefix>_<16 lowercase hex>`.
+ *
+ * @example
+ * const pid = newId('pid'); // 'pid_3f9a0c1b2d4e5f60'
+ */
+export function newId(prefix: string): string {
+  if (!/^[a-z][a-z0-9]*$/.test(prefix)) throw new TypeError(`id prefix must match ^[a-z][a-z0-9]*$ (got ${prefix})`);
+  return `${prefix}_${randomBytes(8).toString('hex')}`;
+}
+
+/** True when `id` has the shape `<prefix>_<16 hex>`. */
+export function isId(id: unknown, prefix: string): id is string {
+  return typeof id === 'string' && id.length === prefix.length + 17 && id.startsWith(`${prefix}_`) && /^[0-9a-f]{16}$/.test(id.slice(prefix.length + 1));
+}
+
+/** A source of ids; inject a deterministic one in tests. */
+export interface IdSource {
+  next(prefix: string): string;
+}
+
+export const randomIds: IdSource = { next: newId };

@@ -1,0 +1,11 @@
+export * from './errors.js';
+export * from './ids.js';
+export * from './canonical-json.js';
+export * from './labels.js';
+export * from './rights.js';
+export * from './context.js';
+export * from './tool.js';
+export * from './plugin.js';
+export * from './skill.js';
+export * from './services.js';
+export { z } from 'zod';

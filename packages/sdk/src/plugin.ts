@@ -1,0 +1,65 @@
+import type { ServiceScope } from './context.js';
+import type { SkillSource } from './skill.js';
+import type { AnyTool } from './tool.js';
+
+/** One schema migration a plugin owns; run in order at open. `db` is a `Kysely<any>`. */
+export interface Migration {
+  readonly name: string;
+  up(db: unknown): Promise<void>;
+}
+
+/** How the kernel builds the prompt for an image. */
+export type PromptMode = 'image_only' | 'minimal_runtime' | 'libos_default';
+
+/** A registered image: what a process boots into. */
+export interface ImageDefinition {
+  /** `name:version`, e.g. `base-agent:v0`. */
+  readonly id: string;
+  readonly description: string;
+  readonly systemPrompt: string;
+  readonly promptMode: PromptMode;
+  /** Skills activated at spawn/exec. */
+  readonly defaultSkills: readonly string[];
+  /** The process's callable tool table, exactly. Nothing is added implicitly. */
+  readonly defaultTools: readonly string[];
+  /** Declared only; never granted. */
+  readonly requiredCapabilities?: readonly { readonly resource: string; readonly rights: readonly string[] }[];
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** A service factory: called with a scope bound to one transaction. */
+export type ServiceFactory<T = unknown> = (scope: ServiceScope) => T;
+
+export interface PluginHooks {
+  /** Runs once at open, after migrations, before any work is admitted (e.g. the reopen sweep). */
+  open?(scope: ServiceScope): Promise<void>;
+}
+
+/**
+ * A Skill plugin: SKILL.md files, the tools they name, migrations, services and images.
+ */
+export interface Plugin {
+  readonly name: string;
+  readonly version: string;
+  readonly skills: readonly SkillSource[];
+  readonly tools: readonly AnyTool[];
+  readonly migrations?: readonly Migration[];
+  readonly services?: Readonly<Record<string, ServiceFactory>>;
+  readonly images?: readonly ImageDefinition[];
+  readonly hooks?: PluginHooks;
+}
+
+/**
+ * Defines a plugin.
+ *
+ * @example
+ * export const echoPlugin = () => definePlugin({
+ *   name: 'echo', version: '0.1.0',
+ *   skills: [skillFromText(ECHO_SKILL_MD, 'echo')],
+ *   tools: [echo],
+ * });
+ */
+export function definePlugin(plugin: Plugin): Plugin {
+  if (typeof plugin.name !== 'string' || plugin.name.trim() === '') throw new TypeError('definePlugin: name is required');
+  return Object.freeze({ ...plugin });
+}

@@ -1,0 +1,67 @@
+import type { DataLabels } from './labels.js';
+
+/**
+ * Service interfaces: how the kernel and plugins reach each other without importing each other.
+ * A plugin provides an implementation under a well-known name (`SERVICE_NAMES`); the kernel and other
+ * plugins resolve it with `scope.service<T>(name)`, bound to the current transaction.
+ */
+export const SERVICE_NAMES = { objects: 'objects' } as const;
+
+/** An object created by the host on behalf of a process (goals, tool results, exit results). */
+export interface HostObjectInput {
+  readonly type: string;
+  readonly payload: unknown;
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly immutable?: boolean;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly parentOids?: readonly string[];
+  readonly labels?: Partial<DataLabels>;
+  /** Attach the new handle as a root of the owner's MemoryView (default true). */
+  readonly attachToView?: boolean;
+}
+
+export interface ObjectRef {
+  readonly oid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: string;
+  readonly version: number;
+}
+
+/** One root's fate in a rendered view. */
+export interface ViewManifestEntry {
+  readonly oid: string;
+  readonly version: number | null;
+  readonly disposition: 'included' | 'omitted';
+  readonly reason: 'included' | 'capability_denied' | 'missing' | 'filter_mismatch' | 'token_budget' | 'payload_unavailable';
+  readonly tokens: number;
+}
+
+export interface RenderedView {
+  /** Prompt text for the MemoryView section ('' when nothing is materialized). */
+  readonly text: string;
+  readonly tokens: number;
+  readonly manifest: readonly ViewManifestEntry[];
+  readonly labels: DataLabels;
+  readonly sourceOids: readonly string[];
+}
+
+/**
+ * The Object Memory service (provided by `@libos/object-memory` as `objects`).
+ * Host-side operations: they do not check the caller's rights; the kernel calls them for its own effects.
+ */
+export interface ObjectsService {
+  /** Creates the process scope `process:<pid>`, grants the pid read/write/admin on it, and an empty MemoryView. */
+  initProcess(pid: string): Promise<void>;
+  /** Creates an object owned by `ownerPid` (grants the owner its creator handle). */
+  createForProcess(ownerPid: string, input: HostObjectInput): Promise<ObjectRef>;
+  /** Adds `oid` as a root of the pid's MemoryView (no duplicate roots). */
+  attachRoot(pid: string, oid: string): Promise<void>;
+  /** The payload of a live object, or throws (`object_not_found`, `payload_unavailable_after_reopen`). */
+  readPayload(oid: string): Promise<unknown>;
+  /** Identity of an object, or null. */
+  describe(oid: string): Promise<(ObjectRef & { readonly labels: DataLabels; readonly payloadAvailable: boolean }) | null>;
+  /** Renders the pid's MemoryView for the LLM prompt (only roots the pid may `materialize`). */
+  renderView(pid: string, opts?: { readonly tokenBudget?: number }): Promise<RenderedView>;
+}

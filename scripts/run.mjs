@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+// Entry point of the root npm scripts. Installs with the pinned pnpm when needed (no global install),
+// then runs the job: `demo`, `test`, `build`, `typecheck` or `bench`.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const PNPM = ['-y', 'pnpm@12.4.2'];
+const job = process.argv[2];
+const rest = process.argv.slice(3);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+function must(cmd, args) {
+  const code = run(cmd, args);
+  if (code !== 0) {
+    console.error(`\n${cmd} ${args.join(' ')} failed with exit code ${code}`);
+    process.exit(code);
+  }
+}
+function ensureInstalled() {
+  const marker = `${root}/node_modules/.modules.yaml`;
+  const sqlite = `${root}/packages/kernel/node_modules/better-sqlite3/build/Release/better_sqlite3.node`;
+  if (existsSync(marker) && existsSync(sqlite)) return;
+  console.log('Installing dependencies with pnpm 12.4.2 (better-sqlite3 compiles from source: about a minute)...');
+  must('npx', [...PNPM, 'install', '--frozen-lockfile']);
+}
+function build() {
+  must('npx', [...PNPM, 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
+}
+
+ensureInstalled();
+switch (job) {
+  case 'build':
+    build();
+    break;
+  case 'typecheck':
+    build();
+    must('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
+    break;
+  case 'demo':
+    build();
+    process.exit(run('node', ['apps/cli/dist/index.js', 'demo', ...rest]));
+    break;
+  case 'test': {
+    build();
+    const out = `${root}/.vitest-results.json`;
+    rmSync(out, { force: true });
+    const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...rest]);
+    let passed = 0;
+    let failed = 0;
+    if (existsSync(out)) {
+      const r = JSON.parse(readFileSync(out, 'utf8'));
+      passed = r.numPassedTests ?? 0;
+      failed = (r.numFailedTests ?? 0) + (code !== 0 && (r.numFailedTests ?? 0) === 0 ? 1 : 0);
+    } else failed = 1;
+    console.log(`${passed} passed, ${failed} failed`);
+    process.exit(code);
+  }
+  case 'bench':
+    build();
+    process.exit(run('node', ['bench/run.mjs', ...rest]));
+    break;
+  default:
+    console.error('usage: node scripts/run.mjs demo|test|build|typecheck|bench');
+    process.exit(2);
+}

@@ -1,0 +1,77 @@
+import type { Migration } from '@libos/sdk';
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Schema of the tables Object Memory owns. Dialect-neutral: text and integer columns, JSON as text.
+ */
+export const migrations: readonly Migration[] = [
+  {
+    name: 'object-memory/0001_init',
+    async up(store: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const db = store as Kysely<any>;
+      await db.schema
+        .createTable('om_namespaces')
+        .addColumn('namespace', 'text', (c) => c.primaryKey())
+        .addColumn('parent_namespace', 'text')
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('om_namespaces_parent').on('om_namespaces').columns(['parent_namespace', 'namespace']).execute();
+
+      await db.schema
+        .createTable('om_objects')
+        .addColumn('oid', 'text', (c) => c.primaryKey())
+        .addColumn('namespace', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('schema_version', 'text', (c) => c.notNull())
+        .addColumn('version', 'integer', (c) => c.notNull())
+        .addColumn('immutable', 'integer', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('provenance', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('owner_kind', 'text', (c) => c.notNull())
+        .addColumn('owner_id', 'text', (c) => c.notNull())
+        .addColumn('lifecycle_state', 'text', (c) => c.notNull())
+        .addColumn('created_by', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('updated_seq', 'integer', (c) => c.notNull())
+        .addColumn('deleted_at', 'text')
+        .execute();
+      // A name is held by live and payload-unavailable rows; superseded/released rows free it.
+      await db.schema
+        .createIndex('om_objects_live_name')
+        .on('om_objects')
+        .columns(['namespace', 'name'])
+        .unique()
+        .where(sql.ref('lifecycle_state'), 'in', ['live', 'payload_unavailable'])
+        .execute();
+      await db.schema.createIndex('om_objects_listing').on('om_objects').columns(['namespace', 'lifecycle_state', 'updated_at']).execute();
+      await db.schema.createIndex('om_objects_seq').on('om_objects').column('updated_seq').execute();
+
+      await db.schema
+        .createTable('om_views')
+        .addColumn('view_id', 'text', (c) => c.primaryKey())
+        .addColumn('owner_pid', 'text', (c) => c.notNull().unique())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('filters', 'text', (c) => c.notNull())
+        .addColumn('rights_policy', 'text', (c) => c.notNull())
+        .addColumn('created_from', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('om_view_roots')
+        .addColumn('view_id', 'text', (c) => c.notNull())
+        .addColumn('oid', 'text', (c) => c.notNull())
+        .addColumn('position', 'integer', (c) => c.notNull())
+        .addColumn('capability_id', 'text')
+        .addPrimaryKeyConstraint('om_view_roots_pk', ['view_id', 'oid'])
+        .execute();
+    },
+  },
+];

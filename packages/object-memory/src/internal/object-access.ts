@@ -1,0 +1,53 @@
+import { LibosError, type Authority, type Decision } from '@libos/sdk';
+import { getNamespace } from './namespace-repo.js';
+import { findObjectByName } from './object-repo.js';
+import type { ObjectRecord } from './records.js';
+import type { OmDb } from './schema.js';
+import type { PayloadStore } from '../payload-store.js';
+
+/** The message and error for a name that is missing or unreadable: identical on purpose (no existence oracle). */
+export function objectNotFound(namespace: string, name: string): LibosError {
+  return new LibosError('object_not_found', `name: no readable Object named ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`, {
+    details: { field: 'name', namespace, name },
+  });
+}
+
+/** `require` that throws `code` with a message naming the resource and right. */
+export async function requireRight(authority: Authority, resource: string, right: 'read' | 'write', code: 'namespace_denied' | 'object_denied', field: string): Promise<Decision> {
+  return authority.require(resource, right, {
+    code,
+    message: `${field}: the caller lacks ${right} on ${resource}`,
+  });
+}
+
+/**
+ * The common first steps of read and append: namespace read (`namespace_denied`), namespace exists
+ * (`namespace_not_found`), the name is held (`object_not_found`), object read (`object_not_found`: an
+ * unreadable Object looks exactly like a missing one). Finite uses are spent; the transaction restores them on failure.
+ */
+export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<ObjectRecord> {
+  await requireRight(authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
+  if ((await getNamespace(db, namespace)) === null) {
+    throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+  }
+  const record = await findObjectByName(db, namespace, name);
+  if (record === null) throw objectNotFound(namespace, name);
+  const decision = await authority.check(`object:${record.oid}`, 'read');
+  if (!decision.allowed) throw objectNotFound(namespace, name);
+  await authority.consume(decision);
+  return record;
+}
+
+/**
+ * The payload of a record, failing closed when it did not survive a reopen.
+ */
+export function requirePayload(payloads: PayloadStore, record: ObjectRecord): unknown {
+  if (record.lifecycle !== 'live' || !payloads.has(record.oid)) {
+    throw new LibosError(
+      'payload_unavailable_after_reopen',
+      `${record.namespace}/${record.name} (${record.oid}, version ${record.version}): its payload was runtime-local and did not survive the Runtime reopen; recover the content from an authoritative file or a captured checkpoint, then create it again under this name. Do not infer it from the surviving metadata, version or OID.`,
+      { details: { oid: record.oid, namespace: record.namespace, name: record.name, version: record.version } },
+    );
+  }
+  return payloads.get(record.oid);
+}

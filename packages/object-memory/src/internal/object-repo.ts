@@ -1,0 +1,151 @@
+import type { DataLabels } from '@libos/sdk';
+import type { ObjectMetadata } from './metadata.js';
+import { objectFromRow, type ObjectRecord, type Provenance } from './records.js';
+import type { LifecycleState, OmDb, OwnerKind } from './schema.js';
+
+/** Lifecycle states that hold a name and appear in listings. */
+export const VISIBLE_STATES: readonly LifecycleState[] = ['live', 'payload_unavailable'];
+
+export async function getObject(db: OmDb, oid: string): Promise<ObjectRecord | null> {
+  const row = await db.selectFrom('om_objects').selectAll().where('oid', '=', oid).executeTakeFirst();
+  return row === undefined ? null : objectFromRow(row);
+}
+
+/** The live (or payload-unavailable) Object holding `name` in `namespace`, or null. */
+export async function findObjectByName(db: OmDb, namespace: string, name: string): Promise<ObjectRecord | null> {
+  const row = await db
+    .selectFrom('om_objects')
+    .selectAll()
+    .where('namespace', '=', namespace)
+    .where('name', '=', name)
+    .where('lifecycle_state', 'in', VISIBLE_STATES)
+    .executeTakeFirst();
+  return row === undefined ? null : objectFromRow(row);
+}
+
+/** The next write sequence number (the call's transaction serializes writers). */
+export async function nextSeq(db: OmDb): Promise<number> {
+  const row = await db
+    .selectFrom('om_objects')
+    .select((eb) => eb.fn.max('updated_seq').as('seq'))
+    .executeTakeFirst();
+  return Number(row?.seq ?? 0) + 1;
+}
+
+export interface NewObjectRow {
+  readonly oid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: string;
+  readonly immutable: boolean;
+  readonly metadata: ObjectMetadata;
+  readonly labels: DataLabels;
+  readonly provenance: Provenance;
+  readonly payloadMarker: string;
+  readonly ownerKind: OwnerKind;
+  readonly ownerId: string;
+  readonly createdBy: string;
+  readonly at: string;
+  readonly seq: number;
+}
+
+export async function insertObject(db: OmDb, o: NewObjectRow): Promise<void> {
+  await db
+    .insertInto('om_objects')
+    .values({
+      oid: o.oid,
+      namespace: o.namespace,
+      name: o.name,
+      type: o.type,
+      schema_version: '1',
+      version: 1,
+      immutable: o.immutable ? 1 : 0,
+      metadata: JSON.stringify(o.metadata),
+      labels: JSON.stringify(o.labels),
+      provenance: JSON.stringify(o.provenance),
+      payload: o.payloadMarker,
+      owner_kind: o.ownerKind,
+      owner_id: o.ownerId,
+      lifecycle_state: 'live',
+      created_by: o.createdBy,
+      created_at: o.at,
+      updated_at: o.at,
+      updated_seq: o.seq,
+      deleted_at: null,
+    })
+    .execute();
+}
+
+export interface AppendWrite {
+  readonly oid: string;
+  /** The (version, owner, live) the new state was computed from. */
+  readonly expectVersion: number;
+  readonly expectOwnerKind: OwnerKind;
+  readonly expectOwnerId: string;
+  readonly metadata: ObjectMetadata;
+  readonly labels: DataLabels;
+  readonly provenance: Provenance;
+  readonly at: string;
+  readonly seq: number;
+}
+
+/** Conditional write of an append: true when the row still had the expected version, owner and live state. */
+export async function writeAppend(db: OmDb, w: AppendWrite): Promise<boolean> {
+  const result = await db
+    .updateTable('om_objects')
+    .set({
+      version: w.expectVersion + 1,
+      metadata: JSON.stringify(w.metadata),
+      labels: JSON.stringify(w.labels),
+      provenance: JSON.stringify(w.provenance),
+      updated_at: w.at,
+      updated_seq: w.seq,
+    })
+    .where('oid', '=', w.oid)
+    .where('version', '=', w.expectVersion)
+    .where('owner_kind', '=', w.expectOwnerKind)
+    .where('owner_id', '=', w.expectOwnerId)
+    .where('lifecycle_state', '=', 'live')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** One page of a namespace's listed Objects, newest first (updated, created, write sequence), then oid. */
+export async function objectsPage(db: OmDb, namespace: string, offset: number, limit: number): Promise<ObjectRecord[]> {
+  const rows = await db
+    .selectFrom('om_objects')
+    .selectAll()
+    .where('namespace', '=', namespace)
+    .where('lifecycle_state', 'in', VISIBLE_STATES)
+    .orderBy('updated_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('updated_seq', 'desc')
+    .orderBy('oid', 'asc')
+    .limit(limit)
+    .offset(offset)
+    .execute();
+  return rows.map(objectFromRow);
+}
+
+/** Marks a row superseded (a new Object took its name). */
+export async function markSuperseded(db: OmDb, oid: string, at: string): Promise<void> {
+  await db.updateTable('om_objects').set({ lifecycle_state: 'superseded', updated_at: at }).where('oid', '=', oid).execute();
+}
+
+/** Oids of live rows (the reopen sweep checks each against the payload cache). */
+export async function liveOids(db: OmDb): Promise<string[]> {
+  const rows = await db.selectFrom('om_objects').select('oid').where('lifecycle_state', '=', 'live').execute();
+  return rows.map((r) => r.oid);
+}
+
+/** Marks live rows payload-unavailable with the given marker. */
+export async function markPayloadUnavailable(db: OmDb, oids: readonly string[], marker: string): Promise<void> {
+  for (let i = 0; i < oids.length; i += 500) {
+    await db
+      .updateTable('om_objects')
+      .set({ lifecycle_state: 'payload_unavailable', payload: marker })
+      .where('oid', 'in', oids.slice(i, i + 500))
+      .where('lifecycle_state', '=', 'live')
+      .execute();
+  }
+}

@@ -1,0 +1,105 @@
+import type { DataLabels, Right, ServiceScope } from '@libos/sdk';
+import type { PayloadStore } from '../payload-store.js';
+import type { JsonValue } from './json-value.js';
+import { tokenEstimate, type ObjectMetadata, type ParsedMetadata } from './metadata.js';
+import { findObjectByName, insertObject, markSuperseded, nextSeq } from './object-repo.js';
+import { LibosError } from '@libos/sdk';
+import type { Provenance } from './records.js';
+import { PAYLOAD_PRESENT_MARKER, type OmDb, type OwnerKind } from './schema.js';
+import { addRoot, ensureView } from './view-repo.js';
+import { writePayload } from './payload-writes.js';
+
+/** Rights a creator holds on its new Object: `write` only when it is mutable. */
+export function creatorRights(immutable: boolean): Right[] {
+  const rights: Right[] = ['read', 'link', 'diff', 'materialize', 'delete', 'grant'];
+  return immutable ? rights : [...rights, 'write'];
+}
+
+export interface StoreObjectInput {
+  readonly oid: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: string;
+  readonly payload: JsonValue;
+  readonly immutable: boolean;
+  readonly metadata: ParsedMetadata['descriptive'];
+  readonly labels: DataLabels;
+  readonly provenance: Provenance;
+  readonly ownerKind: OwnerKind;
+  readonly ownerId: string;
+  readonly createdBy: string;
+  /** Pid whose MemoryView gets the new handle as a root, or null. */
+  readonly attachTo: string | null;
+  /** Audit action, e.g. `object.create`. */
+  readonly action: string;
+}
+
+/**
+ * Claims the name (a live holder is `object_name_exists`; a payload-unavailable holder is superseded), inserts
+ * the row with the present-marker, caches the payload (undone on rollback), grants the owner its handle,
+ * attaches the handle to a view, and records the event and audit. All in the scope's transaction.
+ */
+export async function storeObject(scope: ServiceScope, payloads: PayloadStore, input: StoreObjectInput): Promise<{ readonly capabilityId: string }> {
+  const db = scope.store as OmDb;
+  const at = scope.clock.now().toISOString();
+  const holder = await findObjectByName(db, input.namespace, input.name);
+  if (holder !== null && holder.lifecycle === 'live') {
+    throw new LibosError('object_name_exists', `name: ${JSON.stringify(input.name)} is already taken in namespace ${JSON.stringify(input.namespace)}; list and read it, or choose a new name`, {
+      details: { field: 'name', namespace: input.namespace, name: input.name },
+    });
+  }
+  if (holder !== null) {
+    await markSuperseded(db, holder.oid, at);
+    await scope.events.emit('object_superseded', { oid: holder.oid, namespace: holder.namespace, name: holder.name, by: input.oid });
+  }
+  const metadata: ObjectMetadata = { ...input.metadata, token_estimate: tokenEstimate(input.payload) };
+  await insertObject(db, {
+    oid: input.oid,
+    namespace: input.namespace,
+    name: input.name,
+    type: input.type,
+    immutable: input.immutable,
+    metadata,
+    labels: input.labels,
+    provenance: input.provenance,
+    payloadMarker: PAYLOAD_PRESENT_MARKER,
+    ownerKind: input.ownerKind,
+    ownerId: input.ownerId,
+    createdBy: input.createdBy,
+    at,
+    seq: await nextSeq(db),
+  });
+  writePayload(scope, payloads, input.oid, input.payload);
+  const capabilityId = await scope.authorityFor(input.ownerId).grantTrusted({
+    subject: input.ownerId,
+    resource: `object:${input.oid}`,
+    rights: creatorRights(input.immutable),
+    metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' },
+  });
+  if (input.attachTo !== null) {
+    const view = await ensureView(db, input.attachTo, 'read_only', input.action, at);
+    await addRoot(db, view.viewId, input.oid, capabilityId);
+  }
+  await scope.events.emit('object_created', {
+    oid: input.oid,
+    namespace: input.namespace,
+    name: input.name,
+    type: input.type,
+    version: 1,
+    owner_id: input.ownerId,
+  });
+  await scope.audit.record({
+    action: input.action,
+    target: `object:${input.oid}`,
+    decision: 'allow',
+    details: {
+      namespace: input.namespace,
+      name: input.name,
+      type: input.type,
+      immutable: input.immutable,
+      parent_oids: input.provenance.parent_oids,
+      labels: input.labels,
+    },
+  });
+  return { capabilityId };
+}

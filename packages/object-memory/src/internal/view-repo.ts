@@ -1,0 +1,82 @@
+import { newId } from '@libos/sdk';
+import type { OmDb } from './schema.js';
+
+/** A MemoryView filter: fields AND-ed, filters OR-ed. */
+export interface ViewFilter {
+  readonly type?: string;
+  readonly tags?: readonly string[];
+  readonly text?: string;
+}
+
+export type ViewMode = 'read_only' | 'copy_on_write' | 'mutable' | 'ephemeral';
+
+export interface ViewRecord {
+  readonly viewId: string;
+  readonly ownerPid: string;
+  readonly mode: ViewMode;
+  readonly filters: readonly ViewFilter[];
+  readonly rightsPolicy: string;
+  readonly createdFrom: string;
+}
+
+export interface ViewRoot {
+  readonly oid: string;
+  readonly position: number;
+  readonly capabilityId: string | null;
+}
+
+export async function getView(db: OmDb, pid: string): Promise<ViewRecord | null> {
+  const row = await db.selectFrom('om_views').selectAll().where('owner_pid', '=', pid).executeTakeFirst();
+  if (row === undefined) return null;
+  return {
+    viewId: row.view_id,
+    ownerPid: row.owner_pid,
+    mode: row.mode as ViewMode,
+    filters: JSON.parse(row.filters) as ViewFilter[],
+    rightsPolicy: row.rights_policy,
+    createdFrom: row.created_from,
+  };
+}
+
+/** The pid's view, created (empty, with `mode`) if it has none. */
+export async function ensureView(db: OmDb, pid: string, mode: ViewMode, createdFrom: string, at: string): Promise<ViewRecord> {
+  const existing = await getView(db, pid);
+  if (existing !== null) return existing;
+  const view: ViewRecord = { viewId: newId('view'), ownerPid: pid, mode, filters: [], rightsPolicy: 'plan_first', createdFrom };
+  await db
+    .insertInto('om_views')
+    .values({
+      view_id: view.viewId,
+      owner_pid: pid,
+      mode,
+      filters: '[]',
+      rights_policy: view.rightsPolicy,
+      created_from: createdFrom,
+      created_at: at,
+    })
+    .execute();
+  return view;
+}
+
+export async function setViewFilters(db: OmDb, viewId: string, filters: readonly ViewFilter[]): Promise<void> {
+  await db.updateTable('om_views').set({ filters: JSON.stringify(filters) }).where('view_id', '=', viewId).execute();
+}
+
+export async function viewRoots(db: OmDb, viewId: string): Promise<ViewRoot[]> {
+  const rows = await db.selectFrom('om_view_roots').selectAll().where('view_id', '=', viewId).orderBy('position', 'asc').execute();
+  return rows.map((r) => ({ oid: r.oid, position: Number(r.position), capabilityId: r.capability_id }));
+}
+
+/** Appends `oid` as the last root unless it is already a root. Returns true when added. */
+export async function addRoot(db: OmDb, viewId: string, oid: string, capabilityId: string | null): Promise<boolean> {
+  const existing = await db.selectFrom('om_view_roots').select('oid').where('view_id', '=', viewId).where('oid', '=', oid).executeTakeFirst();
+  if (existing !== undefined) return false;
+  const last = await db
+    .selectFrom('om_view_roots')
+    .select((eb) => eb.fn.max('position').as('position'))
+    .where('view_id', '=', viewId)
+    .executeTakeFirst();
+  const position = last?.position == null ? 0 : Number(last.position) + 1;
+  await db.insertInto('om_view_roots').values({ view_id: viewId, oid, position, capability_id: capabilityId }).execute();
+  return true;
+}

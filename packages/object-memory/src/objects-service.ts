@@ -1,0 +1,213 @@
+import {
+  LibosError,
+  newId,
+  type DataLabels,
+  type HostObjectInput,
+  type ObjectRef,
+  type ObjectsService,
+  type RenderedView,
+  type ServiceScope,
+} from '@libos/sdk';
+import type { ObjectMemoryDeps } from './internal/deps.js';
+import { requireJson, type JsonValue } from './internal/json-value.js';
+import { mergeLabels, requireValidLabels } from './internal/labels.js';
+import { parseHostMetadata } from './internal/metadata.js';
+import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
+import { normalizeName, normalizeNamespace, processNamespace } from './internal/names.js';
+import { requirePayload } from './internal/object-access.js';
+import { getObject } from './internal/object-repo.js';
+import { requireObjectType } from './internal/object-types.js';
+import type { ObjectRecord } from './internal/records.js';
+import { omDb } from './internal/schema.js';
+import { storeObject } from './internal/store-object.js';
+import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type RootCandidate } from './internal/view-plan.js';
+import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter, type ViewMode } from './internal/view-repo.js';
+
+export type { ViewFilter, ViewMode } from './internal/view-repo.js';
+export type { ObjectViewManifestEntry } from './internal/view-plan.js';
+
+/** Everything durable about an Object except its payload (host inspection: CLI, tests, checkpoints). */
+export interface ObjectDescription extends ObjectRecord {
+  readonly payloadAvailable: boolean;
+}
+
+/** A rendered view whose manifest also carries each root's rendered sha256 and labels. */
+export interface ObjectRenderedView extends RenderedView {
+  readonly manifest: readonly ObjectViewManifestEntry[];
+}
+
+/**
+ * The `objects` service of `@libos/object-memory`: the sdk's ObjectsService plus host-side view and
+ * inspection helpers. Host operations do not check the caller's rights.
+ */
+export interface ObjectMemoryService extends ObjectsService {
+  renderView(pid: string, opts?: { readonly tokenBudget?: number }): Promise<ObjectRenderedView>;
+  /** Every durable fact about an Object (metadata, labels, provenance, lifecycle), or null. Never the payload. */
+  inspect(oid: string): Promise<ObjectDescription | null>;
+  /** The pid's MemoryView roots in order (oid and the handle's capability id). */
+  viewRoots(pid: string): Promise<readonly { readonly oid: string; readonly capabilityId: string | null }[]>;
+  /** Replaces the pid's MemoryView filters (host view management; no model tool does this). */
+  setViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void>;
+}
+
+/**
+ * Builds the `objects` service bound to one scope (one store transaction).
+ *
+ * @example
+ * const objects = scope.service<ObjectMemoryService>('objects');
+ * await objects.initProcess(pid);
+ * const goal = await objects.createForProcess(pid, { type: 'goal', payload: { text: 'Ship it' } });
+ */
+export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps): ObjectMemoryService {
+  const db = omDb(scope.store);
+  const now = () => scope.clock.now().toISOString();
+
+  async function initProcess(pid: string): Promise<void> {
+    const namespace = processNamespace(pid);
+    if ((await getNamespace(db, namespace)) !== null) {
+      throw new LibosError('namespace_exists', `initProcess: ${namespace} already exists`, { details: { namespace } });
+    }
+    await insertNamespace(db, { namespace, parentNamespace: null, metadata: {}, createdBy: 'runtime', at: now() });
+    await scope.authorityFor(pid).grantTrusted({
+      subject: pid,
+      resource: `object_namespace:${namespace}`,
+      rights: ['read', 'write', 'admin'],
+      metadata: { granted_by: '@libos/object-memory', reason: 'process scope' },
+    });
+    await ensureView(db, pid, 'mutable', 'spawn', now());
+    await scope.events.emit('object_namespace_created', { namespace, parent_namespace: null, created_by: 'runtime' });
+  }
+
+  async function createForProcess(ownerPid: string, input: HostObjectInput): Promise<ObjectRef> {
+    const type = requireObjectType(input.type);
+    const payload = requireJson(input.payload, 'payload');
+    const parsed = parseHostMetadata(input.metadata);
+    const oid = newId('obj');
+    const namespace = input.namespace == null || input.namespace.trim() === '' ? processNamespace(ownerPid) : normalizeNamespace(input.namespace);
+    const name = input.name == null || input.name === '' ? `${type}:${oid}` : normalizeName(input.name);
+    if ((await getNamespace(db, namespace)) === null) {
+      throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+    }
+    const parents = [...new Set(input.parentOids ?? [])];
+    const parentLabels: DataLabels[] = [];
+    for (const parent of parents) {
+      const record = await getObject(db, parent);
+      if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
+        throw new LibosError('parent_not_found', `parentOids: no live Object ${JSON.stringify(parent)}`, { details: { field: 'parentOids', oid: parent } });
+      }
+      parentLabels.push(record.labels);
+    }
+    const hostLabels = Object.fromEntries(Object.entries(input.labels ?? {}).filter(([, v]) => v !== undefined));
+    const own: DataLabels = { ...parsed.declared, ...hostLabels };
+    const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
+    const immutable = input.immutable ?? true;
+    await storeObject(scope, deps.payloads, {
+      oid,
+      namespace,
+      name,
+      type,
+      payload,
+      immutable,
+      metadata: parsed.descriptive,
+      labels,
+      provenance: { created_from_action: 'host.create_for_process', parent_oids: parents, source_refs: [], source_operation_ids: [] },
+      ownerKind: 'process',
+      ownerId: ownerPid,
+      createdBy: 'runtime',
+      attachTo: input.attachToView === false ? null : ownerPid,
+      action: 'object.create_for_process',
+    });
+    return { oid, namespace, name, type, version: 1 };
+  }
+
+  async function attachRoot(pid: string, oid: string): Promise<void> {
+    if ((await getObject(db, oid)) === null) throw new LibosError('object_not_found', `attachRoot: no Object ${oid}`, { details: { oid } });
+    const view = await ensureView(db, pid, 'read_only', 'attach_root', now());
+    await addRoot(db, view.viewId, oid, null);
+  }
+
+  async function readPayload(oid: string): Promise<unknown> {
+    const record = await getObject(db, oid);
+    if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
+      throw new LibosError('object_not_found', `no live Object ${oid}`, { details: { oid } });
+    }
+    return requirePayload(deps.payloads, record);
+  }
+
+  const available = (r: ObjectRecord) => r.lifecycle === 'live' && deps.payloads.has(r.oid);
+
+  async function describe(oid: string) {
+    const r = await getObject(db, oid);
+    if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) return null;
+    return { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, labels: r.labels, payloadAvailable: available(r) };
+  }
+
+  async function inspect(oid: string): Promise<ObjectDescription | null> {
+    const r = await getObject(db, oid);
+    return r === null ? null : { ...r, payloadAvailable: available(r) };
+  }
+
+  async function renderView(pid: string, opts: { readonly tokenBudget?: number } = {}): Promise<ObjectRenderedView> {
+    const view = await getView(db, pid);
+    const roots = view === null ? [] : await viewRoots(db, view.viewId);
+    const authority = scope.authorityFor(pid);
+    const candidates: RootCandidate[] = [];
+    for (const root of roots) {
+      const decision = await authority.check(`object:${root.oid}`, 'materialize');
+      const r = await getObject(db, root.oid);
+      const version = r?.version ?? null;
+      if (!decision.allowed) candidates.push({ oid: root.oid, version, unavailable: 'capability_denied' });
+      else if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) candidates.push({ oid: root.oid, version, unavailable: 'missing' });
+      else if (!available(r)) candidates.push({ oid: root.oid, version, unavailable: 'payload_unavailable' });
+      else
+        candidates.push({
+          oid: r.oid,
+          version: r.version,
+          namespace: r.namespace,
+          name: r.name,
+          type: r.type,
+          title: r.metadata.title,
+          summary: r.metadata.summary,
+          tags: r.metadata.tags,
+          updatedAt: r.updatedAt,
+          updatedSeq: r.updatedSeq,
+          labels: r.labels,
+          payload: deps.payloads.get(r.oid) as JsonValue,
+        });
+    }
+    const plan = planView(candidates, view?.filters ?? [], opts.tokenBudget ?? DEFAULT_VIEW_TOKEN_BUDGET);
+    const text = plan.included.map((i) => i.text).join('\n');
+    const labelSets = plan.included.map((i) => i.labels);
+    return {
+      text,
+      tokens: plan.included.reduce((n, i) => n + i.tokens, 0),
+      manifest: plan.manifest,
+      labels: labelSets.length === 0 ? EMPTY_VIEW_LABELS : mergeLabels(labelSets[0]!, labelSets.slice(1)),
+      sourceOids: plan.included.map((i) => i.oid),
+    };
+  }
+
+  async function listViewRoots(pid: string) {
+    const view = await getView(db, pid);
+    if (view === null) return [];
+    return (await viewRoots(db, view.viewId)).map((r) => ({ oid: r.oid, capabilityId: r.capabilityId }));
+  }
+
+  async function replaceViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void> {
+    const view = await ensureView(db, pid, 'read_only', 'set_filters', now());
+    await setViewFilters(db, view.viewId, filters);
+  }
+
+  return { initProcess, createForProcess, attachRoot, readPayload, describe, renderView, inspect, viewRoots: listViewRoots, setViewFilters: replaceViewFilters };
+}
+
+/** Labels of a view that materializes nothing: the bottom of the join (adds no restriction). */
+const EMPTY_VIEW_LABELS: DataLabels = {
+  sensitivity: 'public',
+  trust_level: 'trusted',
+  integrity: 'verified',
+  origin: null,
+  tenant: null,
+  principal: null,
+  declassification_authority: null,
+};

@@ -1,0 +1,46 @@
+import { definePlugin, skillFromFile, SERVICE_NAMES, type Plugin } from '@libos/sdk';
+import type { ObjectMemoryDeps, ObjectMemoryTestHooks } from './internal/deps.js';
+import { migrations } from './internal/migrations.js';
+import { sweepAfterReopen } from './internal/reopen-sweep.js';
+import { createObjectsService } from './objects-service.js';
+import { createPayloadStore, type PayloadStore } from './payload-store.js';
+import { appendMemoryObjectTool } from './tools/append-memory-object.js';
+import { createMemoryNamespace } from './tools/create-memory-namespace.js';
+import { createMemoryObjectTool } from './tools/create-memory-object.js';
+import { listMemoryNamespace } from './tools/list-memory-namespace.js';
+import { readMemoryObjectTool } from './tools/read-memory-object.js';
+
+export interface ObjectMemoryOptions {
+  /** Where payloads live (default: a fresh in-memory store owned by this plugin instance). */
+  readonly payloadStore?: PayloadStore;
+  /** Fault-injection seams for tests. */
+  readonly testHooks?: ObjectMemoryTestHooks;
+}
+
+/** The plugin instance with its payload store exposed (checkpoints capture payloads through it). */
+export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore };
+
+/**
+ * The Object Memory plugin: the `agent-libos-object-memory` Skill, its five tools, the `om_*` tables, the
+ * `objects` service and the reopen sweep. Each call creates an instance with its own runtime-local payload store.
+ *
+ * @example
+ * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
+ */
+export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlugin {
+  const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore(), testHooks: options.testHooks ?? {} };
+  const plugin = definePlugin({
+    name: '@libos/object-memory',
+    version: '0.1.0',
+    skills: [skillFromFile(new URL('../skills/agent-libos-object-memory/SKILL.md', import.meta.url))],
+    tools: [createMemoryNamespace, listMemoryNamespace, createMemoryObjectTool(deps), readMemoryObjectTool(deps), appendMemoryObjectTool(deps)],
+    migrations,
+    services: { [SERVICE_NAMES.objects]: (scope) => createObjectsService(scope, deps) },
+    hooks: {
+      async open(scope) {
+        await sweepAfterReopen(scope, deps.payloads);
+      },
+    },
+  });
+  return Object.freeze({ ...plugin, payloadStore: deps.payloads });
+}

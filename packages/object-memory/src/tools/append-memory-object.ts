@@ -1,0 +1,111 @@
+import { defineTool, LibosError, z } from '@libos/sdk';
+import { appendEntry } from '../internal/append.js';
+import { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE } from '../internal/bounds.js';
+import type { ObjectMemoryDeps } from '../internal/deps.js';
+import { requireJson, type JsonValue } from '../internal/json-value.js';
+import { mergeLabels, requireValidLabels } from '../internal/labels.js';
+import { tokenEstimate } from '../internal/metadata.js';
+import { normalizeName, resolveNamespace } from '../internal/names.js';
+import { objectNotFound, openReadableObject, requirePayload, requireRight } from '../internal/object-access.js';
+import { getObject, nextSeq, writeAppend } from '../internal/object-repo.js';
+import { writePayload } from '../internal/payload-writes.js';
+import { omDb } from '../internal/schema.js';
+import { jsonSize } from '../internal/size.js';
+
+const input = z.object({
+  name: z.string().describe('Exact Object name (trimmed).'),
+  namespace: z.string().nullable().optional().describe('Namespace; omitted or blank means your process scope.'),
+  entry: z.unknown().meta({ description: `Direct JSON value to append (required; null allowed). SIZE at most ${MAX_ENTRY_SIZE}.` }),
+  list_field: z
+    .string()
+    .default('entries')
+    .describe('List field of an object payload (default "entries"; a missing field is created, so typos matter). Ignored for a root list.'),
+});
+
+const output = z.object({
+  oid: z.string(),
+  namespace: z.string(),
+  name: z.string(),
+  version: z.number().int(),
+  appended: z.literal(true),
+  list_field: z.string().nullable(),
+  length: z.number().int(),
+});
+
+/**
+ * Builds `append_memory_object`: appends one JSON entry to a mutable Object's list, bumping its version under
+ * a conditional write. No caller CAS and no dedupe: a blind retry appends twice.
+ *
+ * @example
+ * await rt.call(pid, 'append_memory_object', { name: 'ledger', entry: { x: 1 } });
+ * // { oid, namespace, name: 'ledger', version: 2, appended: true, list_field: 'entries', length: 1 }
+ */
+export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
+  defineTool({
+    name: 'append_memory_object',
+    description:
+      'Append one direct JSON entry to a mutable Object you can read and write. Object payload: appends to list_field (default "entries"; a missing field is created, a non-list fails). Root list: appends to it (list_field ignored, returned null). Scalars and immutable Objects fail. Returns identity, new version, appended=true, list_field and length, never content. Blind retries duplicate entries.',
+    input,
+    output,
+    async run(args, ctx) {
+      const db = omDb(ctx.store);
+      const namespace = resolveNamespace(args.namespace, ctx.pid);
+      const name = normalizeName(args.name);
+      const record = await openReadableObject(db, ctx.authority, namespace, name);
+      await requireRight(ctx.authority, `object:${record.oid}`, 'write', 'object_denied', 'name');
+      if (record.immutable) {
+        throw new LibosError('object_immutable', `name: ${record.namespace}/${record.name} is immutable (fixed at creation); create a mutable Object instead`, {
+          details: { field: 'name', oid: record.oid },
+        });
+      }
+      const current = requirePayload(deps.payloads, record) as JsonValue;
+      const entry = requireJson(args.entry, 'entry');
+      const entrySize = jsonSize(entry);
+      if (entrySize > MAX_ENTRY_SIZE) {
+        throw new LibosError('entry_too_large', `entry: SIZE must be at most ${MAX_ENTRY_SIZE} (got ${entrySize}); split it or link a separate Object`, {
+          details: { field: 'entry', size: entrySize, maximum: MAX_ENTRY_SIZE },
+        });
+      }
+      const outcome = appendEntry(current, args.list_field, entry);
+      const newSize = jsonSize(outcome.payload);
+      if (newSize > MAX_PAYLOAD_SIZE) {
+        throw new LibosError('payload_too_large', `entry: the payload would grow to SIZE ${newSize}, above ${MAX_PAYLOAD_SIZE}; nothing was appended`, {
+          details: { field: 'entry', size: newSize, maximum: MAX_PAYLOAD_SIZE },
+        });
+      }
+      const labels = requireValidLabels(mergeLabels(record.labels, [await ctx.flow.labels()]), 'labels');
+      const sources = ctx.flow.sources().filter((oid) => oid !== record.oid);
+      const provenance = { ...record.provenance, parent_oids: [...new Set([...record.provenance.parent_oids, ...sources])] };
+      const metadata = { ...record.metadata, token_estimate: tokenEstimate(outcome.payload) };
+      await deps.testHooks.beforeAppendWrite?.({ store: ctx.store, oid: record.oid, version: record.version });
+      const written = await writeAppend(db, {
+        oid: record.oid,
+        expectVersion: record.version,
+        expectOwnerKind: record.ownerKind,
+        expectOwnerId: record.ownerId,
+        metadata,
+        labels,
+        provenance,
+        at: ctx.clock.now().toISOString(),
+        seq: await nextSeq(db),
+      });
+      if (!written) {
+        const now = await getObject(db, record.oid);
+        if (now === null || now.lifecycle === 'released' || now.lifecycle === 'superseded') throw objectNotFound(namespace, name);
+        throw new LibosError('version_conflict', `name: ${record.namespace}/${record.name} changed while appending (expected version ${record.version}); nothing was appended: re-read it and retry only if the entry is absent`, {
+          details: { field: 'name', oid: record.oid, expected_version: record.version },
+        });
+      }
+      writePayload(ctx, deps.payloads, record.oid, outcome.payload);
+      const version = record.version + 1;
+      await ctx.events.emit('object_appended', { oid: record.oid, namespace: record.namespace, name: record.name, version, list_field: outcome.listField, length: outcome.length });
+      await ctx.audit.record({
+        action: 'object.append',
+        target: `object:${record.oid}`,
+        decision: 'allow',
+        details: { version, list_field: outcome.listField, length: outcome.length, entry_size: entrySize, labels },
+      });
+      await ctx.flow.taint(labels);
+      return { oid: record.oid, namespace: record.namespace, name: record.name, version, appended: true as const, list_field: outcome.listField, length: outcome.length };
+    },
+  });

@@ -1,0 +1,221 @@
+import {
+  LibosError,
+  randomIds,
+  type Authority,
+  type CheckOptions,
+  type Clock,
+  type DataLabels,
+  type Decision,
+  type GrantSpec,
+  type IdSource,
+  type Migration,
+  type RequireOptions,
+  type Right,
+  type ServiceScope,
+} from '@libos/sdk';
+import { budgetEngine, type BudgetEngine } from './budgets.js';
+import type { CapabilityRecord, DelegationSpec, IssueSpec } from './capability-record.js';
+import { BUILTIN_CONSTRAINTS, ConstraintRegistry, type ConstraintEvaluator } from './constraints.js';
+import type { AuthorityDecision } from './decision.js';
+import type { EgressDecision, SinkRule } from './egress.js';
+import { processFlow, type ProcessFlow } from './flow.js';
+import { authorizeIn, auditDecision, decideAmong, spendDecision, type AuthorizeContext } from './internal/authorize.js';
+import { declassifyImpl, egressImpl, loadSinkRegistry, releaseBinding, setSinkRulesImpl, type DeclassifyReceipt, type EgressRequest } from './internal/data-flow.js';
+import type { EngineEnv } from './internal/env.js';
+import {
+  delegateImpl,
+  deriveImpl,
+  issueCheckedImpl,
+  issueTrustedImpl,
+  listImpl,
+  planDerive,
+  revokeImpl,
+  revokeTrustedImpl,
+  type DeriveRequest,
+} from './internal/grants.js';
+import { getGrant } from './internal/grant-store.js';
+import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreReservationImpl } from './internal/reservations.js';
+import { dbOf } from './internal/store.js';
+import { CAPABILITY_MIGRATIONS } from './migrations.js';
+import { parseResource } from './resource.js';
+import { parseRight } from './rights.js';
+import { createCapabilityService, type CapabilityService } from './service.js';
+
+/** `CheckOptions` plus the request facts rules and bound approvals look at. */
+export interface AuthorityCheckOptions extends CheckOptions {
+  readonly effectId?: string;
+  readonly targetStateVersion?: string | number;
+  readonly argv?: readonly string[];
+  readonly fields?: Readonly<Record<string, string | number | boolean | null>>;
+}
+
+/** The sdk `Authority`, returning full decisions. */
+export interface EngineAuthority extends Authority {
+  check(resource: string, right: Right, opts?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  require(resource: string, right: Right, opts?: RequireOptions & AuthorityCheckOptions): Promise<AuthorityDecision>;
+}
+
+/** A one-shot approval for exact arguments (what a human's per-use "approve" installs). */
+export interface ApprovalBinding {
+  readonly canonicalArgsHash: string;
+  readonly effectId?: string;
+  readonly targetStateVersion?: string | number;
+}
+
+/** The authority engine. Stateless: every method works in the transaction of the scope it is given. */
+export interface AuthorityEngine {
+  /** Kysely migrations for the tables this package owns (grants, reservations, budget accounts and envelopes, process labels, sink registry). */
+  readonly migrations: readonly Migration[];
+  /**
+   * The sdk Authority of `pid` in one store transaction. `require()` audits the decision, throws unless allowed
+   * (`approval_required` for ask, else `opts.code` or `permission_denied`) and spends a finite use in the
+   * transaction, so a rollback restores it.
+   */
+  authority(scope: ServiceScope, pid: string): EngineAuthority;
+  /** Decides without auditing or spending. */
+  authorize(scope: ServiceScope, subject: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  /** Decides among given records; records of any other subject are ignored (spec §9 test 12). */
+  authorizeWithCandidates(scope: ServiceScope, subject: string, resource: string, right: Right, records: readonly CapabilityRecord[], ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  /** Host-only, unchecked issue (bootstrap, CLI `libos grant`, human decisions, tests). Audited + event `capability.granted`. */
+  issueTrusted(scope: ServiceScope, spec: IssueSpec, issuer: string): Promise<CapabilityRecord>;
+  /** Checked issue by a pid: covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held unlimited allow. */
+  issue(scope: ServiceScope, actor: string, spec: IssueSpec): Promise<CapabilityRecord>;
+  /** Installs a one-use allow bound to exact arguments (per-use approval), issued by `approver`. */
+  approveOnce(scope: ServiceScope, subject: string, resource: string, right: Right, binding: ApprovalBinding, approver: string): Promise<CapabilityRecord>;
+  /** One record by id, or null. */
+  get(scope: ServiceScope, capId: string): Promise<CapabilityRecord | null>;
+  /** Grants held by subject; by default only active + chain-valid + unexpired ones. */
+  list(scope: ServiceScope, subject: string, opts?: { includeInactive?: boolean }): Promise<CapabilityRecord[]>;
+  /** Checked revoke (spec §3). actor is a pid or the string 'host'. */
+  revoke(scope: ServiceScope, actor: string, capId: string): Promise<void>;
+  /** Host revoke that also removes non-revocable records. */
+  revokeTrusted(scope: ServiceScope, capId: string, reason: string): Promise<void>;
+  /** Delegates one record to `childSubject`; the child only narrows it. */
+  delegate(scope: ServiceScope, parentCapId: string, childSubject: string, spec: DelegationSpec, actor: string): Promise<CapabilityRecord>;
+  /** Validates every spec, then publishes all records and one audit; nothing is written when any spec fails. */
+  deriveAuthority(scope: ServiceScope, req: DeriveRequest): Promise<CapabilityRecord[]>;
+  /** Validates `inherit_capabilities` specs as delegations from `parentPid` without writing (before the child exists). */
+  preflightInherit(scope: ServiceScope, parentPid: string, specs: readonly DelegationSpec[]): Promise<readonly { readonly parentCapId: string; readonly resource: string; readonly rights: readonly Right[] }[]>;
+  /** Derives exactly `specs` from the parent's grants into the child (kind `spawn`). */
+  inheritForSpawn(scope: ServiceScope, parentPid: string, childPid: string, specs: readonly DelegationSpec[]): Promise<CapabilityRecord[]>;
+  /** Reserves the finite use a decision selected; null when the grant is unlimited. */
+  reserve(scope: ServiceScope, decision: Decision): Promise<string | null>;
+  /** reserved → committed; false when it was not reserved any more. */
+  commitReservation(scope: ServiceScope, reservationId: string): Promise<boolean>;
+  /** reserved → restored (use given back); undefined when not restorable. */
+  restoreReservation(scope: ServiceScope, reservationId: string): Promise<number | undefined>;
+  /** Reopen: unproven reserved uses become abandoned (stay spent). Returns how many. */
+  recoverReservations(scope: ServiceScope): Promise<number>;
+  /** Budgets of the process tree (sdk Budgets + account management). */
+  budgets(scope: ServiceScope): BudgetEngine;
+  /** Per-process data-flow labels (high-water that never goes down) for one call. */
+  flow(scope: ServiceScope, pid: string): ProcessFlow;
+  /** Sink clearance for data `pid` sends (labels default to its high-water); spends a matching bound release. */
+  egress(scope: ServiceScope, pid: string, req: EgressRequest): Promise<EgressDecision & { readonly releaseCapId?: string; readonly generation: number }>;
+  /** The sink registry in force (defaults until replaced) and its generation. */
+  sinkRules(scope: ServiceScope): Promise<{ rules: readonly SinkRule[]; generation: number }>;
+  /** Replaces the sink registry (`admin` on `data_flow_sink_registry:*`, or 'host'); returns the new generation. */
+  setSinkRules(scope: ServiceScope, actor: string, rules: readonly SinkRule[]): Promise<number>;
+  /** The constraint value binding a one-shot `data_release:<sink>` approval to exact facts. */
+  releaseBinding(pid: string, sink: string, labels: DataLabels, payloadSha256: string, generation: number): Record<string, string | number>;
+  /** Declassify/endorse through `admin` on `declassification:object:<oid>` (or `:process:<pid>`, applied here). */
+  declassify(scope: ServiceScope, actorPid: string, target: string, newLabels: Partial<DataLabels>, opts?: { current?: DataLabels }): Promise<DeclassifyReceipt>;
+  /** The `capabilities` service the authority tools use (register as `scope.service('capabilities')`). */
+  service(scope: ServiceScope): CapabilityService;
+}
+
+function ctxOf(opts: AuthorityCheckOptions | undefined): AuthorizeContext {
+  if (!opts) return {};
+  const out: { -readonly [K in keyof AuthorizeContext]: AuthorizeContext[K] } = {};
+  if (opts.operation !== undefined) out.operation = opts.operation;
+  if (opts.argsHash !== undefined) out.argsHash = opts.argsHash;
+  if (opts.effectId !== undefined) out.effectId = opts.effectId;
+  if (opts.targetStateVersion !== undefined) out.targetStateVersion = opts.targetStateVersion;
+  if (opts.argv !== undefined) out.argv = opts.argv;
+  if (opts.fields !== undefined) out.fields = opts.fields;
+  return out;
+}
+
+class PidAuthority implements EngineAuthority {
+  constructor(
+    private readonly env: EngineEnv,
+    private readonly scope: ServiceScope,
+    readonly pid: string,
+  ) {}
+
+  check(resource: string, right: Right, opts?: AuthorityCheckOptions): Promise<AuthorityDecision> {
+    return authorizeIn(this.env, dbOf(this.scope), this.pid, resource, right, ctxOf(opts));
+  }
+
+  async require(resource: string, right: Right, opts: RequireOptions & AuthorityCheckOptions = {}): Promise<AuthorityDecision> {
+    const d = await this.check(resource, right, opts);
+    await auditDecision(this.scope, d);
+    if (!d.allowed) {
+      const details = { resource: d.resource, right: d.right, effect: d.effect, policy: d.policy, selectedId: d.selectedId ?? null, matchedIds: d.matchedIds };
+      if (d.effect === 'ask') {
+        throw new LibosError('approval_required', opts.message ?? `${this.pid} needs a human approval to ${right} ${d.resource} (${d.reason})`, { details: { ...details, argsHash: opts.argsHash ?? null } });
+      }
+      throw new LibosError(opts.code ?? 'permission_denied', opts.message ?? `${this.pid} may not ${right} ${d.resource}: ${d.reason}`, { details });
+    }
+    if (opts.consume !== false) await spendDecision(this.env, this.scope, dbOf(this.scope), this.pid, d);
+    return d;
+  }
+
+  async consume(decision: Decision): Promise<void> {
+    await spendDecision(this.env, this.scope, dbOf(this.scope), this.pid, decision);
+  }
+
+  async grantTrusted(spec: GrantSpec): Promise<string> {
+    return (await issueTrustedImpl(this.env, this.scope, spec, this.pid)).id;
+  }
+}
+
+/**
+ * Creates the authority engine. Inject the clock (expiry, timestamps) and ids (`cap_…`, `res_…`, `bres_…`);
+ * extend the constraint registry with `constraints`.
+ *
+ * @example
+ * const engine = createAuthorityEngine({ clock: systemClock });
+ * await db.transaction().execute(async (trx) => {
+ *   const scope = makeScope(trx);
+ *   await engine.issueTrusted(scope, { subject: pid, resource: 'object:*', rights: ['read'] }, 'host');
+ *   await engine.authority(scope, pid).require('object:obj_1', 'read');
+ * });
+ */
+export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; constraints?: readonly ConstraintEvaluator[] }): AuthorityEngine {
+  const env: EngineEnv = { clock: opts.clock, ids: opts.ids ?? randomIds, registry: new ConstraintRegistry([...BUILTIN_CONSTRAINTS, ...(opts.constraints ?? [])]) };
+  const engine: AuthorityEngine = {
+    migrations: CAPABILITY_MIGRATIONS,
+    authority: (scope, pid) => new PidAuthority(env, scope, pid),
+    authorize: (scope, subject, resource, right, ctx) => authorizeIn(env, dbOf(scope), subject, resource, right, ctxOf(ctx)),
+    authorizeWithCandidates: (scope, subject, resource, right, records, ctx) => decideAmong(env, dbOf(scope), subject, parseResource(resource), parseRight(right), records, ctxOf(ctx)),
+    issueTrusted: (scope, spec, issuer) => issueTrustedImpl(env, scope, spec, issuer),
+    issue: (scope, actor, spec) => issueCheckedImpl(env, scope, actor, spec),
+    approveOnce: (scope, subject, resource, right, binding, approver) =>
+      issueTrustedImpl(env, scope, { subject, resource, rights: [right], effect: 'allow', usesRemaining: 1, constraints: { approval_binding: { ...binding } } }, approver),
+    get: (scope, capId) => getGrant(dbOf(scope), capId),
+    list: (scope, subject, o) => listImpl(env, scope, subject, o?.includeInactive === true),
+    revoke: (scope, actor, capId) => revokeImpl(env, scope, actor, capId),
+    revokeTrusted: (scope, capId, reason) => revokeTrustedImpl(env, scope, capId, reason),
+    delegate: (scope, parentCapId, childSubject, spec, actor) => delegateImpl(env, scope, parentCapId, childSubject, spec, actor),
+    deriveAuthority: (scope, req) => deriveImpl(env, scope, req),
+    preflightInherit: async (scope, parentPid, specs) => {
+      const plan = await planDerive(env, dbOf(scope), parentPid, `${parentPid}:inherit-preflight`, specs);
+      return plan.items.map((i) => Object.freeze({ parentCapId: i.parent.id, resource: i.draft.resource.canonical, rights: i.draft.rights }));
+    },
+    inheritForSpawn: (scope, parentPid, childPid, specs) => deriveImpl(env, scope, { source: parentPid, target: childPid, specs, kind: 'spawn' }),
+    reserve: (scope, decision) => reserveImpl(env, scope, decision),
+    commitReservation: (scope, id) => commitReservationImpl(env, scope, id),
+    restoreReservation: (scope, id) => restoreReservationImpl(env, scope, id),
+    recoverReservations: (scope) => recoverReservationsImpl(env, scope),
+    budgets: (scope) => budgetEngine(env, scope),
+    flow: (scope, pid) => processFlow(env, scope, pid),
+    egress: (scope, pid, req) => egressImpl(env, scope, pid, req),
+    sinkRules: (scope) => loadSinkRegistry(dbOf(scope)),
+    setSinkRules: (scope, actor, rules) => setSinkRulesImpl(env, scope, actor, rules),
+    releaseBinding,
+    declassify: (scope, actorPid, target, newLabels, o) => declassifyImpl(env, scope, actorPid, target, newLabels, o ?? {}),
+    service: (scope) => createCapabilityService(engine, scope),
+  };
+  return Object.freeze(engine);
+}

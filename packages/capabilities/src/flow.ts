@@ -1,0 +1,79 @@
+import { DEFAULT_LABELS, joinLabels, type DataLabels, type FlowContext, type ServiceScope } from '@libos/sdk';
+import { LibosError } from '@libos/sdk';
+import { parseLabels } from './data-labels.js';
+import { audit, type EngineEnv } from './internal/env.js';
+import { T, dbOf, parseJsonColumn, type Db } from './internal/store.js';
+
+/** FlowContext of one call plus a snapshot of the process high-water. */
+export interface ProcessFlow extends FlowContext {
+  /** The process high-water label and every source it ever observed (sorted). */
+  snapshot(): Promise<{ readonly labels: DataLabels; readonly sources: readonly string[] }>;
+}
+
+interface LabelRow {
+  pid: string;
+  labels: string;
+  sources: string;
+}
+
+/** Loads the high-water of a pid (defaults when it has observed nothing). */
+export async function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels; sources: string[]; exists: boolean }> {
+  const row = (await db.selectFrom(T.labels).selectAll().where('pid', '=', pid).executeTakeFirst()) as LabelRow | undefined;
+  if (!row) return { labels: DEFAULT_LABELS, sources: [], exists: false };
+  return { labels: parseJsonColumn<DataLabels>(row.labels, 'cap_process_labels.labels'), sources: parseJsonColumn<string[]>(row.sources, 'cap_process_labels.sources'), exists: true };
+}
+
+/** Writes a high-water (insert or update). */
+export async function storeHighWater(db: Db, pid: string, labels: DataLabels, sources: readonly string[], nowIso: string, exists: boolean): Promise<void> {
+  const values = { labels: JSON.stringify(labels), sources: JSON.stringify(sources), updated_at: nowIso };
+  if (exists) await db.updateTable(T.labels).set(values).where('pid', '=', pid).execute();
+  else await db.insertInto(T.labels).values({ pid, ...values }).execute();
+}
+
+class ProcessFlowImpl implements ProcessFlow {
+  readonly #callSources = new Set<string>();
+  #processSources: readonly string[] = [];
+
+  constructor(
+    private readonly env: EngineEnv,
+    private readonly scope: ServiceScope,
+    private readonly db: Db,
+    private readonly pid: string,
+  ) {}
+
+  async labels(): Promise<DataLabels> {
+    const hw = await loadHighWater(this.db, this.pid);
+    this.#processSources = hw.sources;
+    return hw.labels;
+  }
+
+  sources(): readonly string[] {
+    return [...new Set([...this.#processSources, ...this.#callSources])].sort();
+  }
+
+  async snapshot(): Promise<{ readonly labels: DataLabels; readonly sources: readonly string[] }> {
+    const hw = await loadHighWater(this.db, this.pid);
+    this.#processSources = hw.sources;
+    return { labels: hw.labels, sources: this.sources() };
+  }
+
+  async taint(labels: Partial<DataLabels>, sourceOids: readonly string[] = []): Promise<void> {
+    const observed = parseLabels(labels, { allowMixed: true });
+    if (!Array.isArray(sourceOids) || sourceOids.some((o) => typeof o !== 'string' || o.length === 0 || o.length > 256)) {
+      throw new LibosError('invalid_arguments', 'sourceOids: must be an array of non-empty ids', { details: { field: 'sourceOids' } });
+    }
+    const hw = await loadHighWater(this.db, this.pid);
+    const next = joinLabels([hw.labels, observed]);
+    const sources = [...new Set([...hw.sources, ...sourceOids])].sort();
+    for (const o of sourceOids) this.#callSources.add(o);
+    this.#processSources = sources;
+    if (hw.exists && JSON.stringify(next) === JSON.stringify(hw.labels) && sources.length === hw.sources.length) return;
+    await storeHighWater(this.db, this.pid, next, sources, this.env.clock.now().toISOString(), hw.exists);
+    await audit(this.scope, 'data_flow.taint', this.pid, 'raised', { pid: this.pid, labels: next, sourceOids, sourceCount: sources.length });
+  }
+}
+
+/** The FlowContext of `pid` for one call: labels never go down; taint raises the durable high-water. */
+export function processFlow(env: EngineEnv, scope: ServiceScope, pid: string): ProcessFlow {
+  return new ProcessFlowImpl(env, scope, dbOf(scope), pid);
+}

@@ -1,0 +1,144 @@
+import type { Effect, Right } from '@libos/sdk';
+import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
+import { isExpired } from '../expiry.js';
+import { changed, parseJsonColumn, T, type Db } from './store.js';
+
+/** Row shape of `cap_grants`. */
+export interface GrantRow {
+  id: string;
+  subject: string;
+  resource: string;
+  kind: string;
+  rights: string;
+  effect: string;
+  issuer: string;
+  issuer_cap_id: string | null;
+  parent_cap_id: string | null;
+  depth: number;
+  max_depth: number | null;
+  issued_at: string;
+  expires_at: string | null;
+  uses_remaining: number | null;
+  status: string;
+  revoke_cause: string | null;
+  delegable: number;
+  revocable: number;
+  constraints: string;
+  metadata: string;
+  revoked_at: string | null;
+}
+
+export function recordFromRow(row: GrantRow): CapabilityRecord {
+  return Object.freeze({
+    id: row.id,
+    subject: row.subject,
+    resource: row.resource,
+    rights: Object.freeze(parseJsonColumn<Right[]>(row.rights, 'cap_grants.rights')),
+    effect: row.effect as Effect,
+    issuer: row.issuer,
+    issuerCapId: row.issuer_cap_id,
+    parentCapId: row.parent_cap_id,
+    depth: Number(row.depth),
+    maxDepth: row.max_depth === null ? null : Number(row.max_depth),
+    issuedAt: row.issued_at,
+    expiresAt: row.expires_at,
+    usesRemaining: row.uses_remaining === null ? null : Number(row.uses_remaining),
+    status: row.status as CapabilityStatus,
+    revokeCause: (row.revoke_cause as CapabilityRecord['revokeCause']) ?? null,
+    delegable: Number(row.delegable) === 1,
+    revocable: Number(row.revocable) === 1,
+    constraints: Object.freeze(parseJsonColumn<Record<string, unknown>>(row.constraints, 'cap_grants.constraints')),
+    metadata: Object.freeze(parseJsonColumn<Record<string, string>>(row.metadata, 'cap_grants.metadata')),
+  });
+}
+
+export function rowFromRecord(r: CapabilityRecord, kind: string): GrantRow {
+  return {
+    id: r.id,
+    subject: r.subject,
+    resource: r.resource,
+    kind,
+    rights: JSON.stringify(r.rights),
+    effect: r.effect,
+    issuer: r.issuer,
+    issuer_cap_id: r.issuerCapId,
+    parent_cap_id: r.parentCapId,
+    depth: r.depth,
+    max_depth: r.maxDepth,
+    issued_at: r.issuedAt,
+    expires_at: r.expiresAt,
+    uses_remaining: r.usesRemaining,
+    status: r.status,
+    revoke_cause: r.revokeCause,
+    delegable: r.delegable ? 1 : 0,
+    revocable: r.revocable ? 1 : 0,
+    constraints: JSON.stringify(r.constraints),
+    metadata: JSON.stringify(r.metadata),
+    revoked_at: null,
+  };
+}
+
+export async function insertGrant(db: Db, record: CapabilityRecord, kind: string): Promise<void> {
+  await db.insertInto(T.grants).values(rowFromRecord(record, kind)).execute();
+}
+
+export async function getGrant(db: Db, id: string): Promise<CapabilityRecord | null> {
+  const row = (await db.selectFrom(T.grants).selectAll().where('id', '=', id).executeTakeFirst()) as GrantRow | undefined;
+  return row ? recordFromRow(row) : null;
+}
+
+/** Active records of one subject (optionally of one resource kind). */
+export async function activeGrantsOf(db: Db, subject: string, kind?: string): Promise<CapabilityRecord[]> {
+  let q = db.selectFrom(T.grants).selectAll().where('subject', '=', subject).where('status', '=', 'active');
+  if (kind !== undefined) q = q.where('kind', '=', kind);
+  const rows = (await q.execute()) as GrantRow[];
+  return rows.map(recordFromRow);
+}
+
+export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {
+  const rows = (await db.selectFrom(T.grants).selectAll().where('subject', '=', subject).orderBy('issued_at').orderBy('id').execute()) as GrantRow[];
+  return rows.map(recordFromRow);
+}
+
+/**
+ * Walks parent links from `record` (inclusive). Returns the chain when every member is active and
+ * unexpired at `now`, else null. `cache` memoizes loads within one decision.
+ */
+export async function validChain(db: Db, record: CapabilityRecord, now: Date, cache: Map<string, CapabilityRecord | null>): Promise<CapabilityRecord[] | null> {
+  const chain: CapabilityRecord[] = [];
+  let cur: CapabilityRecord | null = record;
+  const seen = new Set<string>();
+  while (cur) {
+    if (seen.has(cur.id) || chain.length > 64) return null;
+    seen.add(cur.id);
+    if (cur.status !== 'active' || isExpired(cur.expiresAt, now)) return null;
+    chain.push(cur);
+    const pid: string | null = cur.parentCapId;
+    if (pid === null) break;
+    if (!cache.has(pid)) cache.set(pid, await getGrant(db, pid));
+    cur = cache.get(pid) ?? null;
+    if (cur === null) return null;
+  }
+  return chain;
+}
+
+/**
+ * Compare-and-set: spends `n` uses when the record is active and has at least `n`.
+ * Reaching 0 marks it revoked/exhausted. Returns the uses left, or null when the CAS missed.
+ */
+export async function casSpend(db: Db, id: string, n: number, nowIso: string): Promise<number | null> {
+  const res = await db
+    .updateTable(T.grants)
+    .set((eb) => ({ uses_remaining: eb('uses_remaining', '-', n) }))
+    .where('id', '=', id)
+    .where('status', '=', 'active')
+    .where('uses_remaining', '>=', n)
+    .executeTakeFirst();
+  if (changed(res) !== 1) return null;
+  const row = (await db.selectFrom(T.grants).select('uses_remaining').where('id', '=', id).executeTakeFirstOrThrow()) as { uses_remaining: number };
+  const left = Number(row.uses_remaining);
+  if (left === 0) {
+    await db.updateTable(T.grants).set({ status: 'revoked', revoke_cause: 'exhausted', revoked_at: nowIso }).where('id', '=', id).execute();
+  }
+  return left;
+}

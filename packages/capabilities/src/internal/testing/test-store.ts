@@ -1,0 +1,99 @@
+import type { AuditEntry, Clock, IdSource, ServiceScope } from '@libos/sdk';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { createAuthorityEngine, type AuthorityEngine } from '../../engine.js';
+import type { Db } from '../store.js';
+
+/** A settable clock. */
+export interface FakeClock extends Clock {
+  set(iso: string): void;
+  advance(ms: number): void;
+}
+
+export function fakeClock(start = '2030-01-01T00:00:00.000Z'): FakeClock {
+  let t = Date.parse(start);
+  return { now: () => new Date(t), set: (iso) => (t = Date.parse(iso)), advance: (ms) => (t += ms) };
+}
+
+/** Deterministic ids: `<prefix>_<16 hex counter>`. */
+export function counterIds(): IdSource {
+  let n = 0;
+  return { next: (prefix) => `${prefix}_${(++n).toString(16).padStart(16, '0')}` };
+}
+
+export interface EmittedEvent {
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** A real SQLite store with this package's migrations; `run` executes one transaction with a ServiceScope. */
+export interface TestStore {
+  readonly db: Db;
+  readonly engine: AuthorityEngine;
+  readonly clock: FakeClock;
+  /** Committed events and audit entries only (a rolled-back transaction leaves none). */
+  readonly events: EmittedEvent[];
+  readonly audit: AuditEntry[];
+  /** Runs `fn` in one transaction. `failEvents`/`failAudit` make the sinks throw (evidence failure). */
+  run<T>(fn: (scope: ServiceScope) => Promise<T>, opts?: { failEvents?: boolean; failAudit?: boolean }): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function createTestStore(opts: { file?: string; clock?: FakeClock; engine?: AuthorityEngine } = {}): Promise<TestStore> {
+  const clock = opts.clock ?? fakeClock();
+  const engine = opts.engine ?? createAuthorityEngine({ clock, ids: counterIds() });
+  const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: new Database(opts.file ?? ':memory:') }) }) as unknown as Db;
+  for (const m of engine.migrations) await m.up(db);
+  const events: EmittedEvent[] = [];
+  const audit: AuditEntry[] = [];
+  const store: TestStore = {
+    db,
+    engine,
+    clock,
+    events,
+    audit,
+    async run(fn, o = {}) {
+      const pendingEvents: EmittedEvent[] = [];
+      const pendingAudit: AuditEntry[] = [];
+      const after: (() => void)[] = [];
+      const rollback: (() => void)[] = [];
+      try {
+        const out = await db.transaction().execute(async (trx) => {
+          const scope: ServiceScope = {
+            store: trx,
+            clock,
+            events: {
+              async emit(type, data) {
+                if (o.failEvents) throw new Error('event sink failed');
+                pendingEvents.push({ type, data });
+              },
+            },
+            audit: {
+              async record(entry) {
+                if (o.failAudit) throw new Error('audit sink failed');
+                pendingAudit.push(entry);
+              },
+            },
+            afterCommit: (f) => after.push(f),
+            onRollback: (f) => rollback.push(f),
+            service<T>(name: string): T {
+              if (name === 'capabilities') return engine.service(scope) as T;
+              throw new Error(`no service ${name}`);
+            },
+            authorityFor: (pid) => engine.authority(scope, pid),
+          };
+          return fn(scope);
+        });
+        events.push(...pendingEvents);
+        audit.push(...pendingAudit);
+        for (const f of after) f();
+        return out;
+      } catch (err) {
+        for (const f of rollback) f();
+        throw err;
+      }
+    },
+    close: () => db.destroy(),
+  };
+  return store;
+}

@@ -118,7 +118,11 @@ export function overlaps(a: string | ParsedResource, b: string | ParsedResource)
   return hx.startsWith(hy) || hy.startsWith(hx);
 }
 
-/** Specificity used for tie-breaking: the length of the canonical string. */
+/**
+ * Specificity for tie-breaking ("longest resource"): the literal length without the wildcard,
+ * an exact resource ranking above a pattern with the same literal (`object:a` > `object:*`, `k:a` > `k:a/*`).
+ */
 export function resourceSpecificity(r: string | ParsedResource): number {
-  return asParsed(r).canonical.length;
+  const p = asParsed(r);
+  return p.root.length * 2 + (p.form === 'exact' ? 1 : 0);
 }

@@ -39,11 +39,11 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-export async function createTestStore(opts: { file?: string; clock?: FakeClock; engine?: AuthorityEngine } = {}): Promise<TestStore> {
+export async function createTestStore(opts: { file?: string; clock?: FakeClock; engine?: AuthorityEngine; migrate?: boolean } = {}): Promise<TestStore> {
   const clock = opts.clock ?? fakeClock();
   const engine = opts.engine ?? createAuthorityEngine({ clock, ids: counterIds() });
   const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: new Database(opts.file ?? ':memory:') }) }) as unknown as Db;
-  for (const m of engine.migrations) await m.up(db);
+  if (opts.migrate !== false) for (const m of engine.migrations) await m.up(db);
   const events: EmittedEvent[] = [];
   const audit: AuditEntry[] = [];
   const store: TestStore = {

@@ -10,6 +10,9 @@ const PNPM = ['-y', 'pnpm@12.4.2'];
 const job = process.argv[2];
 const rest = process.argv.slice(3);
 
+process.env.TURBO_TELEMETRY_DISABLED ??= '1';
+process.env.DO_NOT_TRACK ??= '1';
+
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
   if (r.error) throw r.error;

@@ -1,6 +1,7 @@
 import type { ErrorCode } from './errors.js';
 import type { DataLabels } from './labels.js';
 import type { BudgetField, Effect, Right, Usage } from './rights.js';
+import type { WaitSpec } from './waits.js';
 
 /** Wall clock. Inject a fake one in tests. */
 export interface Clock {
@@ -137,4 +138,8 @@ export interface ToolContext extends ServiceScope {
   readonly budgets: Budgets;
   readonly flow: FlowContext;
   readonly signal: AbortSignal;
+  /** True when this run resumes a call that was parked in a wait (the model was not asked again). */
+  readonly resumed: boolean;
+  /** Parks the process in a typed wait; the saved call re-runs when the wait is satisfied. Never returns. */
+  wait(spec: WaitSpec): never;
 }

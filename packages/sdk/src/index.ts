@@ -8,4 +8,5 @@ export * from './tool.js';
 export * from './plugin.js';
 export * from './skill.js';
 export * from './services.js';
+export * from './waits.js';
 export { z } from 'zod';

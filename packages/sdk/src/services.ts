@@ -5,7 +5,7 @@ import type { DataLabels } from './labels.js';
  * A plugin provides an implementation under a well-known name (`SERVICE_NAMES`); the kernel and other
  * plugins resolve it with `scope.service<T>(name)`, bound to the current transaction.
  */
-export const SERVICE_NAMES = { objects: 'objects' } as const;
+export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human' } as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
 export interface HostObjectInput {
@@ -64,4 +64,55 @@ export interface ObjectsService {
   describe(oid: string): Promise<(ObjectRef & { readonly labels: DataLabels; readonly payloadAvailable: boolean }) | null>;
   /** Renders the pid's MemoryView for the LLM prompt (only roots the pid may `materialize`). */
   renderView(pid: string, opts?: { readonly tokenBudget?: number }): Promise<RenderedView>;
+}
+
+/** What a process service tells about a process. */
+export interface ProcessSummary {
+  readonly pid: string;
+  readonly parentPid: string | null;
+  readonly imageId: string;
+  readonly status: string;
+  readonly goalOid: string | null;
+  readonly imageMetadata: Readonly<Record<string, string>>;
+}
+
+export interface ExitReceipt {
+  readonly pid: string;
+  readonly status: 'exited';
+  readonly result_oid: string | null;
+  readonly state_generation: number;
+}
+
+/**
+ * Process operations plugins need (provided by the kernel as `processes`).
+ */
+export interface ProcessService {
+  get(pid: string): Promise<ProcessSummary>;
+  /**
+   * The exit transaction: terminal state and outcome, the `process_exited` event, the `process.exit` audit, the
+   * release of the budget envelope and the parent's wake if it waits on this child, all in the caller's transaction.
+   */
+  exit(pid: string, outcome: { readonly resultOid: string | null }): Promise<ExitReceipt>;
+}
+
+export type HumanRequestKind = 'question' | 'permission';
+export type HumanRequestStatus = 'pending' | 'approved' | 'rejected' | 'cancelled';
+
+export interface HumanRequest {
+  readonly id: string;
+  readonly pid: string;
+  readonly kind: HumanRequestKind;
+  readonly prompt: string;
+  readonly status: HumanRequestStatus;
+  readonly details: Readonly<Record<string, unknown>>;
+  /** The human's answer: text for a question; `{decision}` for a permission. */
+  readonly response: Readonly<Record<string, unknown>> | null;
+  readonly createdAt: string;
+  readonly answeredAt: string | null;
+}
+
+/** The durable human request queue (provided by the kernel as `human`). */
+export interface HumanService {
+  create(pid: string, req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> }): Promise<HumanRequest>;
+  get(id: string): Promise<HumanRequest | null>;
 }

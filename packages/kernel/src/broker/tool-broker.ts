@@ -1,0 +1,157 @@
+import type { z } from 'zod';
+import { canonicalJson, isToolWait, LibosError, sha256Hex, ToolWait, type ToolContext, type WaitSpec } from '@libos/sdk';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import { unreadCounts } from '../mailbox/messages.js';
+import { completePendingAction, savePendingAction } from '../processes/pending-actions.js';
+import { TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
+import { statusForWait } from '../processes/process-state.js';
+import { findProcess } from '../processes/process-store.js';
+import { transition } from '../processes/transition.js';
+import { inTransaction, type TxScope } from '../store/transaction.js';
+import { parseArguments } from './parse-arguments.js';
+import type { ToolCallResult, ToolNotice } from './tool-result.js';
+
+/** Tools that read or send mail: an unread interrupt does not stop them. */
+export const MESSAGE_TOOLS: ReadonlySet<string> = new Set(['receive_process_messages', 'read_process_messages', 'send_process_message']);
+
+export interface CallOptions {
+  readonly signal?: AbortSignal;
+  /** Re-dispatch of a saved blocked call (claimed by the scheduler): no new charge, `ctx.resumed` is true. */
+  readonly resume?: { readonly token: string; readonly callId: string };
+}
+
+function digest(value: unknown): { sha256: string | null; bytes: number | null } {
+  try {
+    const text = canonicalJson(value ?? null);
+    return { sha256: sha256Hex(text), bytes: Buffer.byteLength(text, 'utf8') };
+  } catch {
+    return { sha256: null, bytes: null }; // not JSON: argument parsing reports it
+  }
+}
+
+function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: string, toolName: string, signal: AbortSignal, resumed: boolean): ToolContext {
+  return {
+    ...scope,
+    pid,
+    callId,
+    toolName,
+    authority: deps.engine.authority(scope, pid),
+    budgets: deps.engine.budgets(scope),
+    flow: deps.engine.flow(scope, pid),
+    signal,
+    resumed,
+    wait(spec) {
+      throw new ToolWait(spec);
+    },
+  };
+}
+
+type RunOutcome = { readonly kind: 'done'; readonly payload: unknown } | { readonly kind: 'waiting'; readonly wait: WaitSpec };
+
+/**
+ * The one path of every tool call, in DESIGN.md's order:
+ * 1 the name is in the caller's table; 2 the caller's status allows calls (and no unread interrupt stops it);
+ * 3 arguments parse (nothing else runs otherwise); 4 one tool call is charged to the pid and every ancestor;
+ * 5 `run` checks capabilities and acts; 6 state, audit and events commit in one transaction; 7 the envelope carries
+ * the payload, a wait, or a closed-table error. A failed call leaves none of its writes; its failure is audited in
+ * a transaction of its own. A call that waits commits the wait state and a durable pending action instead.
+ */
+export async function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: unknown, opts: CallOptions = {}): Promise<ToolCallResult> {
+  const callId = opts.resume?.callId ?? deps.ids.next('call');
+  const fail = (err: LibosError): ToolCallResult => ({ ok: false, call_id: callId, tool: name, error: err.toJSON() });
+  const proc = await findProcess(deps.db, pid);
+  if (!proc) return fail(new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } }));
+
+  const argsDigest = digest(rawArgs);
+  const auditFailure = async (err: LibosError, charge: boolean) => {
+    await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
+      let charged = false;
+      if (charge) {
+        try {
+          await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
+          charged = true;
+        } catch (chargeErr) {
+          // The budget ran out between the attempt and this record: the failure is still audited, uncharged.
+          if (!(chargeErr instanceof LibosError && chargeErr.code === 'resource_limit_exceeded')) throw chargeErr;
+        }
+      }
+      await scope.events.emit('tool_failed', { pid, call_id: callId, tool: name, code: err.code });
+      await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: err.code, details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, charged, resumed: Boolean(opts.resume), error: err.toJSON() } });
+    });
+  };
+
+  // 1-3: checks that run nothing.
+  const reg = deps.registry.tools.get(name);
+  let args: unknown;
+  try {
+    if (!reg || !proc.visibleTools.includes(name)) {
+      throw new LibosError('tool_not_in_process_table', `tool ${JSON.stringify(name)} is not in the tool table of ${pid}${reg ? ` (activate skill ${reg.skill} to see it)` : ' (no such tool is registered)'}`, {
+        details: { tool: name, pid, ...(reg ? { skill: reg.skill } : {}) },
+      });
+    }
+    if (!TOOL_CALLABLE_STATUSES.has(proc.status)) {
+      throw new LibosError('process_not_tool_callable', `process ${pid} is ${proc.status}; tools can be called only while it is runnable or running`, { details: { pid, status: proc.status } });
+    }
+    if (!MESSAGE_TOOLS.has(name) && !opts.resume && (await unreadCounts(deps.db, pid)).interrupt > 0) {
+      throw new LibosError('interrupted_by_message', `${name} was not run: ${pid} has an unread interrupt message; read it with receive_process_messages or read_process_messages first`, { details: { pid } });
+    }
+    args = parseArguments(reg.tool, rawArgs);
+  } catch (err) {
+    const e = LibosError.from(err);
+    await auditFailure(e, false);
+    return fail(e);
+  }
+
+  // 4-6: one transaction.
+  const controller = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, controller.signal]) : controller.signal;
+  let stage = 'charge' as 'charge' | 'run';
+  try {
+    const outcome = await inTransaction(deps.db, deps.scopes, pid, callId, async (scope): Promise<RunOutcome> => {
+      if (opts.resume) await completePendingAction(scope.store, pid, opts.resume.token);
+      else await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
+      stage = 'run';
+      await scope.events.emit(opts.resume ? 'tool_resumed' : 'tool_called', { pid, call_id: callId, tool: name });
+      const ctx = toolContext(deps, scope, pid, callId, name, signal, Boolean(opts.resume));
+      let out: unknown;
+      try {
+        out = await reg.tool.run(args, ctx);
+      } catch (err) {
+        if (!isToolWait(err)) throw err;
+        const now = scope.clock.now().toISOString();
+        await savePendingAction(scope.store, { pid, callId, tool: name, args, wait: err.wait }, now);
+        await transition(scope.store, pid, { from: ['runnable', 'running'], to: statusForWait(err.wait), wait: err.wait }, now);
+        await scope.events.emit('tool_waiting', { pid, call_id: callId, tool: name, wait: err.wait });
+        await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'waiting', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, wait: err.wait } });
+        return { kind: 'waiting', wait: err.wait };
+      }
+      if (reg.tool.output) {
+        const parsed = (reg.tool.output as z.ZodType).safeParse(out);
+        if (!parsed.success) throw new LibosError('internal_error', `tool ${name} returned output that does not match its schema: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(output)'}: ${i.message}`).join('; ')}`);
+        out = parsed.data;
+      }
+      const resultDigest = digest(out);
+      await scope.events.emit('tool_completed', { pid, call_id: callId, tool: name, result_sha256: resultDigest.sha256 });
+      await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'ok', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, resumed: Boolean(opts.resume) } });
+      return { kind: 'done', payload: out };
+    });
+    if (outcome.kind === 'waiting') return { ok: true, call_id: callId, tool: name, payload: null, wait: outcome.wait };
+    const notices = await messageNotices(deps, pid, name);
+    return { ok: true, call_id: callId, tool: name, payload: outcome.payload, ...(notices.length ? { notices } : {}) };
+  } catch (err) {
+    controller.abort();
+    const e = LibosError.from(err);
+    // A refused charge charged nothing; a failed run still costs the attempt (a resumed one was charged already).
+    await auditFailure(e, stage === 'run' && !opts.resume);
+    return fail(e);
+  }
+}
+
+/** Unread normal mail adds a notice to a result (message tools excepted: they are how mail is read). */
+async function messageNotices(deps: KernelDeps, pid: string, tool: string): Promise<ToolNotice[]> {
+  if (MESSAGE_TOOLS.has(tool)) return [];
+  const p = await findProcess(deps.db, pid);
+  if (!p || !TOOL_CALLABLE_STATUSES.has(p.status)) return [];
+  const { normal } = await unreadCounts(deps.db, pid);
+  return normal > 0 ? [{ kind: 'message_notice', unread: normal, message: `${normal} unread message(s): read them with receive_process_messages or read_process_messages before you exit` }] : [];
+}

@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { AuditRecord, RuntimeEvent } from './event-bus.js';
+
+export interface AuditQuery {
+  /** Only records whose actor is this pid. */
+  readonly pid?: string;
+  /** Only records with this action, e.g. `tool.call`. */
+  readonly action?: string;
+  /** Records after this sequence number. */
+  readonly after?: number;
+  /** At most this many, oldest first (default 100, at most 10,000). */
+  readonly limit?: number;
+}
+
+const clampLimit = (n: number | undefined) => Math.max(1, Math.min(10_000, n ?? 100));
+
+export async function queryAudit(db: Kysely<any>, q: AuditQuery = {}): Promise<AuditRecord[]> {
+  let sel = db.selectFrom('audit_records').selectAll();
+  if (q.pid) sel = sel.where('actor', '=', q.pid);
+  if (q.action) sel = sel.where('action', '=', q.action);
+  if (q.after !== undefined) sel = sel.where('seq', '>', q.after);
+  const rows = await sel.orderBy('seq').limit(clampLimit(q.limit)).execute();
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    id: r.id,
+    ts: r.ts,
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    decision: r.decision,
+    callId: r.call_id,
+    details: JSON.parse(r.details),
+  }));
+}
+
+export interface EventQuery {
+  readonly pid?: string;
+  readonly type?: string;
+  readonly after?: number;
+  readonly limit?: number;
+}
+
+export async function queryEvents(db: Kysely<any>, q: EventQuery = {}): Promise<RuntimeEvent[]> {
+  let sel = db.selectFrom('events').selectAll();
+  if (q.pid) sel = sel.where('pid', '=', q.pid);
+  if (q.type) sel = sel.where('type', '=', q.type);
+  if (q.after !== undefined) sel = sel.where('seq', '>', q.after);
+  const rows = await sel.orderBy('seq').limit(clampLimit(q.limit)).execute();
+  return rows.map((r) => ({ seq: Number(r.seq), id: r.id, ts: r.ts, pid: r.pid, type: r.type, data: JSON.parse(r.data) }));
+}

@@ -1,0 +1,10 @@
+export { openRuntime, Runtime } from './runtime.js';
+export type { OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions } from './runtime.js';
+export type { ToolCallResult } from './broker/tool-result.js';
+export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';
+export { PROCESS_STATUSES, TERMINAL_STATUSES } from './processes/process-record.js';
+export type { SpawnOptions } from './processes/spawn.js';
+export type { AuditRecord, RuntimeEvent } from './events/event-bus.js';
+export type { AuditQuery, EventQuery } from './events/queries.js';
+export { BASE_AGENT, BUILTIN_IMAGES } from './images/builtin-images.js';
+export { loadPlugins } from './plugins/load-plugins.js';

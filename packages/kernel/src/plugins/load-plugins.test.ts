@@ -1,0 +1,91 @@
+import { definePlugin, defineTool, LibosError, skillFromText, z, type Plugin } from '@libos/sdk';
+import { describe, expect, it } from 'vitest';
+import { loadPlugins } from './load-plugins.js';
+
+const tool = (name: string) => defineTool({ name, description: `${name} tool`, input: z.object({}), run: () => ({}) });
+const skill = (dir: string, frontmatter: string, body = 'Use the tools.') => skillFromText(`---\n${frontmatter}\n---\n${body}\n`, dir, `plugins/${dir}/SKILL.md`);
+const plugin = (name: string, parts: Partial<Plugin>): Plugin => definePlugin({ name, version: '0.0.0', skills: [], tools: [], ...parts });
+
+function loadError(plugins: Plugin[]): LibosError {
+  try {
+    loadPlugins(plugins, []);
+  } catch (err) {
+    expect(err).toBeInstanceOf(LibosError);
+    return err as LibosError;
+  }
+  throw new Error('loadPlugins accepted invalid plugins');
+}
+
+describe('plugin loader', () => {
+  it('loads a valid plugin and records which Skill owns each tool', () => {
+    const r = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one a_two')], tools: [tool('a_one'), tool('a_two')] })], []);
+    expect(r.tools.get('a_one')?.skill).toBe('alpha');
+    expect(r.skills.get('alpha')?.manifest.allowedTools).toEqual(['a_one', 'a_two']);
+  });
+
+  it('[K-27] a SKILL.md without a closing --- fails, naming the file and the frontmatter', () => {
+    const e = loadError([plugin('p', { skills: [skillFromText('---\nname: alpha\ndescription: A.\n', 'alpha', 'plugins/alpha/SKILL.md')], tools: [] })]);
+    expect(e.code).toBe('plugin_invalid');
+    expect(e.message).toContain('plugins/alpha/SKILL.md: frontmatter:');
+  });
+
+  it('[K-27] malformed YAML frontmatter fails naming the file', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: [alpha\ndescription: A.')] })]);
+    expect(e.message).toMatch(/plugins\/alpha\/SKILL\.md: frontmatter: YAML does not parse/);
+  });
+
+  it('[K-27] an unknown frontmatter key fails naming the key', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nversion: 2')] })]);
+    expect(e.message).toContain('plugins/alpha/SKILL.md: version: unknown key');
+  });
+
+  it('[K-27] a name that differs from its folder fails naming the name field', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: beta\ndescription: A.')] })]);
+    expect(e.message).toContain('plugins/alpha/SKILL.md: name: must equal its folder name "alpha"');
+  });
+
+  it('rejects a name that breaks the pattern or exceeds 64 characters, and a description over 1024', () => {
+    const long = 'a'.repeat(65);
+    const e = loadError([plugin('p', { skills: [skill(long, `name: ${long}\ndescription: ${'d'.repeat(1025)}`), skill('Bad_Name', 'name: Bad_Name\ndescription: A.')] })]);
+    expect(e.message).toContain('name: must be at most 64 characters (got 65)');
+    expect(e.message).toContain('description: must be at most 1024 characters (got 1025)');
+    expect(e.message).toContain('plugins/Bad_Name/SKILL.md: name: must match');
+  });
+
+  it('an allowed-tools entry with no definition fails naming the file and allowed-tools', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one ghost')], tools: [tool('a_one')] })]);
+    expect(e.message).toContain('plugins/alpha/SKILL.md: allowed-tools: "ghost" has no tool definition');
+  });
+
+  it('a tool defined twice fails naming both plugins', () => {
+    const e = loadError([
+      plugin('p1', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: dup')], tools: [tool('dup')] }),
+      plugin('p2', { tools: [tool('dup')] }),
+    ]);
+    expect(e.message).toContain('plugin p2: tools[0].name: tool "dup" is already defined by plugin p1');
+  });
+
+  it('a tool that no Skill names fails naming the plugin and tool', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one')], tools: [tool('a_one'), tool('orphan')] })]);
+    expect(e.message).toContain('plugin p: tools: tool "orphan" is not named by any Skill');
+  });
+
+  it('a tool owned by two Skills fails', () => {
+    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: t'), skill('beta', 'name: beta\ndescription: B.\nallowed-tools: t')], tools: [tool('t')] })]);
+    expect(e.message).toContain('plugins/beta/SKILL.md: allowed-tools: "t" is already owned by skill alpha');
+  });
+
+  it('[K-27] allowed-tools as a space-separated string equals the YAML list form', () => {
+    const a = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a b')], tools: [tool('a'), tool('b')] })], []);
+    const b = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools:\n  - a\n  - b')], tools: [tool('a'), tool('b')] })], []);
+    expect(a.skills.get('alpha')!.manifest.allowedTools).toEqual(b.skills.get('alpha')!.manifest.allowedTools);
+  });
+
+  it('a plugin image naming an unknown tool fails; a builtin image is narrowed to what is loaded', () => {
+    const img = { id: 'x-agent:v0', description: 'x', systemPrompt: 'x', promptMode: 'image_only' as const, defaultSkills: [], defaultTools: ['nope'] };
+    const e = loadError([plugin('p', { images: [img] })]);
+    expect(e.message).toContain('plugin p: images[x-agent:v0].defaultTools: unknown tool "nope"');
+    const r = loadPlugins([], [img]);
+    expect(r.images.get('x-agent:v0')!.defaultTools).toEqual([]);
+  });
+});

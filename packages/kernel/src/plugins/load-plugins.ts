@@ -1,0 +1,100 @@
+import { LibosError, parseSkill, TOOL_NAME_PATTERN, type ImageDefinition, type Plugin, type ServiceFactory, type SkillProblem } from '@libos/sdk';
+import type { MigrationSet } from '../store/migrate.js';
+import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
+
+export const IMAGE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*:[A-Za-z0-9._-]+$/;
+
+/** Images the kernel declares against the standard plugins; their lists are narrowed to what is loaded. */
+export interface BuiltinImages {
+  readonly images: readonly ImageDefinition[];
+}
+
+/**
+ * Validates plugins and builds the registry. Fails fast with every problem, each naming the file (or plugin) and
+ * the field: a malformed SKILL.md, a name that differs from its folder, an `allowed-tools` entry with no definition,
+ * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools.
+ *
+ * @example
+ * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
+ */
+export function loadPlugins(plugins: readonly Plugin[], builtins: readonly ImageDefinition[]): Registry {
+  const problems: SkillProblem[] = [];
+  const bad = (file: string, field: string, message: string) => problems.push({ file, field, message });
+
+  const pluginNames = new Set<string>();
+  for (const p of plugins) {
+    if (pluginNames.has(p.name)) bad(`plugin ${p.name}`, 'name', 'is loaded twice');
+    pluginNames.add(p.name);
+  }
+
+  // Tools, by name, across every plugin.
+  const defs = new Map<string, { plugin: string; tool: Plugin['tools'][number] }>();
+  for (const p of plugins)
+    p.tools.forEach((tool, i) => {
+      const where = `plugin ${p.name}`;
+      if (!TOOL_NAME_PATTERN.test(tool.name)) bad(where, `tools[${i}].name`, `${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
+      const prev = defs.get(tool.name);
+      if (prev) bad(where, `tools[${i}].name`, `tool ${JSON.stringify(tool.name)} is already defined by plugin ${prev.plugin}`);
+      else defs.set(tool.name, { plugin: p.name, tool });
+    });
+
+  // Skills: parse every SKILL.md, then check names and allowed-tools.
+  const skills = new Map<string, RegisteredSkill>();
+  const owner = new Map<string, string>();
+  for (const p of plugins)
+    for (const source of p.skills) {
+      const r = parseSkill(source);
+      if (!r.ok) {
+        problems.push(...r.problems);
+        continue;
+      }
+      const s = r.skill;
+      const dup = skills.get(s.name);
+      if (dup) {
+        bad(source.path, 'name', `skill ${JSON.stringify(s.name)} is already defined in ${dup.manifest.path}`);
+        continue;
+      }
+      skills.set(s.name, { manifest: s, plugin: p.name });
+      for (const t of s.allowedTools) {
+        if (!defs.has(t)) bad(source.path, 'allowed-tools', `${JSON.stringify(t)} has no tool definition in any loaded plugin`);
+        const o = owner.get(t);
+        if (o && o !== s.name) bad(source.path, 'allowed-tools', `${JSON.stringify(t)} is already owned by skill ${o}; a tool belongs to exactly one Skill`);
+        else owner.set(t, s.name);
+      }
+    }
+  for (const [name, d] of defs) if (!owner.has(name)) bad(`plugin ${d.plugin}`, 'tools', `tool ${JSON.stringify(name)} is not named by any Skill's allowed-tools`);
+
+  // Services and migrations.
+  const services = new Map<string, ServiceFactory>();
+  const migrations: MigrationSet[] = [];
+  for (const p of plugins) {
+    for (const [name, factory] of Object.entries(p.services ?? {})) {
+      if (services.has(name)) bad(`plugin ${p.name}`, `services.${name}`, 'is already provided by another plugin');
+      services.set(name, factory);
+    }
+    if (p.migrations?.length) migrations.push({ owner: p.name, migrations: p.migrations });
+  }
+
+  // Images: builtins narrowed to what is loaded; plugin images must be exact.
+  const images = new Map<string, ImageDefinition>();
+  const addImage = (img: ImageDefinition, where: string, strict: boolean) => {
+    if (!IMAGE_ID_PATTERN.test(img.id)) bad(where, 'images.id', `${JSON.stringify(img.id)} must be name:version (${IMAGE_ID_PATTERN})`);
+    if (images.has(img.id)) bad(where, 'images.id', `image ${img.id} is registered twice`);
+    if (!strict) {
+      img = { ...img, defaultSkills: img.defaultSkills.filter((s) => skills.has(s)), defaultTools: img.defaultTools.filter((t) => defs.has(t)) };
+    }
+    for (const s of img.defaultSkills) if (!skills.has(s)) bad(where, `images[${img.id}].defaultSkills`, `unknown skill ${JSON.stringify(s)}`);
+    for (const t of img.defaultTools) if (!defs.has(t)) bad(where, `images[${img.id}].defaultTools`, `unknown tool ${JSON.stringify(t)}`);
+    images.set(img.id, Object.freeze(img));
+  };
+  for (const img of builtins) addImage(img, 'kernel', false);
+  for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`, true);
+
+  if (problems.length > 0) {
+    const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');
+    throw new LibosError('plugin_invalid', `plugins failed to load:\n${text}`, { details: { problems } });
+  }
+  const tools = new Map<string, RegisteredTool>();
+  for (const [name, d] of defs) tools.set(name, { tool: d.tool, plugin: d.plugin, skill: owner.get(name)! });
+  return { plugins, tools, skills, images, services, migrations };
+}

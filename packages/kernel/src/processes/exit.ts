@@ -1,0 +1,31 @@
+import { LibosError } from '@libos/sdk';
+import { cancelHumanRequestsOf } from '../human/human-queue.js';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import type { TxScope } from '../store/transaction.js';
+import { dropPendingAction } from './pending-actions.js';
+import { TERMINAL_STATUSES, type ProcessInfo } from './process-record.js';
+import type { Outcome } from './process-state.js';
+import { getProcess } from './process-store.js';
+import { transition } from './transition.js';
+import { waitsForChild, wakeIfWaiting } from './wake.js';
+
+const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exited: 'exited', failed: 'failed', killed: 'killed' };
+
+/**
+ * The terminal transaction, in the caller's transaction: terminal state and outcome, the pending action dropped,
+ * pending human requests cancelled, the budget envelope released to the parent, the `process_exited` event, the
+ * `process.exit` audit and the parent's wake if it waits on this child. Ending a terminal process fails.
+ */
+export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
+  const p = await getProcess(scope.store, pid);
+  if (TERMINAL_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, { details: { pid, status: p.status } });
+  const now = scope.clock.now().toISOString();
+  const ended = await transition(scope.store, pid, { to: STATUS_OF[outcome.kind], outcome }, now);
+  await dropPendingAction(scope.store, pid);
+  const cancelled = await cancelHumanRequestsOf(scope.store, pid, now);
+  await deps.engine.budgets(scope).closeAccount(pid);
+  await scope.events.emit('process_exited', { pid, status: ended.status, outcome, cancelled_human_requests: cancelled });
+  await scope.audit.record({ action: 'process.exit', target: `process:${pid}`, decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
+  if (p.parentPid) await wakeIfWaiting(scope, p.parentPid, waitsForChild(pid), `child ${pid} ${ended.status}`);
+  return ended;
+}

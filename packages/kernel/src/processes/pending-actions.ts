@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely';
+import { LibosError, newId, type WaitSpec } from '@libos/sdk';
+
+/** A blocked call saved durably: re-dispatched on wake without a new model call. */
+export interface PendingAction {
+  readonly pid: string;
+  readonly resumeToken: string;
+  readonly callId: string;
+  readonly tool: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly wait: WaitSpec;
+  readonly status: 'pending' | 'resuming';
+}
+
+const toAction = (r: Record<string, any>): PendingAction => ({ pid: r.pid, resumeToken: r.resume_token, callId: r.call_id, tool: r.tool, args: JSON.parse(r.args), wait: JSON.parse(r.wait), status: r.status });
+
+export async function findPendingAction(db: Kysely<any>, pid: string): Promise<PendingAction | null> {
+  const r = await db.selectFrom('pending_actions').selectAll().where('pid', '=', pid).executeTakeFirst();
+  return r ? toAction(r) : null;
+}
+
+/** Saves (or re-arms, after a resumed call waits again) the pid's one pending action. */
+export async function savePendingAction(db: Kysely<any>, a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec }, nowIso: string): Promise<string> {
+  const token = newId('resume');
+  await db.deleteFrom('pending_actions').where('pid', '=', a.pid).execute();
+  await db
+    .insertInto('pending_actions')
+    .values({ pid: a.pid, resume_token: token, call_id: a.callId, tool: a.tool, args: JSON.stringify(a.args ?? {}), wait: JSON.stringify(a.wait), status: 'pending', created_at: nowIso, updated_at: nowIso })
+    .execute();
+  return token;
+}
+
+/** Claims a pending action for resumption by its exact token (pending → resuming). False if it was not pending. */
+export async function claimPendingAction(db: Kysely<any>, pid: string, token: string, nowIso: string): Promise<boolean> {
+  const r = await db.updateTable('pending_actions').set({ status: 'resuming', updated_at: nowIso }).where('pid', '=', pid).where('resume_token', '=', token).where('status', '=', 'pending').executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Completes a resumed action (the row goes away in the same transaction as the call's effects). */
+export async function completePendingAction(db: Kysely<any>, pid: string, token: string): Promise<void> {
+  const r = await db.deleteFrom('pending_actions').where('pid', '=', pid).where('resume_token', '=', token).executeTakeFirst();
+  if (Number(r.numDeletedRows) !== 1) throw new LibosError('conflict', `pending action ${token} of ${pid} is no longer current`);
+}
+
+export async function dropPendingAction(db: Kysely<any>, pid: string): Promise<void> {
+  await db.deleteFrom('pending_actions').where('pid', '=', pid).execute();
+}

@@ -1,0 +1,48 @@
+import type { Kysely } from 'kysely';
+import { LibosError } from '@libos/sdk';
+import { rowToProcess, type LoadedSkill, type ProcessInfo, type ProcessRow } from './process-record.js';
+
+/** Reads a process or returns null. */
+export async function findProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo | null> {
+  const row = (await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst()) as ProcessRow | undefined;
+  return row ? rowToProcess(row) : null;
+}
+
+/** Reads a process or throws `process_not_found` naming the pid. */
+export async function getProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo> {
+  const p = await findProcess(db, pid);
+  if (!p) throw new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } });
+  return p;
+}
+
+export async function listProcesses(db: Kysely<any>): Promise<ProcessInfo[]> {
+  const rows = (await db.selectFrom('processes').selectAll().orderBy('created_at').orderBy('pid').execute()) as ProcessRow[];
+  return rows.map(rowToProcess);
+}
+
+/** Pids from `pid` up to its root, `pid` first. */
+export async function ancestry(db: Kysely<any>, pid: string): Promise<string[]> {
+  const chain: string[] = [];
+  let cur: string | null = pid;
+  while (cur) {
+    if (chain.includes(cur)) throw new LibosError('internal_error', `process tree has a cycle at ${cur}`);
+    chain.push(cur);
+    const row: { parent_pid: string | null } | undefined = await db.selectFrom('processes').select('parent_pid').where('pid', '=', cur).executeTakeFirst();
+    cur = row?.parent_pid ?? null;
+  }
+  return chain;
+}
+
+/**
+ * Replaces a process's loaded Skills under a revision compare-and-swap: a concurrent change makes this fail with
+ * `conflict` instead of silently overwriting it.
+ */
+export async function updateLoadedSkills(db: Kysely<any>, p: ProcessInfo, loaded: Readonly<Record<string, LoadedSkill>>, nowIso: string): Promise<void> {
+  const r = await db
+    .updateTable('processes')
+    .set({ loaded_skills: JSON.stringify(loaded), revision: p.revision + 1, updated_at: nowIso })
+    .where('pid', '=', p.pid)
+    .where('revision', '=', p.revision)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${p.pid} changed concurrently (revision ${p.revision}); retry`);
+}

@@ -1,0 +1,265 @@
+import { CAPABILITY_SERVICE_NAME, createAuthorityEngine, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
+import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
+
+const CAPABILITIES_PLUGIN = '@libos/capabilities';
+import type { ToolCallResult } from './broker/tool-result.js';
+import { callTool } from './broker/tool-broker.js';
+import { EventBus, type AuditRecord, type RuntimeEvent } from './events/event-bus.js';
+import { queryAudit, queryEvents, type AuditQuery, type EventQuery } from './events/queries.js';
+import { BUILTIN_IMAGES } from './images/builtin-images.js';
+import type { KernelDeps } from './internal/kernel-deps.js';
+import { loadPlugins } from './plugins/load-plugins.js';
+import type { Registry } from './plugins/registry.js';
+import type { ProcessInfo } from './processes/process-record.js';
+import { findProcess, getProcess, listProcesses } from './processes/process-store.js';
+import { spawnProcess, type SpawnOptions } from './processes/spawn.js';
+import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-navigation.js';
+import { childProcessesPlugin } from './children/child-processes-plugin.js';
+import { kernelServices } from './services/kernel-services.js';
+import { kernelMigrations } from './store/kernel-schema.js';
+import { migrate } from './store/migrate.js';
+import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
+import { inTransaction, type ScopeFactory, type TxScope } from './store/transaction.js';
+
+export interface RuntimeConfig {
+  /** Wall clock (inject a fake one in tests). */
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+}
+
+export interface OpenRuntimeOptions {
+  /** A SQLite file path, or `':memory:'` for an ephemeral store. */
+  readonly path: string;
+  /** Skill plugins to load (the kernel's own skill-navigation plugin is always loaded first). */
+  readonly plugins?: readonly Plugin[];
+  readonly config?: RuntimeConfig;
+}
+
+/** One entry of the Skill catalog. */
+export interface SkillCatalogEntry {
+  readonly skill_id: string;
+  readonly description: string;
+  readonly tools: readonly string[];
+  readonly plugin: string;
+  readonly package_sha256: string;
+  readonly path: string;
+}
+
+/** A tool as a model sees it: name, description and the JSON Schema generated from its zod input. */
+export interface ToolSchema {
+  readonly name: string;
+  readonly description: string;
+  readonly input_schema: Record<string, unknown>;
+}
+
+export interface GrantOptions {
+  readonly uses?: number;
+  readonly expiresAt?: string;
+  readonly effect?: GrantSpec['effect'];
+  readonly delegable?: boolean;
+}
+
+/**
+ * A running libOS: one store, the loaded plugins, processes and the ToolBroker.
+ *
+ * @example
+ * const rt = await openRuntime({ path: ':memory:', plugins: [objectMemory()] });
+ * const p = await rt.spawn({ goal: 'Keep a ledger' });
+ * const r = await rt.call(p.pid, 'discover_skills', {});
+ * await rt.close();
+ */
+export class Runtime {
+  readonly bus: EventBus;
+  readonly registry: Registry;
+  /** Canonical store path, or ':memory:'. */
+  readonly location: string;
+  readonly #deps: KernelDeps;
+  readonly #store: OpenedStore;
+  #closed = false;
+
+  /** @internal use openRuntime */
+  constructor(deps: KernelDeps, store: OpenedStore) {
+    this.#deps = deps;
+    this.#store = store;
+    this.bus = deps.bus;
+    this.registry = deps.registry;
+    this.location = store.location;
+  }
+
+  get clock(): Clock {
+    return this.#deps.clock;
+  }
+
+  /** The authority engine (host-side API: trusted issue, checked revoke, budgets, labels). */
+  get authority(): AuthorityEngine {
+    return this.#deps.engine;
+  }
+
+  #live(): KernelDeps {
+    if (this.#closed) throw new LibosError('store_closed', `runtime on ${this.location} is closed`);
+    return this.#deps;
+  }
+
+  /** Runs `fn` in one host transaction (state, events and audit commit together). */
+  async transaction<T>(fn: (scope: TxScope) => Promise<T>, actor = 'host'): Promise<T> {
+    const d = this.#live();
+    return inTransaction(d.db, d.scopes, actor, null, fn);
+  }
+
+  /** Spawns a process from a registered image (default `base-agent:v0`); a root unless `parentPid` is given. */
+  async spawn(opts: SpawnOptions): Promise<ProcessInfo> {
+    return spawnProcess(this.#live(), opts);
+  }
+
+  /** Calls a tool as process `pid`, through the ToolBroker. Never throws for a tool failure: see the envelope. */
+  async call(pid: string, tool: string, args: unknown = {}, opts: { signal?: AbortSignal } = {}): Promise<ToolCallResult> {
+    return callTool(this.#live(), pid, tool, args, opts);
+  }
+
+  async process(pid: string): Promise<ProcessInfo> {
+    return getProcess(this.#live().db, pid);
+  }
+
+  async findProcess(pid: string): Promise<ProcessInfo | null> {
+    return findProcess(this.#live().db, pid);
+  }
+
+  async processes(): Promise<ProcessInfo[]> {
+    return listProcesses(this.#live().db);
+  }
+
+  /** Issues a grant to `pid` as the trusted host (the CLI's `libos grant`). */
+  async grant(pid: string, resource: string, rights: readonly Right[], opts: GrantOptions = {}): Promise<CapabilityRecord> {
+    await this.process(pid);
+    return this.transaction((scope) =>
+      this.#deps.engine.issueTrusted(
+        scope,
+        {
+          subject: pid,
+          resource,
+          rights,
+          ...(opts.effect ? { effect: opts.effect } : {}),
+          ...(opts.uses !== undefined ? { usesRemaining: opts.uses } : {}),
+          ...(opts.expiresAt ? { expiresAt: opts.expiresAt } : {}),
+          ...(opts.delegable !== undefined ? { delegable: opts.delegable } : {}),
+        },
+        'host',
+      ),
+    );
+  }
+
+  /** Revokes a grant as the host. */
+  async revoke(capId: string): Promise<void> {
+    return this.transaction((scope) => this.#deps.engine.revoke(scope, 'host', capId));
+  }
+
+  /** Grants held by `pid` (active and valid by default). */
+  async capabilities(pid: string, opts: { includeInactive?: boolean } = {}): Promise<CapabilityRecord[]> {
+    await this.process(pid);
+    return this.transaction((scope) => this.#deps.engine.list(scope, pid, opts));
+  }
+
+  /** Budget limits, usage and remaining of `pid`. */
+  async budget(pid: string): Promise<{ limits: BudgetLimits; usage: Record<string, number>; remaining: Record<string, number | null> }> {
+    await this.process(pid);
+    return this.transaction((scope) => this.#deps.engine.budgets(scope).usage(pid)) as never;
+  }
+
+  /** Loads a Skill onto a process as the host (no `skill:<id>` check; the model's path is `activate_skill`). */
+  async activateSkill(pid: string, skillId: string): Promise<ProcessInfo> {
+    return this.transaction(async (scope) => {
+      const r = await loadSkillOnProcess(scope.store, this.#deps.registry, pid, skillId, this.clock.now().toISOString());
+      if (!r.alreadyActive) {
+        await scope.events.emit('skill_loaded', { pid, skill_id: skillId, package_sha256: r.manifest.packageSha256 });
+        await scope.audit.record({ action: 'skill.activate', target: `skill:${skillId}`, details: { pid, package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
+      }
+      return getProcess(scope.store, pid);
+    });
+  }
+
+  /** The Skill catalog: every loaded Skill's metadata. */
+  skillCatalog(): SkillCatalogEntry[] {
+    return [...this.registry.skills.values()]
+      .map((s) => ({ skill_id: s.manifest.name, description: s.manifest.description, tools: [...s.manifest.allowedTools], plugin: s.plugin, package_sha256: s.manifest.packageSha256, path: s.manifest.path }))
+      .sort((a, b) => a.skill_id.localeCompare(b.skill_id));
+  }
+
+  /** True when some loaded plugin defines a tool of this name. */
+  hasTool(name: string): boolean {
+    return this.registry.tools.has(name);
+  }
+
+  /** The tools `pid` can see, with the JSON Schema a model is shown for each (generated from zod). */
+  async toolSchemas(pid: string): Promise<ToolSchema[]> {
+    const p = await this.process(pid);
+    return p.visibleTools.map((name) => {
+      const t = this.registry.tools.get(name)!.tool;
+      return { name, description: t.description, input_schema: toolInputJsonSchema(t) };
+    });
+  }
+
+  async audit(q: AuditQuery = {}): Promise<AuditRecord[]> {
+    return queryAudit(this.#live().db, q);
+  }
+
+  async events(q: EventQuery = {}): Promise<RuntimeEvent[]> {
+    return queryEvents(this.#live().db, q);
+  }
+
+  /** Closes the store and releases the writer lease. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.bus.removeAllListeners();
+    await this.#store.close();
+  }
+}
+
+/**
+ * Opens a runtime on a store: takes the writer lease, runs the kernel's, the authority engine's and every
+ * plugin's migrations in order, validates the plugins, then runs each plugin's open hook (e.g. the reopen sweep).
+ *
+ * @example
+ * const rt = await openRuntime({ path: './.libos/libos.db', plugins: [capabilities(), objectMemory(), tasks(), session()] });
+ */
+export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
+  const clock = opts.config?.clock ?? systemClock;
+  const ids = opts.config?.ids ?? randomIds;
+  let deps: KernelDeps | undefined;
+  const getDeps = () => {
+    if (!deps) throw new LibosError('internal_error', 'kernel used before it finished opening');
+    return deps;
+  };
+  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), ...(opts.plugins ?? [])], BUILTIN_IMAGES);
+  const engine = createAuthorityEngine({ clock, ids });
+  // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
+  // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.
+  const builtinServices: Record<string, ServiceFactory> = { ...kernelServices(getDeps), [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope) };
+  const store = openSqliteStore(opts.path);
+  const bus = new EventBus();
+  const reg = registry;
+  for (const name of Object.keys(builtinServices)) {
+    if (reg.services.has(name) && !(name === CAPABILITY_SERVICE_NAME && reg.plugins.some((p) => p.name === CAPABILITIES_PLUGIN))) throw new LibosError('plugin_invalid', `plugins failed to load:\nservice ${JSON.stringify(name)} is provided by the kernel; a plugin cannot replace it`);
+  }
+  const scopes: ScopeFactory = {
+    clock,
+    bus,
+    authority: (scope, pid) => engine.authority(scope, pid),
+    service(name, scope) {
+      const factory = builtinServices[name] ?? reg.services.get(name);
+      if (!factory) throw new LibosError('not_found', `service ${JSON.stringify(name)} is not provided by any loaded plugin`);
+      return factory(scope);
+    },
+  };
+  deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus };
+  try {
+    await migrate(store.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }, { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations }, ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN)], () => clock.now().toISOString());
+    for (const p of reg.plugins) {
+      if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
+    }
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return new Runtime(deps, store);
+}

@@ -1,0 +1,29 @@
+import type { HumanService, ProcessService, ServiceScope } from '@libos/sdk';
+import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import { endProcess } from '../processes/exit.js';
+import { getProcess } from '../processes/process-store.js';
+import type { TxScope } from '../store/transaction.js';
+
+/**
+ * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes` and `human`.
+ */
+export function kernelServices(deps: () => KernelDeps): Record<string, (scope: ServiceScope) => unknown> {
+  return {
+    processes: (scope): ProcessService => ({
+      async get(pid) {
+        const p = await getProcess(scope.store as TxScope['store'], pid);
+        const image = deps().registry.images.get(p.imageId);
+        return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {} };
+      },
+      async exit(pid, outcome) {
+        const ended = await endProcess(deps(), scope as TxScope, pid, { kind: 'exited', result_oid: outcome.resultOid });
+        return { pid, status: 'exited', result_oid: outcome.resultOid, state_generation: ended.stateGeneration };
+      },
+    }),
+    human: (scope): HumanService => ({
+      create: (pid, req) => createHumanRequest(scope.store as TxScope['store'], pid, req, scope.clock.now().toISOString()),
+      get: (id) => getHumanRequest(scope.store as TxScope['store'], id),
+    }),
+  };
+}

@@ -1,0 +1,125 @@
+import type { Kysely } from 'kysely';
+import type { Migration } from '@libos/sdk';
+
+/** Version of the kernel's own schema. A store written by another version is refused at open. */
+export const KERNEL_SCHEMA_VERSION = 1;
+
+/** The kernel's tables: meta, processes, events, audit. Dialect-neutral (kysely schema builder, JSON as text). */
+export const kernelMigrations: readonly Migration[] = [
+  {
+    name: '0001_kernel_core',
+    async up(raw) {
+      const db = raw as Kysely<any>;
+      await db.schema
+        .createTable('processes')
+        .addColumn('pid', 'text', (c) => c.primaryKey())
+        .addColumn('parent_pid', 'text')
+        .addColumn('image_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('wait_state', 'text')
+        .addColumn('outcome', 'text')
+        .addColumn('state_generation', 'integer', (c) => c.notNull())
+        .addColumn('revision', 'integer', (c) => c.notNull())
+        .addColumn('goal', 'text', (c) => c.notNull())
+        .addColumn('goal_oid', 'text')
+        .addColumn('tool_table', 'text', (c) => c.notNull())
+        .addColumn('loaded_skills', 'text', (c) => c.notNull())
+        .addColumn('working_directory', 'text', (c) => c.notNull())
+        .addColumn('llm_profile_id', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('processes_parent').on('processes').column('parent_pid').execute();
+      await db.schema
+        .createTable('events')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('ts', 'text', (c) => c.notNull())
+        .addColumn('pid', 'text')
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('audit_records')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('ts', 'text', (c) => c.notNull())
+        .addColumn('actor', 'text', (c) => c.notNull())
+        .addColumn('action', 'text', (c) => c.notNull())
+        .addColumn('target', 'text')
+        .addColumn('decision', 'text')
+        .addColumn('call_id', 'text')
+        .addColumn('details', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('audit_actor').on('audit_records').column('actor').execute();
+    },
+  },
+  {
+    name: '0002_processes_runtime',
+    async up(raw) {
+      const db = raw as Kysely<any>;
+      // One saved blocked call per process: resumed without a new model call (kernel spec §2).
+      await db.schema
+        .createTable('pending_actions')
+        .addColumn('pid', 'text', (c) => c.primaryKey())
+        .addColumn('resume_token', 'text', (c) => c.notNull().unique())
+        .addColumn('call_id', 'text', (c) => c.notNull())
+        .addColumn('tool', 'text', (c) => c.notNull())
+        .addColumn('args', 'text', (c) => c.notNull())
+        .addColumn('wait', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('process_messages')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('recipient_pid', 'text', (c) => c.notNull())
+        .addColumn('sender', 'text', (c) => c.notNull())
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('delivery', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('acked_at', 'text')
+        .execute();
+      await db.schema.createIndex('process_messages_recipient').on('process_messages').columns(['recipient_pid', 'status']).execute();
+      await db.schema
+        .createTable('human_requests')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('pid', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('details', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('response', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('answered_at', 'text')
+        .execute();
+      await db.schema.createIndex('human_requests_status').on('human_requests').columns(['status', 'pid']).execute();
+      await db.schema
+        .createTable('llm_calls')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('pid', 'text', (c) => c.notNull())
+        .addColumn('image_id', 'text', (c) => c.notNull())
+        .addColumn('purpose', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('provider', 'text', (c) => c.notNull())
+        .addColumn('model', 'text', (c) => c.notNull())
+        .addColumn('request', 'text', (c) => c.notNull())
+        .addColumn('response', 'text')
+        .addColumn('prompt_tokens', 'integer')
+        .addColumn('completion_tokens', 'integer')
+        .addColumn('total_tokens', 'integer')
+        .addColumn('latency_ms', 'integer', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('llm_calls_pid').on('llm_calls').column('pid').execute();
+    },
+  },
+];

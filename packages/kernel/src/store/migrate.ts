@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely';
+import { LibosError, type Migration } from '@libos/sdk';
+import { KERNEL_SCHEMA_VERSION } from './kernel-schema.js';
+
+/** A named group of migrations (the kernel's, the authority engine's, each plugin's). */
+export interface MigrationSet {
+  readonly owner: string;
+  readonly migrations: readonly Migration[];
+}
+
+/**
+ * Checks the schema version, then runs every migration not yet applied, in order, each group in its own
+ * transaction. A store written by a different kernel schema version is refused.
+ */
+export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], now: () => string): Promise<void> {
+  await db.schema.createTable('libos_meta').ifNotExists().addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+  await db.schema
+    .createTable('libos_migrations')
+    .ifNotExists()
+    .addColumn('owner', 'text', (c) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('libos_migrations_pk', ['owner', 'name'])
+    .execute();
+  const row = await db.selectFrom('libos_meta').select('value').where('key', '=', 'schema_version').executeTakeFirst();
+  if (row && Number(row.value) !== KERNEL_SCHEMA_VERSION) {
+    throw new LibosError('schema_version_mismatch', `store schema_version is ${row.value}, this kernel reads ${KERNEL_SCHEMA_VERSION}; open it with a matching libOS version`, {
+      details: { found: row.value, expected: KERNEL_SCHEMA_VERSION },
+    });
+  }
+  if (!row) await db.insertInto('libos_meta').values({ key: 'schema_version', value: String(KERNEL_SCHEMA_VERSION) }).execute();
+  const applied = new Set((await db.selectFrom('libos_migrations').select(['owner', 'name']).execute()).map((r) => `${r.owner}\u0000${r.name}`));
+  for (const set of sets) {
+    const pending = set.migrations.filter((m) => !applied.has(`${set.owner}\u0000${m.name}`));
+    if (pending.length === 0) continue;
+    await db.transaction().execute(async (trx) => {
+      for (const m of pending) {
+        try {
+          await m.up(trx);
+        } catch (err) {
+          throw new LibosError('internal_error', `migration ${set.owner}/${m.name} failed: ${(err as Error).message}`, { cause: err });
+        }
+        await trx.insertInto('libos_migrations').values({ owner: set.owner, name: m.name, applied_at: now() }).execute();
+      }
+    });
+  }
+}

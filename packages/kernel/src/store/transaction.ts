@@ -1,0 +1,83 @@
+import type { Kysely, Transaction } from 'kysely';
+import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EventSink, type ServiceScope } from '@libos/sdk';
+import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
+
+/** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
+export interface ScopeFactory {
+  readonly clock: Clock;
+  readonly bus: EventBus;
+  service(name: string, scope: ServiceScope): unknown;
+  authority(scope: ServiceScope, pid: string): Authority;
+}
+
+/** A ServiceScope bound to one transaction, plus the actor its audit rows name. */
+export interface TxScope extends ServiceScope {
+  readonly store: Transaction<any>;
+  /** Audit rows written through this scope name this actor (a pid, or `host`). */
+  readonly actor: string;
+  readonly callId: string | null;
+}
+
+const json = (v: unknown) => JSON.stringify(v ?? {});
+
+function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId: string | null, commits: (() => void)[], rollbacks: (() => void)[]): TxScope {
+  const nowIso = () => f.clock.now().toISOString();
+  const events: EventSink = {
+    async emit(type, data = {}) {
+      const row = { id: newId('evt'), ts: nowIso(), pid: actor.startsWith('pid_') ? actor : ((data.pid as string | undefined) ?? null), type, data: json(data) };
+      const { seq } = await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow();
+      const event: RuntimeEvent = { seq: Number(seq), id: row.id, ts: row.ts, pid: row.pid, type, data };
+      commits.push(() => f.bus.emit('event', event));
+    },
+  };
+  const audit: AuditSink = {
+    async record(entry: AuditEntry) {
+      const row = { id: newId('aud'), ts: nowIso(), actor, action: entry.action, target: entry.target ?? null, decision: entry.decision ?? null, call_id: callId, details: json(entry.details) };
+      const { seq } = await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow();
+      const rec: AuditRecord = { seq: Number(seq), id: row.id, ts: row.ts, actor, action: row.action, target: row.target, decision: row.decision, callId, details: entry.details ?? {} };
+      commits.push(() => f.bus.emit('audit', rec));
+    },
+  };
+  const scope: TxScope = {
+    store: trx,
+    actor,
+    callId,
+    clock: f.clock,
+    events,
+    audit,
+    afterCommit: (fn) => void commits.push(fn),
+    onRollback: (fn) => void rollbacks.push(fn),
+    service: <T>(name: string) => f.service(name, scope) as T,
+    authorityFor: (pid: string) => f.authority(scope, pid),
+  };
+  return scope;
+}
+
+/**
+ * Runs `fn` in one store transaction. State, events and audit commit together or not at all; `afterCommit`
+ * callbacks run after a commit, `onRollback` callbacks (newest first) after a rollback.
+ *
+ * @example
+ * await inTransaction(db, factory, 'host', null, async (scope) => scope.audit.record({ action: 'demo' }));
+ */
+export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+  const commits: (() => void)[] = [];
+  const rollbacks: (() => void)[] = [];
+  let result: T;
+  try {
+    result = await db.transaction().execute((trx) => fn(makeScope(trx, f, actor, callId, commits, rollbacks)));
+  } catch (err) {
+    const undoErrors: unknown[] = [];
+    for (const undo of rollbacks.reverse()) {
+      try {
+        undo();
+      } catch (e) {
+        undoErrors.push(e);
+      }
+    }
+    if (undoErrors.length > 0) throw new LibosError('store_poisoned', `rollback hooks failed after: ${(err as Error).message}`, { cause: new AggregateError([err, ...undoErrors]) });
+    throw err;
+  }
+  for (const done of commits) done();
+  return result;
+}

@@ -1,0 +1,31 @@
+/**
+ * Blocking tools park their process in a typed wait instead of sleeping: the tool calls `ctx.wait(spec)`, the
+ * broker commits the wait state and a durable pending action in the call's transaction, and the scheduler
+ * re-runs the saved call (with `ctx.resumed === true`) when the wait is satisfied, without asking the model again.
+ *
+ * @example
+ * if (child.status is live && block) ctx.wait({ kind: 'child', child_pid });
+ */
+export interface MessageFilters {
+  readonly sender_pid?: string;
+  readonly channel?: string;
+  readonly kind?: string;
+  readonly message_ids?: readonly string[];
+}
+
+export type WaitSpec =
+  | { readonly kind: 'child'; readonly child_pid: string }
+  | { readonly kind: 'message'; readonly filters: MessageFilters }
+  | { readonly kind: 'human'; readonly request_ids: readonly string[] };
+
+/** Thrown by `ctx.wait`; the broker turns it into a committed wait. Never thrown across a tool boundary otherwise. */
+export class ToolWait {
+  readonly wait: WaitSpec;
+  constructor(wait: WaitSpec) {
+    this.wait = Object.freeze({ ...wait });
+  }
+}
+
+export function isToolWait(value: unknown): value is ToolWait {
+  return value instanceof ToolWait || (typeof value === 'object' && value !== null && value.constructor?.name === 'ToolWait' && 'wait' in value);
+}

@@ -1,0 +1,29 @@
+import { isRight, type Right } from '@libos/sdk';
+import { UsageError } from '../output.js';
+
+/** Parses a JSON object argument; a usage error (exit 2) names the argument when it does not parse. */
+export function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${what} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UsageError(`${what} must be a JSON object`);
+  return v as Record<string, unknown>;
+}
+
+/** Parses `read,write` into rights; unknown rights are a usage error naming them. */
+export function parseRights(text: string): Right[] {
+  const rights = text.split(/[,\s]+/).filter(Boolean);
+  const bad = rights.filter((r) => !isRight(r));
+  if (rights.length === 0 || bad.length > 0) throw new UsageError(`rights: ${bad.length ? `unknown right(s) ${bad.join(', ')}` : 'none given'}; use a comma list of read, write, delete, execute, materialize, link, diff, grant, revoke, approve, admin`);
+  return rights as Right[];
+}
+
+/** Parses a positive integer flag. */
+export function parsePositiveInt(text: string, flag: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer (got ${JSON.stringify(text)})`);
+  return n;
+}

@@ -1,0 +1,253 @@
+import { Command, CommanderError, Option } from 'commander';
+import type { ProcessInfo } from '@libos/kernel';
+import { LibosError } from '@libos/sdk';
+import { runDemo } from './demo.js';
+import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
+import { validatePluginDir } from './commands/skills-validate.js';
+import { withRuntime, type GlobalOptions } from './commands/with-runtime.js';
+import { EXIT, print, printError, table, UsageError } from './output.js';
+
+export const DEFAULT_DB = './.libos/libos.db';
+
+const processRow = (p: ProcessInfo) => ({ pid: p.pid, parent: p.parentPid, image: p.imageId, status: p.status, goal: p.goal.length > 48 ? `${p.goal.slice(0, 47)}…` : p.goal });
+
+/** Builds the `libos` command. `setExit` receives the exit code of the action that ran. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('libos')
+    .description('libOS: an operating system for LLM agents')
+    .option('--db <path>', 'store file (":memory:" for an ephemeral store)', DEFAULT_DB)
+    .option('--json', 'machine-readable output', false)
+    .showHelpAfterError(false)
+    .exitOverride();
+
+  const g = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
+  /** Wraps an action: prints errors as one line and sets the stable exit code. */
+  // Commander calls an action with (...positionals, options, command); actions here take the command first.
+  const act =
+    <A extends unknown[]>(fn: (cmd: Command, ...args: A) => Promise<number | void>) =>
+    async (...raw: unknown[]) => {
+      const cmd = raw[raw.length - 1] as Command;
+      try {
+        setExit((await fn(cmd, ...(raw.slice(0, -1) as A))) ?? EXIT.ok);
+      } catch (err) {
+        setExit(printError(g(cmd), err));
+      }
+    };
+
+  program
+    .command('init')
+    .description('create (or check) the store')
+    .action(
+      act(async (cmd: Command) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => print(o, { db: rt.location, processes: (await rt.processes()).length, skills: rt.skillCatalog().length }, () => `store ready: ${rt.location}`));
+      }),
+    );
+
+  program
+    .command('spawn')
+    .description('spawn a root process from a registered image')
+    .option('--image <id>', 'image id', 'base-agent:v0')
+    .requiredOption('--goal <text>', 'the goal')
+    .option('--tool-calls <n>', 'tool-call budget (default 256)')
+    .action(
+      act(async (cmd: Command, opts: { image: string; goal: string; toolCalls?: string }) => {
+        const o = g(cmd);
+        const budget = opts.toolCalls ? { tool_calls: parsePositiveInt(opts.toolCalls, '--tool-calls') } : undefined;
+        await withRuntime(o, async (rt) => {
+          const p = await rt.spawn({ image: opts.image, goal: opts.goal, ...(budget ? { budget } : {}) });
+          print(o, p, () => p.pid);
+        });
+      }),
+    );
+
+  program
+    .command('ps')
+    .description('list processes')
+    .action(
+      act(async (cmd: Command) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => {
+          const ps = await rt.processes();
+          print(o, ps, () => table(ps.map(processRow), ['pid', 'parent', 'image', 'status', 'goal']));
+        });
+      }),
+    );
+
+  program
+    .command('show <pid>')
+    .description('show one process: state, tool tables, budget')
+    .action(
+      act(async (cmd: Command, pid: string) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => {
+          const p = await rt.process(pid);
+          const budget = await rt.budget(pid);
+          const value = { ...p, budget };
+          print(o, value, () =>
+            [
+              `pid:      ${p.pid}`,
+              `parent:   ${p.parentPid ?? '-'}`,
+              `image:    ${p.imageId}`,
+              `status:   ${p.status} (generation ${p.stateGeneration})`,
+              `goal:     ${p.goal}`,
+              `skills:   ${Object.keys(p.loadedSkills).join(', ') || '-'}`,
+              `visible:  ${p.visibleTools.join(', ') || '-'}`,
+              `callable: ${p.toolTable.join(', ') || '-'}`,
+              `budget:   ${Object.entries(budget.usage).map(([k, v]) => `${k} ${v}/${budget.limits[k as keyof typeof budget.limits] ?? '∞'}`).join(', ') || '-'}`,
+            ].join('\n'),
+          );
+        });
+      }),
+    );
+
+  program
+    .command('call <pid> <tool> [json]')
+    .description("call one tool as a process, through the broker; prints the result envelope (exit 1 if it failed)")
+    .action(
+      act(async (cmd: Command, pid: string, tool: string, json: string | undefined) => {
+        const o = g(cmd);
+        const args = parseJsonObject(json ?? '{}', 'arguments');
+        return withRuntime(o, async (rt) => {
+          if (!rt.hasTool(tool)) throw new LibosError('tool_not_found', `no tool named ${JSON.stringify(tool)} is registered (libos skills lists the catalog)`);
+          await rt.process(pid);
+          const r = await rt.call(pid, tool, args);
+          process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+          return r.ok ? EXIT.ok : EXIT.toolError;
+        });
+      }),
+    );
+
+  program
+    .command('grant <pid> <resource> <rights>')
+    .description('issue a grant to a process as the host (rights: comma list)')
+    .option('--uses <n>', 'finite uses')
+    .option('--expires <iso>', 'expiry (ISO 8601; no offset = UTC)')
+    .addOption(new Option('--effect <effect>', 'allow, deny or ask').choices(['allow', 'deny', 'ask']).default('allow'))
+    .option('--delegable', 'the holder may delegate it to its children', false)
+    .action(
+      act(async (cmd: Command, pid: string, resource: string, rights: string, opts: { uses?: string; expires?: string; effect: 'allow' | 'deny' | 'ask'; delegable: boolean }) => {
+        const o = g(cmd);
+        const parsed = parseRights(rights);
+        const uses = opts.uses === undefined ? undefined : parsePositiveInt(opts.uses, '--uses');
+        await withRuntime(o, async (rt) => {
+          const cap = await rt.grant(pid, resource, parsed, { effect: opts.effect, delegable: opts.delegable, ...(uses !== undefined ? { uses } : {}), ...(opts.expires ? { expiresAt: opts.expires } : {}) });
+          print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : ''}`);
+        });
+      }),
+    );
+
+  program
+    .command('revoke <capId>')
+    .description('revoke a grant as the host')
+    .action(
+      act(async (cmd: Command, capId: string) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => {
+          await rt.revoke(capId);
+          print(o, { revoked: capId }, () => `revoked ${capId}`);
+        });
+      }),
+    );
+
+  program
+    .command('caps <pid>')
+    .description("list a process's grants")
+    .option('--all', 'include revoked, expired and exhausted grants', false)
+    .action(
+      act(async (cmd: Command, pid: string, opts: { all: boolean }) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => {
+          const caps = await rt.capabilities(pid, { includeInactive: opts.all });
+          print(o, caps, () => table(caps.map((c) => ({ id: c.id, effect: c.effect, rights: c.rights.join(','), resource: c.resource, uses: c.usesRemaining, expires: c.expiresAt, status: c.status })), ['id', 'effect', 'rights', 'resource', 'uses', 'expires', 'status']));
+        });
+      }),
+    );
+
+  const skills = program
+    .command('skills')
+    .description('the Skill catalog')
+    .action(
+      act(async (cmd: Command) => {
+        const o = g(cmd);
+        await withRuntime(o, async (rt) => {
+          const cat = rt.skillCatalog();
+          print(o, cat, () => table(cat.map((s) => ({ skill: s.skill_id, plugin: s.plugin, tools: s.tools.join(' '), description: s.description.length > 60 ? `${s.description.slice(0, 59)}…` : s.description })), ['skill', 'plugin', 'tools', 'description']));
+        });
+      }),
+    );
+  skills
+    .command('validate <dir>')
+    .description('check a third-party plugin folder and print each problem')
+    .action(
+      act(async (cmd: Command, dir: string) => {
+        const o = g(cmd);
+        const report = await validatePluginDir(dir);
+        print(o, report, () =>
+          report.problems.length === 0
+            ? `ok: ${report.skills.length} skill(s) valid${report.plugin ? `; plugin ${report.plugin} loads` : ''}: ${report.skills.join(', ')}`
+            : report.problems.map((p) => `${p.file}: ${p.field}: ${p.message}`).join('\n'),
+        );
+        return report.problems.length === 0 ? EXIT.ok : EXIT.toolError;
+      }),
+    );
+
+  program
+    .command('audit')
+    .description('the audit trail, oldest first')
+    .option('--pid <pid>', 'only this actor')
+    .option('--action <action>', 'only this action, e.g. tool.call')
+    .option('--limit <n>', 'at most n rows', '100')
+    .action(
+      act(async (cmd: Command, opts: { pid?: string; action?: string; limit: string }) => {
+        const o = g(cmd);
+        const limit = parsePositiveInt(opts.limit, '--limit');
+        await withRuntime(o, async (rt) => {
+          const rows = await rt.audit({ limit, ...(opts.pid ? { pid: opts.pid } : {}), ...(opts.action ? { action: opts.action } : {}) });
+          print(o, rows, () => table(rows.map((r) => ({ seq: r.seq, ts: r.ts, actor: r.actor, action: r.action, target: r.target, decision: r.decision })), ['seq', 'ts', 'actor', 'action', 'target', 'decision']));
+        });
+      }),
+    );
+
+  program
+    .command('events')
+    .description('durable events, oldest first')
+    .option('--pid <pid>', 'only this process')
+    .option('--limit <n>', 'at most n rows', '100')
+    .action(
+      act(async (cmd: Command, opts: { pid?: string; limit: string }) => {
+        const o = g(cmd);
+        const limit = parsePositiveInt(opts.limit, '--limit');
+        await withRuntime(o, async (rt) => {
+          const rows = await rt.events({ limit, ...(opts.pid ? { pid: opts.pid } : {}) });
+          print(o, rows, () => table(rows.map((r) => ({ seq: r.seq, ts: r.ts, pid: r.pid, type: r.type, data: r.data })), ['seq', 'ts', 'pid', 'type', 'data']));
+        });
+      }),
+    );
+
+  program
+    .command('demo')
+    .description('a scripted walk through the runtime on a fresh SQLite store; no model needed')
+    .action(
+      act(async (cmd: Command) => {
+        const o = cmd.optsWithGlobals() as { db: string; json: boolean };
+        return runDemo({ db: o.db === DEFAULT_DB ? undefined : o.db, json: o.json });
+      }),
+    );
+
+  return program;
+}
+
+/** Runs the command line; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  const program = buildProgram((c) => (code = c));
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof UsageError) return printError({ json: false }, err);
+    throw err;
+  }
+  return code;
+}

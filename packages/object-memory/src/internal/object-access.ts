@@ -21,21 +21,31 @@ export async function requireRight(authority: Authority, resource: string, right
 }
 
 /**
- * The common first steps of read and append: namespace read (`namespace_denied`), namespace exists
- * (`namespace_not_found`), the name is held (`object_not_found`), object read (`object_not_found`: an
- * unreadable Object looks exactly like a missing one). Finite uses are spent; the transaction restores them on failure.
+ * The common first steps of read and append: namespace read (`namespace_denied`, spent at once), namespace
+ * exists (`namespace_not_found`), the name is held (`object_not_found`), object read (`object_not_found`: an
+ * unreadable Object looks exactly like a missing one). The object-read decision is returned unspent, so the
+ * caller can spend one finite grant once for all the rights it needs; the transaction restores spent uses on failure.
  */
-export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<ObjectRecord> {
+export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
   await requireRight(authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
   if ((await getNamespace(db, namespace)) === null) {
     throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
   }
   const record = await findObjectByName(db, namespace, name);
   if (record === null) throw objectNotFound(namespace, name);
-  const decision = await authority.check(`object:${record.oid}`, 'read');
-  if (!decision.allowed) throw objectNotFound(namespace, name);
-  await authority.consume(decision);
-  return record;
+  const read = await authority.check(`object:${record.oid}`, 'read');
+  if (!read.allowed) throw objectNotFound(namespace, name);
+  return { record, read };
+}
+
+/** Spends the finite uses behind `decisions`, each grant once (one read+write grant pays once for one append). */
+export async function spendOnce(authority: Authority, decisions: readonly Decision[]): Promise<void> {
+  const spent = new Set<string>();
+  for (const d of decisions) {
+    if (d.consumeId !== undefined && spent.has(d.consumeId)) continue;
+    await authority.consume(d);
+    if (d.consumeId !== undefined) spent.add(d.consumeId);
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import { requireJson, type JsonValue } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
 import { tokenEstimate } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
-import { objectNotFound, openReadableObject, requirePayload, requireRight } from '../internal/object-access.js';
+import { objectNotFound, openReadableObject, requirePayload, spendOnce } from '../internal/object-access.js';
 import { getObject, nextSeq, writeAppend } from '../internal/object-repo.js';
 import { writePayload } from '../internal/payload-writes.js';
 import { omDb } from '../internal/schema.js';
@@ -51,8 +51,12 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const db = omDb(ctx.store);
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
-      const record = await openReadableObject(db, ctx.authority, namespace, name);
-      await requireRight(ctx.authority, `object:${record.oid}`, 'write', 'object_denied', 'name');
+      const { record, read } = await openReadableObject(db, ctx.authority, namespace, name);
+      const write = await ctx.authority.check(`object:${record.oid}`, 'write');
+      if (!write.allowed) {
+        throw new LibosError('object_denied', `name: the caller may read but not write ${record.namespace}/${record.name}`, { details: { field: 'name', oid: record.oid } });
+      }
+      await spendOnce(ctx.authority, [read, write]);
       if (record.immutable) {
         throw new LibosError('object_immutable', `name: ${record.namespace}/${record.name} is immutable (fixed at creation); create a mutable Object instead`, {
           details: { field: 'name', oid: record.oid },
@@ -98,6 +102,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       }
       writePayload(ctx, deps.payloads, record.oid, outcome.payload);
       const version = record.version + 1;
+      await deps.testHooks.afterAppendWrite?.({ store: ctx.store, oid: record.oid, version });
       await ctx.events.emit('object_appended', { oid: record.oid, namespace: record.namespace, name: record.name, version, list_field: outcome.listField, length: outcome.length });
       await ctx.audit.record({
         action: 'object.append',

@@ -76,7 +76,8 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       }
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
-      const record = await openReadableObject(omDb(ctx.store), ctx.authority, namespace, name);
+      const { record, read } = await openReadableObject(omDb(ctx.store), ctx.authority, namespace, name);
+      await ctx.authority.consume(read);
       const payload = requirePayload(deps.payloads, record) as JsonValue;
       const selection = resolvePointer(payload, parsePointer(args.json_pointer));
       const canonical = canonicalize(selection);

@@ -108,3 +108,17 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
     }
   }
 }
+
+/**
+ * Labels of an Object a model asks to create (spec §6): the model request is guarded by `assertModelLabels`
+ * against the current flow, then joined with every explicit parent, so a public request over a secret
+ * parent is stored secret.
+ *
+ * @example
+ * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [secretParent], flow }); // sensitivity 'secret'
+ */
+export function deriveObjectLabels(input: { readonly requested?: unknown; readonly parents?: readonly Partial<DataLabels>[]; readonly flow?: DataLabels }): DataLabels {
+  const flow = input.flow ?? DEFAULT_LABELS;
+  const base = input.requested === undefined ? flow : assertModelLabels(input.requested, flow);
+  return joinLabels([base, ...(input.parents ?? []).map((p) => parseLabels(p, { allowMixed: true, field: 'parents[]' }))]);
+}

@@ -23,7 +23,7 @@ export type { AttenuatedShape } from './delegation.js';
 export type { DeriveRequest } from './internal/grants.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
-export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant } from './data-labels.js';
+export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels } from './data-labels.js';
 export type { ProcessFlow } from './flow.js';
 export { checkEgress, matchSinkRule, validateSinkRules, DEFAULT_SINK_RULES, UNMATCHED_SINK_RULE } from './egress.js';
 export type { SinkRule, SinkTrust, EgressDecision } from './egress.js';

@@ -1,5 +1,5 @@
 import { CAPABILITY_SERVICE_NAME, createAuthorityEngine, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
+import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type HumanRequest, type HumanRequestStatus, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
@@ -16,6 +16,15 @@ import { spawnProcess, type SpawnOptions } from './processes/spawn.js';
 import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-navigation.js';
 import { childProcessesPlugin } from './children/child-processes-plugin.js';
 import { kernelServices } from './services/kernel-services.js';
+import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
+import { recoverOnOpen } from './store/recover-on-open.js';
+import { answerHuman, type HumanAnswer } from './human/answer-human.js';
+import { listHumanRequests } from './human/human-queue.js';
+import { queryLlmCalls, type LlmCallRecord } from './executor/llm-calls.js';
+import { assertMessagePayload, queryMessages, type Delivery, type ProcessMessage } from './mailbox/messages.js';
+import { postMessage } from './mailbox/post-message.js';
+import { endProcess } from './processes/exit.js';
+import { transition } from './processes/transition.js';
 import { kernelMigrations } from './store/kernel-schema.js';
 import { migrate } from './store/migrate.js';
 import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
@@ -75,6 +84,7 @@ export class Runtime {
   readonly location: string;
   readonly #deps: KernelDeps;
   readonly #store: OpenedStore;
+  readonly #scheduler: Scheduler;
   #closed = false;
 
   /** @internal use openRuntime */
@@ -84,6 +94,7 @@ export class Runtime {
     this.bus = deps.bus;
     this.registry = deps.registry;
     this.location = store.location;
+    this.#scheduler = new Scheduler(() => this.#live());
   }
 
   get clock(): Clock {
@@ -206,6 +217,63 @@ export class Runtime {
     return queryEvents(this.#live().db, q);
   }
 
+  /**
+   * Runs the scheduler until nothing is runnable or `maxQuanta` is spent. A quantum is one model turn or one
+   * resumed wait for one process.
+   *
+   * @example
+   * await rt.run({ provider: new ScriptedProvider({ script }), maxQuanta: 100 });
+   */
+  async run(opts: RunOptions): Promise<RunReport> {
+    this.#live();
+    return this.#scheduler.runUntilIdle(opts);
+  }
+
+  /** Posts a message to a process from outside (a human: sender `human:<name>`). Wakes it if it waits for one like it. */
+  async sendMessage(pid: string, payload: unknown, opts: { from?: string; channel?: string; kind?: string; delivery?: Delivery } = {}): Promise<ProcessMessage> {
+    const from = opts.from ?? 'human:owner';
+    if (!/^human:[a-z0-9][a-z0-9._-]*$/.test(from)) throw new LibosError('invalid_arguments', `from: external senders are human:<name> (got ${JSON.stringify(from)})`);
+    assertMessagePayload(payload);
+    return this.transaction((scope) => postMessage(scope, { recipientPid: pid, sender: from, payload, ...(opts.channel ? { channel: opts.channel } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...(opts.delivery ? { delivery: opts.delivery } : {}) }), from);
+  }
+
+  /** Messages of a process (unread only unless includeAcked), oldest first. Reading here does not ACK. */
+  async messages(pid: string, opts: { includeAcked?: boolean; limit?: number } = {}): Promise<ProcessMessage[]> {
+    return (await queryMessages(this.#live().db, pid, {}, { includeAcked: opts.includeAcked ?? true, limit: opts.limit ?? 100 })).messages;
+  }
+
+  /** The durable human request queue. */
+  async humanRequests(q: { status?: HumanRequestStatus; pid?: string } = {}): Promise<HumanRequest[]> {
+    return listHumanRequests(this.#live().db, q);
+  }
+
+  /** Answers a pending human request; wakes its process when its wait is settled. */
+  async answerHuman(id: string, answer: HumanAnswer): Promise<HumanRequest> {
+    return answerHuman(this.#live(), id, answer);
+  }
+
+  /** Recorded model calls. */
+  async llmCalls(q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {
+    return queryLlmCalls(this.#live().db, q);
+  }
+
+  /** Pauses, resumes, cancels or terminates any process as the host. */
+  async signal(pid: string, signal: 'pause' | 'resume' | 'cancel' | 'terminate', reason?: string): Promise<ProcessInfo> {
+    const deps = this.#live();
+    return this.transaction(async (scope) => {
+      const now = this.clock.now().toISOString();
+      const p = await getProcess(scope.store, pid);
+      const after =
+        signal === 'pause'
+          ? await transition(scope.store, pid, { from: ['runnable', 'created'], to: 'paused', wait: { kind: 'paused', ...(reason ? { reason } : {}) } }, now)
+          : signal === 'resume'
+            ? await transition(scope.store, pid, { from: ['paused'], to: 'runnable' }, now)
+            : await endProcess(deps, scope, pid, { kind: 'killed', code: signal === 'cancel' ? 'cancelled' : 'terminated', ...(reason ? { reason } : {}) });
+      await scope.audit.record({ action: 'process.signal', target: `process:${pid}`, decision: signal, details: { from: p.status, to: after.status } });
+      return after;
+    });
+  }
+
   /** Closes the store and releases the writer lease. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -257,6 +325,12 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     for (const p of reg.plugins) {
       if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  try {
+    await recoverOnOpen(deps);
   } catch (err) {
     await store.close();
     throw err;

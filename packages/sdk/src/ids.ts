@@ -22,3 +22,12 @@ export interface IdSource {
 }
 
 export const randomIds: IdSource = { next: newId };
+
+/**
+ * Deterministic ids for tests, demos and scripted runs: `<prefix>_` + a zero-padded hex counter shared by all
+ * prefixes (`pid_0000000000000001`, `call_0000000000000002`, ...).
+ */
+export function sequentialIds(start = 0): IdSource {
+  let n = start;
+  return { next: (prefix) => `${prefix}_${(++n).toString(16).padStart(16, '0')}` };
+}

@@ -1,12 +1,23 @@
-import { definePlugin, type Plugin } from '@libos/sdk';
+import { definePlugin, skillFromFile, type Plugin } from '@libos/sdk';
+import { RUNTIME_SESSION_SKILL_URL } from './skill-files.js';
+import { getCurrentTime } from './tools/get-current-time.js';
+import { processExit } from './tools/process-exit.js';
+
+export { processExit, MAX_EXIT_MESSAGE_CHARS } from './tools/process-exit.js';
+export { getCurrentTime, isoInZone, DEFAULT_TIMEZONE } from './tools/get-current-time.js';
 
 /**
- * The runtime-session plugin (`agent-libos-runtime-session`: time, sleep, compaction, process_exit). Its tools
- * land with the kernel-processes and session issues; until then it contributes no Skill and no tool.
+ * The runtime-session plugin (`agent-libos-runtime-session`): wall-clock time and `process_exit`.
+ * (Timer sleep and context compaction join with the session issue.)
  *
  * @example
- * const rt = await openRuntime({ path: ':memory:', plugins: [session()] });
+ * const rt = await openRuntime({ path: ':memory:', plugins: [objectMemory(), session()] });
  */
 export function session(): Plugin {
-  return definePlugin({ name: '@libos/session', version: '0.1.0', skills: [], tools: [] });
+  return definePlugin({
+    name: '@libos/session',
+    version: '0.1.0',
+    skills: [skillFromFile(RUNTIME_SESSION_SKILL_URL)],
+    tools: [processExit, getCurrentTime],
+  });
 }

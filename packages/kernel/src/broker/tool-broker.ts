@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { canonicalJson, isToolWait, LibosError, sha256Hex, ToolWait, type ToolContext, type WaitSpec } from '@libos/sdk';
+import { canonicalJson, isToolWait, LibosError, SERVICE_NAMES, sha256Hex, ToolWait, type ObjectsService, type ToolContext, type WaitSpec } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { unreadCounts } from '../mailbox/messages.js';
 import { completePendingAction, savePendingAction } from '../processes/pending-actions.js';
@@ -18,6 +18,23 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Re-dispatch of a saved blocked call (claimed by the scheduler): no new charge, `ctx.resumed` is true. */
   readonly resume?: { readonly token: string; readonly callId: string };
+  /** The model's arguments did not parse: refuse with invalid_arguments carrying this reason, run nothing. */
+  readonly rejectArguments?: string;
+  /**
+   * Publish the result as an immutable `tool_result` Object owned by the pid and rooted in its MemoryView, in the
+   * call's transaction (the executor's path: turns are stateless, so results reach the model through its view).
+   */
+  readonly publishResult?: boolean;
+}
+
+/** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
+export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
+
+async function publishResult(scope: TxScope, pid: string, callId: string, tool: string, payload: unknown, resultDigest: { sha256: string | null; bytes: number | null }) {
+  const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+  const text = JSON.stringify(payload ?? null);
+  const body = text.length <= MAX_PUBLISHED_RESULT_CHARS ? { tool, call_id: callId, payload: payload ?? null } : { tool, call_id: callId, truncated: true, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, preview: text.slice(0, 4_000) };
+  await objects.createForProcess(pid, { type: 'tool_result', name: `tool_result:${callId}`, payload: body, immutable: true, metadata: { title: `${tool} result` } });
 }
 
 function digest(value: unknown): { sha256: string | null; bytes: number | null } {
@@ -95,6 +112,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
     if (!MESSAGE_TOOLS.has(name) && !opts.resume && (await unreadCounts(deps.db, pid)).interrupt > 0) {
       throw new LibosError('interrupted_by_message', `${name} was not run: ${pid} has an unread interrupt message; read it with receive_process_messages or read_process_messages first`, { details: { pid } });
     }
+    if (opts.rejectArguments) throw new LibosError('invalid_arguments', `arguments of ${name} are not a JSON object: ${opts.rejectArguments}`);
     args = parseArguments(reg.tool, rawArgs);
   } catch (err) {
     const e = LibosError.from(err);
@@ -131,6 +149,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
         out = parsed.data;
       }
       const resultDigest = digest(out);
+      if (opts.publishResult && deps.registry.services.has(SERVICE_NAMES.objects)) await publishResult(scope, pid, callId, name, out, resultDigest);
       await scope.events.emit('tool_completed', { pid, call_id: callId, tool: name, result_sha256: resultDigest.sha256 });
       await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'ok', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, resumed: Boolean(opts.resume) } });
       return { kind: 'done', payload: out };

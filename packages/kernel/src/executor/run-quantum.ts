@@ -1,0 +1,197 @@
+import { LibosError } from '@libos/sdk';
+import { callTool } from '../broker/tool-broker.js';
+import type { ToolCallResult } from '../broker/tool-result.js';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import type { LlmProvider, LlmResponse, LlmToolCall } from '../llm/provider.js';
+import { endProcess } from '../processes/exit.js';
+import { claimPendingAction, findPendingAction } from '../processes/pending-actions.js';
+import { TERMINAL_STATUSES } from '../processes/process-record.js';
+import { findProcess, getProcess } from '../processes/process-store.js';
+import { transition } from '../processes/transition.js';
+import { inTransaction } from '../store/transaction.js';
+import { recordLlmCall, totalTokens } from './llm-calls.js';
+import { renderPrompt } from './render-prompt.js';
+
+/** Why a batch stopped (kernel spec §2). */
+export type StopReason =
+  | 'completed'
+  | 'waiting_human'
+  | 'waiting_child'
+  | 'waiting_message'
+  | 'tool_failed'
+  | 'message_notice'
+  | 'interrupted_by_message'
+  | 'process_terminal'
+  | 'resource_limit_exceeded'
+  | 'exclusive'
+  | 'empty_reply';
+
+export interface QuantumResult {
+  readonly pid: string;
+  /** `resumed`: a saved call re-ran without a model call; `turn`: one model turn; `skipped`: not runnable. */
+  readonly kind: 'resumed' | 'turn' | 'skipped' | 'failed';
+  readonly stopReason?: StopReason;
+  readonly executed: readonly string[];
+  readonly skipped: readonly string[];
+  readonly results: readonly ToolCallResult[];
+}
+
+export interface QuantumOptions {
+  readonly provider: LlmProvider;
+  /** Store full prompts and replies in llm_calls (default true). */
+  readonly persistFullIo?: boolean;
+  /** Consecutive empty replies after which a process fails (default 3). */
+  readonly maxEmptyReplies?: number;
+  /** Per-pid counters the scheduler keeps across quanta. */
+  readonly emptyReplies?: Map<string, number>;
+}
+
+/** Provider attempts per turn: a reply naming a tool the process cannot see gets one corrective retry. */
+export const MAX_ATTEMPTS = 2;
+
+const iso = (deps: KernelDeps) => deps.clock.now().toISOString();
+
+async function failProcess(deps: KernelDeps, pid: string, code: string, message: string): Promise<void> {
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (!p || TERMINAL_STATUSES.has(p.status)) return;
+    await endProcess(deps, scope, pid, { kind: 'failed', code, message: message.slice(0, 2000) });
+  });
+}
+
+async function killForBudget(deps: KernelDeps, pids: readonly string[], message: string): Promise<void> {
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    for (const pid of pids) {
+      const p = await findProcess(scope.store, pid);
+      if (p && !TERMINAL_STATUSES.has(p.status)) await endProcess(deps, scope, pid, { kind: 'killed', code: 'resource_limit_exceeded', reason: message.slice(0, 2000) });
+    }
+  });
+}
+
+function stopFor(r: ToolCallResult): StopReason | null {
+  if (!r.ok) return r.error.code === 'interrupted_by_message' ? 'interrupted_by_message' : r.error.code === 'resource_limit_exceeded' ? 'resource_limit_exceeded' : 'tool_failed';
+  if (r.wait) return r.wait.kind === 'human' ? 'waiting_human' : r.wait.kind === 'child' ? 'waiting_child' : 'waiting_message';
+  if (r.notices?.length) return 'message_notice';
+  return null;
+}
+
+/** Runs a model's batch in order, stopping at the first wait, failure, notice, terminal state or exclusive call. */
+async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmToolCall[]): Promise<Omit<QuantumResult, 'pid' | 'kind'>> {
+  const executed: string[] = [];
+  const results: ToolCallResult[] = [];
+  let stop: StopReason = 'completed';
+  let i = 0;
+  const remaining = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => deps.engine.budgets(scope).remaining(pid));
+  if (remaining.tool_calls !== null && remaining.tool_calls !== undefined && remaining.tool_calls < calls.length) {
+    stop = 'resource_limit_exceeded';
+    i = 0;
+  } else {
+    for (; i < calls.length; i++) {
+      const call = calls[i]!;
+      const r = call.argumentsError
+        ? await callTool(deps, pid, call.name, { __unparsable_arguments__: call.rawArguments ?? null }, { rejectArguments: call.argumentsError })
+        : await callTool(deps, pid, call.name, call.arguments, { publishResult: true });
+      executed.push(call.name);
+      results.push(r);
+      const s = stopFor(r);
+      const after = await getProcess(deps.db, pid);
+      if (TERMINAL_STATUSES.has(after.status)) stop = 'process_terminal';
+      else if (s) stop = s;
+      else if (deps.registry.tools.get(call.name)?.tool.exclusive && i < calls.length - 1) stop = 'exclusive';
+      if (stop !== 'completed') {
+        i++;
+        break;
+      }
+    }
+  }
+  const skipped = calls.slice(i).map((c) => c.name);
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
+    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details: { requested: calls.map((c) => c.name), executed, skipped, stop_reason: stop, skipped_reason: stop === 'exclusive' ? 'skipped_after_exclusive' : skipped.length ? `stopped_by_${stop}` : null } }),
+  );
+  return { stopReason: stop, executed, skipped, results };
+}
+
+async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<LlmResponse> {
+  const p = await getProcess(deps.db, pid);
+  const prompt = await renderPrompt(deps, p);
+  const visible = new Set(p.visibleTools);
+  const messages = [...prompt.messages];
+  for (let attempt = 1; ; attempt++) {
+    // One llm call is charged before it is made; an exhausted budget kills the process.
+    await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1 }));
+    const started = performance.now();
+    let response: LlmResponse | null = null;
+    let error: LibosError | null = null;
+    try {
+      response = await opts.provider.completeAction({ messages, tools: prompt.tools, parallelToolCalls: true, pid });
+    } catch (err) {
+      error = LibosError.from(err);
+    }
+    const id = deps.ids.next('llm');
+    const tokens = totalTokens(response);
+    await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
+      await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages, tools: prompt.tools, parallelToolCalls: true }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: performance.now() - started, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
+      await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
+    });
+    if (error) throw error;
+    const r = response!;
+    // Tokens are post-charged with overage: over a limit kills the subtree and dispatches nothing.
+    const remaining = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => deps.engine.budgets(scope).remaining(pid));
+    if (tokens === null) {
+      if (remaining.llm_total_tokens !== null && remaining.llm_total_tokens !== undefined) throw new LibosError('resource_limit_exceeded', `the provider reported no token usage while ${pid} has a token budget; failing closed`);
+    } else {
+      await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_total_tokens: tokens }, { allowOverage: true }));
+    }
+    const unknown = r.toolCalls.filter((c) => !visible.has(c.name)).map((c) => c.name);
+    if (unknown.length === 0) return r;
+    if (attempt >= MAX_ATTEMPTS) throw new LibosError('tool_not_in_process_table', `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`);
+    messages.push({ role: 'user', content: `These tools are not available to you: ${unknown.join(', ')}. Call only these: ${[...visible].sort().join(', ')}.` });
+  }
+}
+
+/**
+ * One quantum for one pid: claim it (runnable → running), then either resume its saved blocked call without a model
+ * call, or run one model turn and dispatch the batch; then hand it back (running → runnable) unless the quantum
+ * parked or ended it. An exception inside the quantum fails the process.
+ */
+export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
+  try {
+    await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => transition(scope.store, pid, { from: ['runnable'], to: 'running' }, iso(deps)));
+  } catch (err) {
+    if (err instanceof LibosError && (err.code === 'invalid_state' || err.code === 'conflict' || err.code === 'process_not_found')) return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
+    throw err;
+  }
+  let result: QuantumResult;
+  try {
+    const pending = await findPendingAction(deps.db, pid);
+    if (pending) {
+      const claimed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => claimPendingAction(scope.store, pid, pending.resumeToken, iso(deps)));
+      if (!claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
+      const r = await callTool(deps, pid, pending.tool, pending.args, { resume: { token: pending.resumeToken, callId: pending.callId }, publishResult: true });
+      const after = await getProcess(deps.db, pid);
+      result = { pid, kind: 'resumed', stopReason: TERMINAL_STATUSES.has(after.status) ? 'process_terminal' : (stopFor(r) ?? 'completed'), executed: [pending.tool], skipped: [], results: [r] };
+    } else {
+      const response = await askModel(deps, pid, opts);
+      if (response.toolCalls.length === 0) {
+        const n = (opts.emptyReplies?.get(pid) ?? 0) + 1;
+        opts.emptyReplies?.set(pid, n);
+        if (n >= (opts.maxEmptyReplies ?? 3)) throw new LibosError('invalid_state', `the model replied without a tool call ${n} times in a row`);
+        result = { pid, kind: 'turn', stopReason: 'empty_reply', executed: [], skipped: [], results: [] };
+      } else {
+        opts.emptyReplies?.delete(pid);
+        result = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls)) };
+      }
+    }
+  } catch (err) {
+    const e = LibosError.from(err);
+    const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
+    if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
+    else await failProcess(deps, pid, e.code, e.message);
+    result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
+  }
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
+  });
+  return result;
+}

@@ -1,0 +1,43 @@
+import { LibosError, type HumanRequest } from '@libos/sdk';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import { waitsForHuman, wakeIfWaiting } from '../processes/wake.js';
+import { inTransaction } from '../store/transaction.js';
+import { getHumanRequest, settleHumanRequest } from './human-queue.js';
+
+export interface HumanAnswer {
+  /** Approve (answer a question / grant a permission) or reject. */
+  readonly approved: boolean;
+  /** The answer text of an approved question (required then). */
+  readonly answer?: string;
+  /** For a permission request: always_allow, always_deny or ask_each_time. */
+  readonly decision?: 'always_allow' | 'always_deny' | 'ask_each_time';
+  /** Who answered, e.g. `human:owner`. */
+  readonly responder?: string;
+}
+
+/**
+ * Answers a pending human request, and in the same transaction wakes its process if this settles every request
+ * its wait names. Only a pending request can be answered (exactly one of two concurrent answers commits).
+ */
+export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer): Promise<HumanRequest> {
+  return inTransaction(deps.db, deps.scopes, a.responder ?? 'human:owner', null, async (scope) => {
+    const req = await getHumanRequest(scope.store, id);
+    if (!req) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
+    if (req.kind === 'question' && a.approved && (typeof a.answer !== 'string' || a.answer.trim() === '')) {
+      throw new LibosError('invalid_arguments', 'answer: an approved question needs a non-empty answer');
+    }
+    if (req.kind === 'permission') {
+      if (a.decision === 'always_deny' && a.approved) throw new LibosError('invalid_arguments', 'decision: always_deny contradicts approved=true');
+      if (a.decision === 'always_allow' && !a.approved) throw new LibosError('invalid_arguments', 'decision: always_allow contradicts approved=false');
+    }
+    const response: Record<string, unknown> = { approved: a.approved, responder: a.responder ?? 'human:owner' };
+    if (a.answer !== undefined) response.answer = a.answer;
+    if (a.decision !== undefined) response.decision = a.decision;
+    const settled = await settleHumanRequest(scope.store, id, a.approved ? 'approved' : 'rejected', response, scope.clock.now().toISOString());
+    await scope.events.emit('human_request_answered', { pid: req.pid, request_id: id, status: settled.status });
+    await scope.audit.record({ action: 'human.answer', target: `human_request:${id}`, decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
+    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
+    await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} ${settled.status}`);
+    return settled;
+  });
+}

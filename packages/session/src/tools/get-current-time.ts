@@ -1,0 +1,41 @@
+import { defineTool, LibosError, z } from '@libos/sdk';
+
+/** The default timezone shown in the schema. */
+export const DEFAULT_TIMEZONE = 'UTC';
+
+/** Formats `date` as ISO 8601 with the offset of `timeZone` (e.g. `2026-11-30T20:48:00+08:00`). */
+export function isoInZone(date: Date, timeZone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+      .formatToParts(date)
+      .map((p) => [p.type, p.value]),
+  );
+  const wall = Date.UTC(+parts.year!, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!);
+  const offsetMin = Math.round((wall - Math.floor(date.getTime() / 1000) * 1000) / 60_000);
+  const sign = offsetMin >= 0 ? '+' : '-';
+  const abs = Math.abs(offsetMin);
+  const offset = offsetMin === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+}
+
+function assertTimezone(tz: string): void {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch (err) {
+    throw new LibosError('invalid_timezone', `timezone: ${JSON.stringify(tz)} is not an IANA timezone name (e.g. UTC, Asia/Shanghai)`, { cause: err });
+  }
+}
+
+/** `get_current_time`: wall clock (not a monotonic timer). Needs read on `clock:now`. */
+export const getCurrentTime = defineTool({
+  name: 'get_current_time',
+  description: 'Read the wall-clock time. Optional timezone is an IANA name such as UTC or Asia/Shanghai (default UTC). Not a monotonic timer.',
+  input: z.object({ timezone: z.string().min(1).max(64).default(DEFAULT_TIMEZONE).describe('IANA timezone name, default UTC') }),
+  output: z.object({ iso8601: z.string(), unix_seconds: z.number(), timezone: z.string() }),
+  async run({ timezone }, ctx) {
+    assertTimezone(timezone);
+    await ctx.authority.require('clock:now', 'read');
+    const now = ctx.clock.now();
+    return { iso8601: isoInZone(now, timezone), unix_seconds: now.getTime() / 1000, timezone };
+  },
+});

@@ -37,6 +37,8 @@ import { getGrant } from './internal/grant-store.js';
 import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreReservationImpl } from './internal/reservations.js';
 import { dbOf } from './internal/store.js';
 import { CAPABILITY_MIGRATIONS } from './migrations.js';
+import type { ParsedManifest } from './manifest.js';
+import { bindManifestImpl, effectPermittedImpl, manifestOfImpl, type BindOptions } from './internal/manifests.js';
 import { parseResource } from './resource.js';
 import { parseRight } from './rights.js';
 import { createCapabilityService, type CapabilityService } from './service.js';
@@ -120,6 +122,12 @@ export interface AuthorityEngine {
   releaseBinding(pid: string, sink: string, labels: DataLabels, payloadSha256: string, generation: number): Record<string, string | number>;
   /** Declassify/endorse through `admin` on `declassification:object:<oid>` (or `:process:<pid>`, applied here). */
   declassify(scope: ServiceScope, actorPid: string, target: string, newLabels: Partial<DataLabels>, opts?: { current?: DataLabels }): Promise<DeclassifyReceipt>;
+  /** Binds a Task Authority Manifest to a pid (once) and compiles its authorized capabilities; a child's must narrow its parent's. */
+  bindManifest(scope: ServiceScope, pid: string, manifest: unknown, opts?: BindOptions): Promise<{ manifest: ParsedManifest; records: CapabilityRecord[] }>;
+  /** The manifest bound to a pid, or null. */
+  manifestOf(scope: ServiceScope, pid: string): Promise<ParsedManifest | null>;
+  /** Whether a provider effect (e.g. `filesystem.write`) is permitted for the pid by its manifest (none ⇒ unrestricted). */
+  effectPermitted(scope: ServiceScope, pid: string, effect: string): Promise<boolean>;
   /** The `capabilities` service the authority tools use (register as `scope.service('capabilities')`). */
   service(scope: ServiceScope): CapabilityService;
 }
@@ -215,6 +223,9 @@ export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; cons
     setSinkRules: (scope, actor, rules) => setSinkRulesImpl(env, scope, actor, rules),
     releaseBinding,
     declassify: (scope, actorPid, target, newLabels, o) => declassifyImpl(env, scope, actorPid, target, newLabels, o ?? {}),
+    bindManifest: (scope, pid, manifest, o) => bindManifestImpl(env, scope, pid, manifest, o ?? {}),
+    manifestOf: (scope, pid) => manifestOfImpl(dbOf(scope), pid),
+    effectPermitted: (scope, pid, effect) => effectPermittedImpl(env, scope, pid, effect),
     service: (scope) => createCapabilityService(engine, scope),
   };
   return Object.freeze(engine);

@@ -33,3 +33,6 @@ export { CAPABILITY_SERVICE_NAME, createCapabilityService } from './service.js';
 export type { CapabilityService } from './service.js';
 export { capabilities } from './plugin.js';
 export { capabilities as default } from './plugin.js';
+export { parseManifest, manifestSchema, manifestSpec, manifestCeiling, effectPermitted, manifestActive, assertChildManifest, manifestBudget, receivePermitted } from './manifest.js';
+export type { AuthorityManifest, ManifestCapability, ParsedManifest } from './manifest.js';
+export type { BindOptions } from './internal/manifests.js';

@@ -103,4 +103,18 @@ export const CAPABILITY_MIGRATIONS: readonly Migration[] = Object.freeze([
         .execute();
     },
   },
+  {
+    name: 'capabilities_0004_manifests',
+    async up(raw: unknown) {
+      const db = raw as Db;
+      await db.schema
+        .createTable('cap_manifests')
+        .addColumn('pid', 'text', (c) => c.primaryKey())
+        .addColumn('manifest_id', 'text', (c) => c.notNull())
+        .addColumn('sha256', 'text', (c) => c.notNull())
+        .addColumn('manifest', 'text', (c) => c.notNull())
+        .addColumn('bound_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 ]);

@@ -10,6 +10,7 @@ export const T = {
   labels: 'cap_process_labels',
   sinkRules: 'cap_sink_rules',
   meta: 'cap_meta',
+  manifests: 'cap_manifests',
 } as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

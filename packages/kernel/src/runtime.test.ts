@@ -47,7 +47,7 @@ describe('runtime: spawn, skills and tool tables', () => {
     const p = await rt.spawn({ goal: 'x' });
     expect(p.imageId).toBe('base-agent:v0');
     // The image lists object-memory, session, task and authority tools too; none of those plugins is loaded here.
-    expect(p.toolTable).toEqual(['discover_skills', 'activate_skill', 'unload_skill', 'spawn_child_process', 'wait_child_process', 'signal_child_process', 'send_process_message', 'receive_process_messages', 'read_process_messages', 'ask_human']);
+    expect(p.toolTable).toEqual(['discover_skills', 'activate_skill', 'unload_skill', 'spawn_child_process', 'fork_child_process', 'wait_child_process', 'signal_child_process', 'send_process_message', 'receive_process_messages', 'read_process_messages', 'ask_human', 'exec_process']);
   });
 
   it('[K-30] activating a Skill changes only that process visible table', async () => {

@@ -15,6 +15,7 @@ import { findProcess, getProcess, listProcesses } from './processes/process-stor
 import { spawnProcess, type SpawnOptions } from './processes/spawn.js';
 import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-navigation.js';
 import { childProcessesPlugin } from './children/child-processes-plugin.js';
+import { agentImagesPlugin } from './images/exec-process.js';
 import { kernelServices } from './services/kernel-services.js';
 import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
 import { recoverOnOpen } from './store/recover-on-open.js';
@@ -298,7 +299,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     if (!deps) throw new LibosError('internal_error', 'kernel used before it finished opening');
     return deps;
   };
-  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), ...(opts.plugins ?? [])], BUILTIN_IMAGES);
+  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...(opts.plugins ?? [])], BUILTIN_IMAGES);
   const engine = createAuthorityEngine({ clock, ids });
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
   // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.

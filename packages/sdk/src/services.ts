@@ -62,6 +62,8 @@ export interface ObjectsService {
   readPayload(oid: string): Promise<unknown>;
   /** Identity of an object, or null. */
   describe(oid: string): Promise<(ObjectRef & { readonly labels: DataLabels; readonly payloadAvailable: boolean }) | null>;
+  /** The pid's MemoryView roots in order (oid and the handle's capability id, if any). */
+  viewRoots(pid: string): Promise<readonly { readonly oid: string; readonly capabilityId: string | null }[]>;
   /** Renders the pid's MemoryView for the LLM prompt (only roots the pid may `materialize`). */
   renderView(pid: string, opts?: { readonly tokenBudget?: number }): Promise<RenderedView>;
 }

@@ -37,6 +37,8 @@ export const BASE_AGENT: ImageDefinition = {
     'receive_process_messages',
     'read_process_messages',
     'ask_human',
+    // images
+    'exec_process',
     // object tasks
     'start_object_task',
     'get_object_task',
@@ -52,4 +54,19 @@ export const BASE_AGENT: ImageDefinition = {
   ],
 };
 
-export const BUILTIN_IMAGES: readonly ImageDefinition[] = [BASE_AGENT];
+/**
+ * `coding-agent:v0`: the base tools (filesystem, git and shell tools join when their plugins exist) under the
+ * `error_debug` policy; its exit is gated by a cumulative completion review (`metadata.completion_gate`).
+ */
+export const CODING_AGENT: ImageDefinition = {
+  id: 'coding-agent:v0',
+  description: 'Coding agent: base tools plus workspace tools; exit is gated by a completion review.',
+  systemPrompt:
+    'You are a coding agent process on libOS. Change code only through your tools, verify every change, and finish only when the completion review accepts your evidence.',
+  promptMode: 'libos_default',
+  defaultSkills: BASE_AGENT.defaultSkills,
+  defaultTools: [...BASE_AGENT.defaultTools, 'read_file', 'write_file', 'list_files', 'run_shell', 'git_status', 'git_diff', 'parse_pytest_log'],
+  metadata: { completion_gate: 'cumulative_review', safety_profile: 'error_debug' },
+};
+
+export const BUILTIN_IMAGES: readonly ImageDefinition[] = [BASE_AGENT, CODING_AGENT];

@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory, type ObjectMemoryOptions, type ObjectMemoryService } from '@libos/object-memory';
 import { canonicalSha256, DEFAULT_LABELS, type DataLabels, type HostObjectInput } from '@libos/sdk';
@@ -26,7 +27,7 @@ function tempDir(): string {
 }
 
 async function open(opts: { path?: string; om?: ObjectMemoryOptions } = {}): Promise<Runtime> {
-  const rt = await openRuntime({ path: opts.path ?? ':memory:', plugins: [objectMemory(opts.om)] });
+  const rt = await openRuntime({ path: opts.path ?? ':memory:', plugins: [capabilities(), objectMemory(opts.om)] });
   runtimes.push(rt);
   return rt;
 }
@@ -369,6 +370,14 @@ describe('create_memory_object', () => {
     await create(rt, P, { type: 'summary', name: 'notes', namespace: 'proj', payload: 3 });
     await create(rt, Q, { type: 'summary', name: 'notes', payload: 4 });
     expect((await read(rt, P, { name: 'notes' })).payload).toBe(1);
+  });
+
+  test('check order: a taken name fails before parents are checked (spec §1.3 step 9 before step 10)', async () => {
+    const rt = await open();
+    const P = await agent(rt);
+    await create(rt, P, { type: 'summary', name: 'notes', payload: 1 });
+    expect((await fail(rt, P, 'create_memory_object', { type: 'summary', name: 'notes', payload: 2, parent_oids: [''] })).code).toBe('object_name_exists');
+    expect((await fail(rt, P, 'create_memory_object', { type: 'summary', name: 'other', payload: 2, parent_oids: [''] })).code).toBe('parent_invalid');
   });
 
   test('[OM-25] type note is invalid_object_type', async () => {
@@ -1083,12 +1092,12 @@ describe('durability: runtime-local payloads and reopen (spec §5)', () => {
   test('a reopen with the same plugin instance keeps its cached payloads live', async () => {
     const path = join(tempDir(), 'libos.db');
     const om = objectMemory();
-    const rt1 = await openRuntime({ path, plugins: [om] });
+    const rt1 = await openRuntime({ path, plugins: [capabilities(), om] });
     runtimes.push(rt1);
     const P = await agent(rt1);
     await create(rt1, P, { type: 'plan', name: 'kept', payload: { v: 1 } });
     await rt1.close();
-    const rt2 = await openRuntime({ path, plugins: [om] });
+    const rt2 = await openRuntime({ path, plugins: [capabilities(), om] });
     runtimes.push(rt2);
     expect((await read(rt2, P, { name: 'kept' })).payload).toEqual({ v: 1 });
   });

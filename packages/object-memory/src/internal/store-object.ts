@@ -1,18 +1,31 @@
-import type { DataLabels, Right, ServiceScope } from '@libos/sdk';
+import { LibosError, type DataLabels, type Right, type ServiceScope } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import type { JsonValue } from './json-value.js';
 import { tokenEstimate, type ObjectMetadata, type ParsedMetadata } from './metadata.js';
 import { findObjectByName, insertObject, markSuperseded, nextSeq } from './object-repo.js';
-import { LibosError } from '@libos/sdk';
-import type { Provenance } from './records.js';
+import { writePayload } from './payload-writes.js';
+import type { ObjectRecord, Provenance } from './records.js';
 import { PAYLOAD_PRESENT_MARKER, type OmDb, type OwnerKind } from './schema.js';
 import { addRoot, ensureView } from './view-repo.js';
-import { writePayload } from './payload-writes.js';
 
 /** Rights a creator holds on its new Object: `write` only when it is mutable. */
 export function creatorRights(immutable: boolean): Right[] {
   const rights: Right[] = ['read', 'link', 'diff', 'materialize', 'delete', 'grant'];
   return immutable ? rights : [...rights, 'write'];
+}
+
+/**
+ * Throws `object_name_exists` when a live Object holds `name` in `namespace`. Returns a payload-unavailable
+ * holder (which a new Object supersedes), or null.
+ */
+export async function requireFreeName(db: OmDb, namespace: string, name: string): Promise<ObjectRecord | null> {
+  const holder = await findObjectByName(db, namespace, name);
+  if (holder !== null && holder.lifecycle === 'live') {
+    throw new LibosError('object_name_exists', `name: ${JSON.stringify(name)} is already taken in namespace ${JSON.stringify(namespace)}; list and read it, or choose a new name`, {
+      details: { field: 'name', namespace, name },
+    });
+  }
+  return holder;
 }
 
 export interface StoreObjectInput {
@@ -42,12 +55,7 @@ export interface StoreObjectInput {
 export async function storeObject(scope: ServiceScope, payloads: PayloadStore, input: StoreObjectInput): Promise<{ readonly capabilityId: string }> {
   const db = scope.store as OmDb;
   const at = scope.clock.now().toISOString();
-  const holder = await findObjectByName(db, input.namespace, input.name);
-  if (holder !== null && holder.lifecycle === 'live') {
-    throw new LibosError('object_name_exists', `name: ${JSON.stringify(input.name)} is already taken in namespace ${JSON.stringify(input.namespace)}; list and read it, or choose a new name`, {
-      details: { field: 'name', namespace: input.namespace, name: input.name },
-    });
-  }
+  const holder = await requireFreeName(db, input.namespace, input.name);
   if (holder !== null) {
     await markSuperseded(db, holder.oid, at);
     await scope.events.emit('object_superseded', { oid: holder.oid, namespace: holder.namespace, name: holder.name, by: input.oid });

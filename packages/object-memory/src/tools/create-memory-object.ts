@@ -11,7 +11,7 @@ import { getObject } from '../internal/object-repo.js';
 import { OBJECT_TYPES, requireObjectType } from '../internal/object-types.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
-import { storeObject } from '../internal/store-object.js';
+import { requireFreeName, storeObject } from '../internal/store-object.js';
 
 const input = z.object({
   type: z.string().meta({ enum: [...OBJECT_TYPES], description: 'Object type (classifies; imposes no payload schema).' }),
@@ -68,6 +68,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       if ((await getNamespace(db, namespace)) === null) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, { details: { field: 'namespace', namespace } });
       }
+      await requireFreeName(db, namespace, name);
       const explicit = [...new Set([...(args.parent_oids ?? []), ...(args.parents ?? [])])];
       const parentLabels: DataLabels[] = [];
       for (const [i, parent] of explicit.entries()) {

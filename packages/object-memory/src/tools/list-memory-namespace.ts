@@ -120,7 +120,6 @@ export const listMemoryNamespace = defineTool({
     'List readable Objects (oid, namespace, name, type, version; newest first) and then readable direct child namespaces of one exact namespace (omitted = your process scope). limit (1..50, default 50) is shared, Objects first. No cursor or total: a full page or a missing name proves nothing. No payload, metadata or labels.',
   input,
   output,
-  policy: { idempotent: false },
   async run(args, ctx) {
     const db = omDb(ctx.store);
     const namespace = resolveNamespace(args.namespace, ctx.pid);

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { canonicalJson, isToolWait, LibosError, SERVICE_NAMES, sha256Hex, ToolWait, type ObjectsService, type ToolContext, type WaitSpec } from '@libos/sdk';
+import { canonicalJson, isToolWait, LibosError, SERVICE_NAMES, sha256Hex, ToolWait, type Authority, type CheckOptions, type ObjectsService, type ToolContext, type WaitSpec } from '@libos/sdk';
+import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { unreadCounts } from '../mailbox/messages.js';
 import { completePendingAction, savePendingAction } from '../processes/pending-actions.js';
@@ -17,7 +18,7 @@ export const MESSAGE_TOOLS: ReadonlySet<string> = new Set(['receive_process_mess
 export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Re-dispatch of a saved blocked call (claimed by the scheduler): no new charge, `ctx.resumed` is true. */
-  readonly resume?: { readonly token: string; readonly callId: string };
+  readonly resume?: { readonly token: string; readonly callId: string; readonly wait?: WaitSpec };
   /** The model's arguments did not parse: refuse with invalid_arguments carrying this reason, run nothing. */
   readonly rejectArguments?: string;
   /**
@@ -46,13 +47,34 @@ function digest(value: unknown): { sha256: string | null; bytes: number | null }
   }
 }
 
-function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: string, toolName: string, signal: AbortSignal, resumed: boolean): ToolContext {
+/**
+ * The caller's authority for one call: every check names the operation (`tool:<name>`) and the hash of the exact
+ * arguments, so a one-shot human approval binds to these arguments and no others.
+ */
+function callAuthority(deps: KernelDeps, scope: TxScope, pid: string, toolName: string, argsHash: string): Authority {
+  const inner = deps.engine.authority(scope, pid);
+  const withCall = <O extends CheckOptions>(opts?: O): O => ({ operation: `tool:${toolName}`, argsHash, ...(opts ?? {}) }) as O;
+  return {
+    pid,
+    check: (resource, right, opts) => inner.check(resource, right, withCall(opts)),
+    require: (resource, right, opts) => inner.require(resource, right, withCall(opts)),
+    consume: (decision) => inner.consume(decision),
+    grantTrusted: (spec) => inner.grantTrusted(spec),
+  };
+}
+
+/** The hash one-shot approvals are bound to: the tool and its parsed arguments, canonically. */
+export function callArgsHash(tool: string, args: unknown): string {
+  return sha256Hex(canonicalJson({ tool, args: args ?? null }));
+}
+
+function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: string, toolName: string, signal: AbortSignal, resumed: boolean, argsHash: string): ToolContext {
   return {
     ...scope,
     pid,
     callId,
     toolName,
-    authority: deps.engine.authority(scope, pid),
+    authority: callAuthority(deps, scope, pid, toolName, argsHash),
     budgets: deps.engine.budgets(scope),
     flow: deps.engine.flow(scope, pid),
     signal,
@@ -119,6 +141,16 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
     await auditFailure(e, false);
     return fail(e);
   }
+  if (opts.resume?.wait?.kind === 'human') {
+    const refused = await rejectedApproval(deps, opts.resume.wait.request_ids);
+    if (refused) {
+      // A human said no: the call never runs, and its saved action is gone with this failure.
+      const e = new LibosError('permission_denied', `${name} was not run: human request ${refused.id} was ${refused.status}`, { details: { request_id: refused.id, status: refused.status } });
+      await inTransaction(deps.db, deps.scopes, pid, callId, (scope) => completePendingAction(scope.store, pid, opts.resume!.token));
+      await auditFailure(e, false);
+      return fail(e);
+    }
+  }
 
   // 4-6: one transaction.
   const controller = new AbortController();
@@ -130,7 +162,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
       else await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
       stage = 'run';
       await scope.events.emit(opts.resume ? 'tool_resumed' : 'tool_called', { pid, call_id: callId, tool: name });
-      const ctx = toolContext(deps, scope, pid, callId, name, signal, Boolean(opts.resume));
+      const ctx = toolContext(deps, scope, pid, callId, name, signal, Boolean(opts.resume), callArgsHash(name, args));
       let out: unknown;
       try {
         out = await reg.tool.run(args, ctx);
@@ -160,6 +192,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
   } catch (err) {
     controller.abort();
     const e = LibosError.from(err);
+    if (e.code === 'approval_required' && stage === 'run') return parkForApproval(deps, pid, callId, name, args, e, Boolean(opts.resume));
     // A refused charge charged nothing; a failed run still costs the attempt (a resumed one was charged already).
     await auditFailure(e, stage === 'run' && !opts.resume);
     return fail(e);
@@ -173,4 +206,36 @@ async function messageNotices(deps: KernelDeps, pid: string, tool: string): Prom
   if (!p || !TOOL_CALLABLE_STATUSES.has(p.status)) return [];
   const { normal } = await unreadCounts(deps.db, pid);
   return normal > 0 ? [{ kind: 'message_notice', unread: normal, message: `${normal} unread message(s): read them with receive_process_messages or read_process_messages before you exit` }] : [];
+}
+
+/** The first settled-but-not-approved permission request among a wait's requests, if any. */
+async function rejectedApproval(deps: KernelDeps, requestIds: readonly string[]) {
+  for (const id of requestIds) {
+    const req = await getHumanRequest(deps.db, id);
+    if (req && req.kind === 'permission' && (req.status === 'rejected' || req.status === 'cancelled')) return req;
+  }
+  return null;
+}
+
+/**
+ * A tool met an `ask` grant: nothing it did stays (its transaction rolled back). In a transaction of its own the
+ * call is charged, a per-use permission request (resource, right, hash of the exact arguments) joins the human
+ * queue, the call is saved, and the process waits for the answer. Approval resumes the identical call once.
+ */
+async function parkForApproval(deps: KernelDeps, pid: string, callId: string, name: string, args: unknown, e: LibosError, resumed: boolean): Promise<ToolCallResult> {
+  const resource = String(e.details?.resource ?? '');
+  const right = String(e.details?.right ?? '');
+  const argsHash = callArgsHash(name, args);
+  const wait = await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
+    if (!resumed) await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
+    const now = scope.clock.now().toISOString();
+    const req = await createHumanRequest(scope.store, pid, { kind: 'permission', prompt: `${pid} asks to ${right} ${resource} for ${name}`, details: { mode: 'per_use', resource, rights: [right], args_hash: argsHash, tool: name, call_id: callId } }, now);
+    const w: WaitSpec = { kind: 'human', request_ids: [req.id] };
+    await savePendingAction(scope.store, { pid, callId, tool: name, args, wait: w }, now);
+    await transition(scope.store, pid, { from: ['runnable', 'running'], to: 'waiting_human', wait: w }, now);
+    await scope.events.emit('human_request_created', { pid, request_id: req.id, kind: 'permission', resource, right });
+    await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'approval_required', details: { args_sha256: argsHash, resource, right, request_id: req.id } });
+    return w;
+  });
+  return { ok: true, call_id: callId, tool: name, payload: null, wait };
 }

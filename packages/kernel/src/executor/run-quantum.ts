@@ -167,7 +167,7 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     if (pending) {
       const claimed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => claimPendingAction(scope.store, pid, pending.resumeToken, iso(deps)));
       if (!claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
-      const r = await callTool(deps, pid, pending.tool, pending.args, { resume: { token: pending.resumeToken, callId: pending.callId }, publishResult: true });
+      const r = await callTool(deps, pid, pending.tool, pending.args, { resume: { token: pending.resumeToken, callId: pending.callId, wait: pending.wait }, publishResult: true });
       const after = await getProcess(deps.db, pid);
       result = { pid, kind: 'resumed', stopReason: TERMINAL_STATUSES.has(after.status) ? 'process_terminal' : (stopFor(r) ?? 'completed'), executed: [pending.tool], skipped: [], results: [r] };
     } else {

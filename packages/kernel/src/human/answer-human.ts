@@ -2,6 +2,7 @@ import { LibosError, type HumanRequest } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { waitsForHuman, wakeIfWaiting } from '../processes/wake.js';
 import { inTransaction } from '../store/transaction.js';
+import { installPermissionDecision } from './approvals.js';
 import { getHumanRequest, settleHumanRequest } from './human-queue.js';
 
 export interface HumanAnswer {
@@ -34,6 +35,7 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
     if (a.answer !== undefined) response.answer = a.answer;
     if (a.decision !== undefined) response.decision = a.decision;
     const settled = await settleHumanRequest(scope.store, id, a.approved ? 'approved' : 'rejected', response, scope.clock.now().toISOString());
+    if (req.kind === 'permission') await installPermissionDecision(deps, scope, settled, a.approved, a.decision, a.responder ?? 'human:owner');
     await scope.events.emit('human_request_answered', { pid: req.pid, request_id: id, status: settled.status });
     await scope.audit.record({ action: 'human.answer', target: `human_request:${id}`, decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
     const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));

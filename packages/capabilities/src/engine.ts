@@ -38,6 +38,7 @@ import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreRes
 import { dbOf } from './internal/store.js';
 import { CAPABILITY_MIGRATIONS } from './migrations.js';
 import type { ParsedManifest } from './manifest.js';
+import { applyPermissionDecisionImpl, checkPermissionRequestImpl, latestPermissionRequestImpl, recordPermissionRequestImpl, type PermissionAnswer } from './internal/permissions.js';
 import { bindManifestImpl, effectPermittedImpl, manifestOfImpl, type BindOptions } from './internal/manifests.js';
 import { parseResource } from './resource.js';
 import { parseRight } from './rights.js';
@@ -128,6 +129,14 @@ export interface AuthorityEngine {
   manifestOf(scope: ServiceScope, pid: string): Promise<ParsedManifest | null>;
   /** Whether a provider effect (e.g. `filesystem.write`) is permitted for the pid by its manifest (none ⇒ unrestricted). */
   effectPermitted(scope: ServiceScope, pid: string, effect: string): Promise<boolean>;
+  /** Pre-prompt gates of a standing permission request (canonical input, model limits, manifest ceiling). */
+  checkPermissionRequest(scope: ServiceScope, pid: string, resource: string, rights: readonly string[]): Promise<{ readonly resource: string; readonly rights: readonly Right[] }>;
+  /** Installs a human's answer to a permission request as one record (idempotent per request id). */
+  applyPermissionDecision(scope: ServiceScope, req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] }, answer: PermissionAnswer): Promise<CapabilityRecord>;
+  /** Remembers the human request a pid's permission request waits on. */
+  recordPermissionRequest(scope: ServiceScope, pid: string, requestId: string, resource: string, rights: readonly string[], human: string): Promise<void>;
+  /** The latest permission request of a pid, or null. */
+  latestPermissionRequest(scope: ServiceScope, pid: string): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
   /** The `capabilities` service the authority tools use (register as `scope.service('capabilities')`). */
   service(scope: ServiceScope): CapabilityService;
 }
@@ -226,6 +235,10 @@ export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; cons
     bindManifest: (scope, pid, manifest, o) => bindManifestImpl(env, scope, pid, manifest, o ?? {}),
     manifestOf: (scope, pid) => manifestOfImpl(dbOf(scope), pid),
     effectPermitted: (scope, pid, effect) => effectPermittedImpl(env, scope, pid, effect),
+    checkPermissionRequest: (scope, pid, resource, rights) => checkPermissionRequestImpl(scope, pid, resource, rights),
+    applyPermissionDecision: (scope, req, answer) => applyPermissionDecisionImpl(env, scope, req, answer),
+    recordPermissionRequest: (scope, pid, requestId, resource, rights, human) => recordPermissionRequestImpl(env, scope, pid, requestId, resource, rights, human),
+    latestPermissionRequest: (scope, pid) => latestPermissionRequestImpl(scope, pid),
     service: (scope) => createCapabilityService(engine, scope),
   };
   return Object.freeze(engine);

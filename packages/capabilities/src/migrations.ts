@@ -117,4 +117,20 @@ export const CAPABILITY_MIGRATIONS: readonly Migration[] = Object.freeze([
         .execute();
     },
   },
+  {
+    name: 'capabilities_0005_permission_requests',
+    async up(raw: unknown) {
+      const db = raw as Db;
+      await db.schema
+        .createTable('cap_permission_requests')
+        .addColumn('request_id', 'text', (c) => c.primaryKey())
+        .addColumn('pid', 'text', (c) => c.notNull())
+        .addColumn('resource', 'text', (c) => c.notNull())
+        .addColumn('rights', 'text', (c) => c.notNull())
+        .addColumn('human', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('cap_permission_requests_pid').on('cap_permission_requests').columns(['pid', 'created_at']).execute();
+    },
+  },
 ]);

@@ -1,6 +1,13 @@
 import { definePlugin, skillFromFile, systemClock, type Clock, type IdSource, type Plugin } from '@libos/sdk';
 import { createAuthorityEngine, type AuthorityEngine } from './engine.js';
 import { CAPABILITY_SERVICE_NAME } from './service.js';
+import { delegateCapability } from './tools/delegate-capability.js';
+import { listCapabilities } from './tools/list-capabilities.js';
+import { requestPermission } from './tools/request-permission.js';
+import { revokeCapability } from './tools/revoke-capability.js';
+
+/** The authority tools, in Skill order. */
+export const AUTHORITY_TOOLS = Object.freeze([listCapabilities, requestPermission, delegateCapability, revokeCapability]);
 
 /**
  * The `@libos/capabilities` Skill plugin: the authority Skill, the engine's migrations and the
@@ -17,7 +24,7 @@ export function capabilities(opts: { readonly engine?: AuthorityEngine; readonly
     name: '@libos/capabilities',
     version: '0.1.0',
     skills: [skillFromFile(new URL('../skills/agent-libos-authority/SKILL.md', import.meta.url))],
-    tools: [],
+    tools: AUTHORITY_TOOLS,
     migrations: engine.migrations,
     services: { [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope) },
   });

@@ -11,6 +11,7 @@ export const T = {
   sinkRules: 'cap_sink_rules',
   meta: 'cap_meta',
   manifests: 'cap_manifests',
+  permissionRequests: 'cap_permission_requests',
 } as const;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { canonicalJson, isToolWait, LibosError, SERVICE_NAMES, sha256Hex, ToolWait, type Authority, type CheckOptions, type ObjectsService, type ToolContext, type WaitSpec } from '@libos/sdk';
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import { unreadCounts } from '../mailbox/messages.js';
+import { unreadSummary } from '../mailbox/messages.js';
 import { completePendingAction, savePendingAction } from '../processes/pending-actions.js';
 import { TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
 import { statusForWait } from '../processes/process-state.js';
@@ -31,11 +31,14 @@ export interface CallOptions {
 /** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
 export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
 
-async function publishResult(scope: TxScope, pid: string, callId: string, tool: string, payload: unknown, resultDigest: { sha256: string | null; bytes: number | null }) {
+async function publishResult(ctx: ToolContext, scope: TxScope, pid: string, callId: string, tool: string, payload: unknown, resultDigest: { sha256: string | null; bytes: number | null }) {
   const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+  // The result carries everything the call observed: its labels never fall below the call's flow.
+  const labels = await ctx.flow.labels();
+  const parentOids = ctx.flow.sources().filter((oid) => /^obj_[0-9a-f]{16}$/.test(oid));
   const text = JSON.stringify(payload ?? null);
   const body = text.length <= MAX_PUBLISHED_RESULT_CHARS ? { tool, call_id: callId, payload: payload ?? null } : { tool, call_id: callId, truncated: true, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, preview: text.slice(0, 4_000) };
-  await objects.createForProcess(pid, { type: 'tool_result', name: `tool_result:${callId}`, payload: body, immutable: true, metadata: { title: `${tool} result` } });
+  await objects.createForProcess(pid, { type: 'tool_result', name: `tool_result:${callId}`, payload: body, immutable: true, metadata: { title: `${tool} result` }, labels, parentOids });
 }
 
 function digest(value: unknown): { sha256: string | null; bytes: number | null } {
@@ -131,8 +134,11 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
     if (!TOOL_CALLABLE_STATUSES.has(proc.status)) {
       throw new LibosError('process_not_tool_callable', `process ${pid} is ${proc.status}; tools can be called only while it is runnable or running`, { details: { pid, status: proc.status } });
     }
-    if (!MESSAGE_TOOLS.has(name) && !opts.resume && (await unreadCounts(deps.db, pid)).interrupt > 0) {
-      throw new LibosError('interrupted_by_message', `${name} was not run: ${pid} has an unread interrupt message; read it with receive_process_messages or read_process_messages first`, { details: { pid } });
+    const interrupts = !MESSAGE_TOOLS.has(name) && !opts.resume ? await unreadSummary(deps.db, pid, 'interrupt') : null;
+    if (interrupts && interrupts.count > 0) {
+      throw new LibosError('interrupted_by_message', `${name} was not run: ${pid} has ${interrupts.count} unread interrupt message(s) (${interrupts.message_ids.join(', ')}); read them with read_process_messages {message_ids} or receive_process_messages first`, {
+        details: { pid, phase: 'before_tool_call', delivery: 'interrupt', ...interrupts },
+      });
     }
     if (opts.rejectArguments) throw new LibosError('invalid_arguments', `arguments of ${name} are not a JSON object: ${opts.rejectArguments}`);
     args = parseArguments(reg.tool, rawArgs);
@@ -181,7 +187,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
         out = parsed.data;
       }
       const resultDigest = digest(out);
-      if (opts.publishResult && deps.registry.services.has(SERVICE_NAMES.objects)) await publishResult(scope, pid, callId, name, out, resultDigest);
+      if (opts.publishResult && deps.registry.services.has(SERVICE_NAMES.objects)) await publishResult(ctx, scope, pid, callId, name, out, resultDigest);
       await scope.events.emit('tool_completed', { pid, call_id: callId, tool: name, result_sha256: resultDigest.sha256 });
       await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'ok', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, resumed: Boolean(opts.resume) } });
       return { kind: 'done', payload: out };
@@ -204,8 +210,19 @@ async function messageNotices(deps: KernelDeps, pid: string, tool: string): Prom
   if (MESSAGE_TOOLS.has(tool)) return [];
   const p = await findProcess(deps.db, pid);
   if (!p || !TOOL_CALLABLE_STATUSES.has(p.status)) return [];
-  const { normal } = await unreadCounts(deps.db, pid);
-  return normal > 0 ? [{ kind: 'message_notice', unread: normal, message: `${normal} unread message(s): read them with receive_process_messages or read_process_messages before you exit` }] : [];
+  const unread = await unreadSummary(deps.db, pid, 'normal');
+  if (unread.count === 0) return [];
+  return [
+    {
+      kind: 'message_notice',
+      phase: 'after_tool_call',
+      unread: unread.count,
+      message_ids: unread.message_ids,
+      channels: unread.channels,
+      correlation_ids: unread.correlation_ids,
+      message: `${unread.count} unread message(s): read them with receive_process_messages or read_process_messages before you exit`,
+    },
+  ];
 }
 
 /** The first settled-but-not-approved permission request among a wait's requests, if any. */

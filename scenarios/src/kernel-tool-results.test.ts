@@ -1,0 +1,30 @@
+import { capabilities } from '@libos/capabilities';
+import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
+import { objectMemory, type ObjectMemoryService } from '@libos/object-memory';
+import { sequentialIds } from '@libos/sdk';
+import { session } from '@libos/session';
+import { afterEach, expect, it } from 'vitest';
+
+let rt: Runtime;
+afterEach(async () => rt.close());
+
+it('[K-36] a model call publishes its result as a tool_result Object in the view, labelled with what the call observed', async () => {
+  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+  const p = await rt.spawn({ goal: 'read the secret' });
+  await rt.activateSkill(p.pid, 'agent-libos-object-memory');
+  const made = await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'secret', payload: { k: 'v' }, metadata: { sensitivity: 'secret' } });
+  expect(made.ok).toBe(true);
+  const provider = new ScriptedProvider([[{ tool: 'read_memory_object', args: { name: 'secret' } }]]);
+  const report = await rt.run({ provider, maxQuanta: 1 });
+  const call = report.results[0]!.results[0]!;
+  expect(call.ok).toBe(true);
+  const objects = (await rt.transaction(async (scope) => {
+    const svc = scope.service<ObjectMemoryService>('objects');
+    const roots = await svc.viewRoots(p.pid);
+    return Promise.all(roots.map((r) => svc.inspect(r.oid)));
+  }))!;
+  const published = objects.find((o) => o?.name === `tool_result:${call.call_id}`);
+  expect(published).toMatchObject({ type: 'tool_result', labels: { sensitivity: 'secret' } });
+  // Host calls return their envelope directly and publish nothing.
+  expect(objects.filter((o) => o?.type === 'tool_result')).toHaveLength(1);
+});

@@ -1,11 +1,4 @@
 import { defineConfig } from 'tsup';
+import { libraryBuild } from '../../tsup.shared';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  shims: true,
-  sourcemap: true,
-  target: 'node20',
-});
+export default defineConfig(libraryBuild);

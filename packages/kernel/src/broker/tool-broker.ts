@@ -3,7 +3,7 @@ import { canonicalJson, isToolWait, LibosError, SERVICE_NAMES, sha256Hex, ToolWa
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { unreadSummary } from '../mailbox/messages.js';
-import { completePendingAction, savePendingAction } from '../processes/pending-actions.js';
+import { completePendingAction, discardPendingAction, savePendingAction } from '../processes/pending-actions.js';
 import { TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
 import { statusForWait } from '../processes/process-state.js';
 import { findProcess } from '../processes/process-store.js';
@@ -96,7 +96,8 @@ type RunOutcome = { readonly kind: 'done'; readonly payload: unknown } | { reado
  * 3 arguments parse (nothing else runs otherwise); 4 one tool call is charged to the pid and every ancestor;
  * 5 `run` checks capabilities and acts; 6 state, audit and events commit in one transaction; 7 the envelope carries
  * the payload, a wait, or a closed-table error. A failed call leaves none of its writes; its failure is audited in
- * a transaction of its own. A call that waits commits the wait state and a durable pending action instead.
+ * a transaction of its own (which also settles a failed resumed call's saved action). A call that waits commits the
+ * wait state and a durable pending action instead.
  */
 export async function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: unknown, opts: CallOptions = {}): Promise<ToolCallResult> {
   const callId = opts.resume?.callId ?? deps.ids.next('call');
@@ -117,6 +118,9 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
           if (!(chargeErr instanceof LibosError && chargeErr.code === 'resource_limit_exceeded')) throw chargeErr;
         }
       }
+      // A resumed call that fails is an ordinary tool failure: its saved action (still `resuming`, since the call's
+      // own transaction rolled back) is settled with this record, so no later quantum finds it claimed.
+      if (opts.resume) await discardPendingAction(scope.store, pid, opts.resume.token);
       await scope.events.emit('tool_failed', { pid, call_id: callId, tool: name, code: err.code });
       await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: err.code, details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, charged, resumed: Boolean(opts.resume), error: err.toJSON() } });
     });

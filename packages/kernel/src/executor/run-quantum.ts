@@ -59,6 +59,20 @@ async function failProcess(deps: KernelDeps, pid: string, code: string, message:
   });
 }
 
+/**
+ * An error thrown after a saved call was claimed (pending → resuming) leaves its settlement unknown: the process
+ * fails closed with the audit `llm.pending_action_resume_interrupted`, and the call is never replayed. (A resumed
+ * call that merely fails is an ordinary tool failure: the broker returns it and settles the saved call.)
+ */
+async function failInterruptedResume(deps: KernelDeps, pid: string, call: { readonly tool: string; readonly callId: string }, e: LibosError): Promise<void> {
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (!p || TERMINAL_STATUSES.has(p.status)) return;
+    await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: `process:${pid}`, decision: 'failed', details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() } });
+    await endProcess(deps, scope, pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `${call.tool} failed to resume (${e.code}: ${e.message})`.slice(0, 2000) });
+  });
+}
+
 async function killForBudget(deps: KernelDeps, pids: readonly string[], message: string): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     for (const pid of pids) {
@@ -162,11 +176,13 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     throw err;
   }
   let result: QuantumResult;
+  let resuming: { readonly tool: string; readonly callId: string } | null = null;
   try {
     const pending = await findPendingAction(deps.db, pid);
     if (pending) {
       const claimed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => claimPendingAction(scope.store, pid, pending.resumeToken, iso(deps)));
       if (!claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
+      resuming = { tool: pending.tool, callId: pending.callId };
       const r = await callTool(deps, pid, pending.tool, pending.args, { resume: { token: pending.resumeToken, callId: pending.callId, wait: pending.wait }, publishResult: true });
       const after = await getProcess(deps.db, pid);
       result = { pid, kind: 'resumed', stopReason: TERMINAL_STATUSES.has(after.status) ? 'process_terminal' : (stopFor(r) ?? 'completed'), executed: [pending.tool], skipped: [], results: [r] };
@@ -185,7 +201,8 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
   } catch (err) {
     const e = LibosError.from(err);
     const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
-    if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
+    if (resuming) await failInterruptedResume(deps, pid, resuming, e);
+    else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
     else await failProcess(deps, pid, e.code, e.message);
     result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
   }

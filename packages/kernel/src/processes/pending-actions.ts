@@ -42,6 +42,11 @@ export async function completePendingAction(db: Kysely<any>, pid: string, token:
   if (Number(r.numDeletedRows) !== 1) throw new LibosError('conflict', `pending action ${token} of ${pid} is no longer current`);
 }
 
+/** Settles a resumed call that failed: removes its saved action by exact token (a no-op once it is gone). */
+export async function discardPendingAction(db: Kysely<any>, pid: string, token: string): Promise<void> {
+  await db.deleteFrom('pending_actions').where('pid', '=', pid).where('resume_token', '=', token).execute();
+}
+
 export async function dropPendingAction(db: Kysely<any>, pid: string): Promise<void> {
   await db.deleteFrom('pending_actions').where('pid', '=', pid).execute();
 }

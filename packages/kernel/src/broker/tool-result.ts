@@ -1,9 +1,13 @@
 import type { ErrorPayload, WaitSpec } from '@libos/sdk';
 
-/** A notice attached to a result: unread mail the caller should look at. */
+/** A notice attached after a result: unread normal mail the caller should look at (the oldest ≤ 20 ids named). */
 export interface ToolNotice {
   readonly kind: 'message_notice';
+  readonly phase: 'after_tool_call';
   readonly unread: number;
+  readonly message_ids: readonly string[];
+  readonly channels: readonly string[];
+  readonly correlation_ids: readonly string[];
   readonly message: string;
 }
 

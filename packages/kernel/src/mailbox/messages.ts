@@ -3,6 +3,15 @@ import { LibosError, newId, type MessageFilters } from '@libos/sdk';
 
 export type Delivery = 'normal' | 'interrupt';
 
+/**
+ * Filters of a read, a receive or a message wait: every given field must match (AND). `message_ids` matches by
+ * membership, and `[]` matches nothing. (The sdk's `MessageFilters` plus the correlation fields.)
+ */
+export interface MailFilters extends MessageFilters {
+  readonly correlation_id?: string;
+  readonly reply_to?: string;
+}
+
 /** A process message as tools return it. */
 export interface ProcessMessage {
   readonly message_id: string;
@@ -11,6 +20,10 @@ export interface ProcessMessage {
   readonly channel: string;
   readonly kind: string;
   readonly delivery: Delivery;
+  readonly subject: string;
+  readonly body: string;
+  readonly correlation_id: string | null;
+  readonly reply_to: string | null;
   readonly payload: unknown;
   readonly status: 'unread' | 'acked';
   readonly created_at: string;
@@ -24,6 +37,10 @@ const toMessage = (r: Record<string, any>): ProcessMessage => ({
   channel: r.channel,
   kind: r.kind,
   delivery: r.delivery,
+  subject: r.subject,
+  body: r.body,
+  correlation_id: r.correlation_id,
+  reply_to: r.reply_to,
   payload: JSON.parse(r.payload),
   status: r.status,
   created_at: r.created_at,
@@ -31,10 +48,12 @@ const toMessage = (r: Record<string, any>): ProcessMessage => ({
 });
 
 /** True when a message satisfies every given filter field. */
-export function messageMatches(m: Pick<ProcessMessage, 'message_id' | 'sender' | 'channel' | 'kind'>, f: MessageFilters): boolean {
+export function messageMatches(m: Pick<ProcessMessage, 'message_id' | 'sender' | 'channel' | 'kind' | 'correlation_id' | 'reply_to'>, f: MailFilters): boolean {
   if (f.sender_pid !== undefined && m.sender !== f.sender_pid) return false;
   if (f.channel !== undefined && m.channel !== f.channel) return false;
   if (f.kind !== undefined && m.kind !== f.kind) return false;
+  if (f.correlation_id !== undefined && m.correlation_id !== f.correlation_id) return false;
+  if (f.reply_to !== undefined && m.reply_to !== f.reply_to) return false;
   if (f.message_ids !== undefined && !f.message_ids.includes(m.message_id)) return false;
   return true;
 }
@@ -45,6 +64,10 @@ export interface NewMessage {
   readonly channel?: string;
   readonly kind?: string;
   readonly delivery?: Delivery;
+  readonly subject?: string;
+  readonly body?: string;
+  readonly correlationId?: string;
+  readonly replyTo?: string;
   readonly payload: unknown;
 }
 
@@ -52,24 +75,44 @@ export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: stri
   const id = newId('msg');
   await db
     .insertInto('process_messages')
-    .values({ id, recipient_pid: m.recipientPid, sender: m.sender, channel: m.channel ?? 'default', kind: m.kind ?? 'message', delivery: m.delivery ?? 'normal', payload: JSON.stringify(m.payload ?? null), status: 'unread', created_at: nowIso, acked_at: null })
+    .values({
+      id,
+      recipient_pid: m.recipientPid,
+      sender: m.sender,
+      channel: m.channel ?? 'default',
+      kind: m.kind ?? 'message',
+      delivery: m.delivery ?? 'normal',
+      subject: m.subject ?? '',
+      body: m.body ?? '',
+      correlation_id: m.correlationId ?? null,
+      reply_to: m.replyTo ?? null,
+      payload: JSON.stringify(m.payload ?? null),
+      status: 'unread',
+      created_at: nowIso,
+      acked_at: null,
+    })
     .execute();
   return toMessage((await db.selectFrom('process_messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as Record<string, any>);
 }
 
-/** Messages of a recipient, oldest first, matching filters; unread only unless includeAcked. Fetches limit + 1 to tell has_more. */
-export async function queryMessages(db: Kysely<any>, pid: string, f: MessageFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean }> {
-  let sel = db.selectFrom('process_messages').selectAll().where('recipient_pid', '=', pid);
+/**
+ * Messages of a recipient, oldest first, matching filters; unread only unless includeAcked. `omitted` counts the
+ * matches beyond `limit` (so `hasMore` is `omitted > 0`).
+ */
+export async function queryMessages(db: Kysely<any>, pid: string, f: MailFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
+  if (f.message_ids !== undefined && f.message_ids.length === 0) return { messages: [], hasMore: false, omitted: 0 };
+  let sel = db.selectFrom('process_messages').where('recipient_pid', '=', pid);
   if (!opts.includeAcked) sel = sel.where('status', '=', 'unread');
   if (f.sender_pid !== undefined) sel = sel.where('sender', '=', f.sender_pid);
   if (f.channel !== undefined) sel = sel.where('channel', '=', f.channel);
   if (f.kind !== undefined) sel = sel.where('kind', '=', f.kind);
-  if (f.message_ids !== undefined) {
-    if (f.message_ids.length === 0) return { messages: [], hasMore: false };
-    sel = sel.where('id', 'in', [...f.message_ids]);
-  }
-  const rows = await sel.orderBy('seq').limit(opts.limit + 1).execute();
-  return { messages: rows.slice(0, opts.limit).map(toMessage), hasMore: rows.length > opts.limit };
+  if (f.correlation_id !== undefined) sel = sel.where('correlation_id', '=', f.correlation_id);
+  if (f.reply_to !== undefined) sel = sel.where('reply_to', '=', f.reply_to);
+  if (f.message_ids !== undefined) sel = sel.where('id', 'in', [...f.message_ids]);
+  const rows = opts.limit > 0 ? await sel.selectAll().orderBy('seq').limit(opts.limit).execute() : [];
+  const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const omitted = Math.max(0, Number(n) - rows.length);
+  return { messages: rows.map(toMessage), hasMore: omitted > 0, omitted };
 }
 
 /** Marks messages acked (only unread ones change). */
@@ -90,6 +133,23 @@ export async function unreadCounts(db: Kysely<any>, pid: string): Promise<{ norm
   const out = { normal: 0, interrupt: 0 };
   for (const r of rows) out[r.delivery as Delivery] = Number(r.n);
   return out;
+}
+
+/** What a notice says about unread mail of one delivery: how many, and (the oldest ≤ 20 of) which. */
+export interface UnreadSummary {
+  readonly count: number;
+  readonly message_ids: readonly string[];
+  readonly channels: readonly string[];
+  readonly correlation_ids: readonly string[];
+}
+
+/** Unread messages of a process with the given delivery, summarised for a notice or an interrupt refusal. */
+export async function unreadSummary(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+  const base = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
+  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rows = await base.select(['id', 'channel', 'correlation_id']).orderBy('seq').limit(20).execute();
+  const uniq = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];
+  return { count: Number(n), message_ids: rows.map((r) => r.id as string), channels: uniq(rows.map((r) => r.channel as string)), correlation_ids: uniq(rows.map((r) => r.correlation_id as string | null)) };
 }
 
 /** Throws unless `payload` is JSON within the message bound. */

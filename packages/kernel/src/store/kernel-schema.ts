@@ -122,4 +122,16 @@ export const kernelMigrations: readonly Migration[] = [
       await db.schema.createIndex('llm_calls_pid').on('llm_calls').column('pid').execute();
     },
   },
+  {
+    name: '0003_message_fields',
+    async up(raw) {
+      const db = raw as Kysely<any>;
+      // The mailbox's addressing fields (object-tasks spec §3): subject and body text, and the correlation and
+      // reply-to ids that filters match on (task notifications carry correlation_id = task id).
+      await db.schema.alterTable('process_messages').addColumn('subject', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema.alterTable('process_messages').addColumn('body', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema.alterTable('process_messages').addColumn('correlation_id', 'text').execute();
+      await db.schema.alterTable('process_messages').addColumn('reply_to', 'text').execute();
+    },
+  },
 ];

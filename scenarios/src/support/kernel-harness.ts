@@ -1,0 +1,149 @@
+import { capabilities } from '@libos/capabilities';
+import { openRuntime, type Runtime, type RuntimeEvent, type ToolCallResult } from '@libos/kernel';
+import { objectMemory } from '@libos/object-memory';
+import { definePlugin, defineTool, sequentialIds, skillFromText, z, type Plugin } from '@libos/sdk';
+import { session } from '@libos/session';
+
+/**
+ * Shared harness of the kernel scenario files (mailbox, human waits, executor, openai): a real runtime over SQLite
+ * with the capability, Object Memory and session plugins, predictable ids, and a `probe` plugin whose tool records
+ * every run (so a test can prove a refused call never ran).
+ */
+
+export const CHILD_SKILL = 'agent-libos-child-processes';
+export const PROBE_SKILL = 'test-probe';
+/** The callable (and, through its default Skills, visible) table of PROBE_IMAGE. */
+export const PROBE_TOOLS = [
+  'discover_skills',
+  'activate_skill',
+  'unload_skill',
+  'process_exit',
+  'get_current_time',
+  'list_memory_namespace',
+  'create_memory_object',
+  'read_memory_object',
+  'spawn_child_process',
+  'wait_child_process',
+  'signal_child_process',
+  'send_process_message',
+  'receive_process_messages',
+  'read_process_messages',
+  'ask_human',
+  'probe_touch',
+];
+/** An image with the session, memory, child-process, mailbox and probe tools, all visible from the start. */
+export const PROBE_IMAGE = 'probe-agent:v0';
+/** An `image_only` image: its system prompt is sent verbatim. */
+export const IMAGE_ONLY = 'probe-only:v0';
+export const IMAGE_ONLY_PROMPT = 'You are PROBE-ONLY.\nAnswer with exactly one tool call.\n  (indentation and "quotes" kept verbatim)';
+
+const PROBE_SKILL_MD = `---
+name: ${PROBE_SKILL}
+description: A probe tool for kernel tests; it records every run.
+allowed-tools: probe_touch
+---
+Call probe_touch with a label; it returns the label and how many times it ran.
+`;
+
+export interface Probe {
+  readonly plugin: Plugin;
+  /** Labels of every completed run, in order. */
+  readonly runs: string[];
+}
+
+/** The probe plugin: `probe_touch{label}` appends to `runs` and returns `{label, run}`; and the two test images. */
+export function probePlugin(): Probe {
+  const runs: string[] = [];
+  const touch = defineTool({
+    name: 'probe_touch',
+    description: 'Record a touch with a label.',
+    input: z.object({ label: z.string().min(1).max(64) }),
+    output: z.object({ label: z.string(), run: z.number() }),
+    async run({ label }, ctx) {
+      runs.push(label);
+      await ctx.events.emit('probe_touched', { pid: ctx.pid, label });
+      return { label, run: runs.length };
+    },
+  });
+  const plugin = definePlugin({
+    name: 'test-probe',
+    version: '0.0.0',
+    skills: [skillFromText(PROBE_SKILL_MD, PROBE_SKILL)],
+    tools: [touch],
+    images: [
+      {
+        id: PROBE_IMAGE,
+        description: 'Base agent tools plus probe_touch; mailbox tools visible at spawn.',
+        systemPrompt: 'You are a probe agent.',
+        promptMode: 'libos_default',
+        defaultSkills: ['agent-libos-skill-navigation', 'agent-libos-runtime-session', 'agent-libos-object-memory', CHILD_SKILL, PROBE_SKILL],
+        defaultTools: PROBE_TOOLS,
+      },
+      {
+        id: IMAGE_ONLY,
+        description: 'image_only test image.',
+        systemPrompt: IMAGE_ONLY_PROMPT,
+        promptMode: 'image_only',
+        defaultSkills: ['agent-libos-runtime-session', PROBE_SKILL],
+        defaultTools: ['process_exit', 'probe_touch'],
+      },
+    ],
+  });
+  return { plugin, runs };
+}
+
+export interface Harness {
+  readonly rt: Runtime;
+  readonly probe: Probe;
+}
+
+/** Opens an in-memory runtime with capabilities, Object Memory, session and the probe plugin; sequential ids. */
+export async function openHarness(): Promise<Harness> {
+  const probe = probePlugin();
+  const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session(), probe.plugin], config: { ids: sequentialIds() } });
+  return { rt, probe };
+}
+
+/** Spawns a probe-agent process (a root, or a host-side child of `parentPid`). */
+export async function spawnProbe(rt: Runtime, goal: string, parentPid?: string): Promise<string> {
+  const p = await rt.spawn({ goal, image: PROBE_IMAGE, ...(parentPid ? { parentPid } : {}) });
+  return p.pid;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+/** Calls a tool and returns its payload; throws (failing the test) when the call failed. */
+export async function ok(rt: Runtime, pid: string, tool: string, args: Record<string, unknown> = {}): Promise<Json> {
+  const r = await rt.call(pid, tool, args);
+  if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
+  return r.payload;
+}
+
+/** Calls a tool that must fail and returns its error. */
+export async function fails(rt: Runtime, pid: string, tool: string, args: Record<string, unknown> = {}): Promise<{ code: string; message: string; details?: Json }> {
+  const r: ToolCallResult = await rt.call(pid, tool, args);
+  if (r.ok) throw new Error(`${tool} unexpectedly succeeded: ${JSON.stringify(r.payload)}`);
+  return r.error;
+}
+
+/**
+ * Groups the events the bus publishes by commit: the kernel publishes a transaction's events synchronously after its
+ * commit, so events of one transaction land in one group and events of separate transactions in separate groups.
+ */
+export function commitGroups(rt: Runtime): { groups: string[][]; stop: () => void } {
+  const groups: string[][] = [];
+  let current: string[] | null = null;
+  const listener = (e: RuntimeEvent) => {
+    if (!current) {
+      current = [];
+      groups.push(current);
+      queueMicrotask(() => {
+        current = null;
+      });
+    }
+    current.push(e.type);
+  };
+  rt.bus.on('event', listener);
+  return { groups, stop: () => rt.bus.off('event', listener) };
+}

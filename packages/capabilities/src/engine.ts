@@ -22,17 +22,12 @@ import { processFlow, type ProcessFlow } from './flow.js';
 import { authorizeIn, auditDecision, decideAmong, spendDecision, type AuthorizeContext } from './internal/authorize.js';
 import { declassifyImpl, egressImpl, loadSinkRegistry, releaseBinding, setSinkRulesImpl, type DeclassifyReceipt, type EgressRequest } from './internal/data-flow.js';
 import type { EngineEnv } from './internal/env.js';
-import {
-  delegateImpl,
-  deriveImpl,
-  issueCheckedImpl,
-  issueTrustedImpl,
-  listImpl,
-  planDerive,
-  revokeImpl,
-  revokeTrustedImpl,
-  type DeriveRequest,
-} from './internal/grants.js';
+import { delegateImpl, deriveImpl, planDerive, type DeriveRequest } from './internal/delegate.js';
+import { issueCheckedImpl, issueTrustedImpl } from './internal/issue.js';
+import { listImpl } from './internal/list-grants.js';
+import { revokeImpl, revokeTrustedImpl } from './internal/revoke.js';
+import { authorizeHandleImpl } from './internal/handles.js';
+import { duplicateAuthorityImpl, type DuplicationResult } from './internal/transitions.js';
 import { getGrant } from './internal/grant-store.js';
 import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreReservationImpl } from './internal/reservations.js';
 import { dbOf } from './internal/store.js';
@@ -79,6 +74,10 @@ export interface AuthorityEngine {
   authorize(scope: ServiceScope, subject: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
   /** Decides among given records; records of any other subject are ignored (spec §9 test 12). */
   authorizeWithCandidates(scope: ServiceScope, subject: string, resource: string, right: Right, records: readonly CapabilityRecord[], ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  /** Authorizes through a named handle: that exact record must be live and covering, and nothing may deny. */
+  authorizeHandle(scope: ServiceScope, pid: string, capId: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  /** Fork / checkpoint restore: copies the source's live records to the target, minus finite ones and deny/ask-overlapped rights. */
+  duplicateAuthority(scope: ServiceScope, source: string, target: string, kind: 'fork' | 'checkpoint_restore'): Promise<DuplicationResult>;
   /** Host-only, unchecked issue (bootstrap, CLI `libos grant`, human decisions, tests). Audited + event `capability.granted`. */
   issueTrusted(scope: ServiceScope, spec: IssueSpec, issuer: string): Promise<CapabilityRecord>;
   /** Checked issue by a pid: covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held unlimited allow. */
@@ -206,6 +205,8 @@ export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; cons
     authority: (scope, pid) => new PidAuthority(env, scope, pid),
     authorize: (scope, subject, resource, right, ctx) => authorizeIn(env, dbOf(scope), subject, resource, right, ctxOf(ctx)),
     authorizeWithCandidates: (scope, subject, resource, right, records, ctx) => decideAmong(env, dbOf(scope), subject, parseResource(resource), parseRight(right), records, ctxOf(ctx)),
+    authorizeHandle: (scope, pid, capId, resource, right, ctx) => authorizeHandleImpl(env, scope, pid, capId, resource, right, ctxOf(ctx)),
+    duplicateAuthority: (scope, source, target, kind) => duplicateAuthorityImpl(env, scope, source, target, kind),
     issueTrusted: (scope, spec, issuer) => issueTrustedImpl(env, scope, spec, issuer),
     issue: (scope, actor, spec) => issueCheckedImpl(env, scope, actor, spec),
     approveOnce: (scope, subject, resource, right, binding, approver) =>

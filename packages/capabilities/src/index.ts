@@ -20,7 +20,8 @@ export { verdictOf, combineVerdicts, compareCandidates, policyOf } from './decis
 export type { AuthorityDecision, Verdict, CandidateVerdict } from './decision.js';
 export { checkAttenuation, specCovers } from './delegation.js';
 export type { AttenuatedShape } from './delegation.js';
-export type { DeriveRequest } from './internal/grants.js';
+export type { DeriveRequest } from './internal/delegate.js';
+export type { DuplicationResult } from './internal/transitions.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
 export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels } from './data-labels.js';

@@ -3,7 +3,7 @@ import type { CapabilityRecord } from '../capability-record.js';
 import { assertChildManifest, effectPermitted, manifestActive, manifestSpec, parseManifest, type AuthorityManifest, type ParsedManifest } from '../manifest.js';
 import { audit, type EngineEnv } from './env.js';
 import { parseDraft } from './grant-draft.js';
-import { issueTrustedImpl } from './grants.js';
+import { issueTrustedImpl } from './issue.js';
 import { T, dbOf, parseJsonColumn, type Db } from './store.js';
 
 /** The manifest bound to a pid, or null. */

@@ -5,7 +5,7 @@ import { manifestCeiling } from '../manifest.js';
 import { assertRequestable, permissionEffect } from '../permission-requests.js';
 import { audit, type EngineEnv } from './env.js';
 import { allGrantsOf } from './grant-store.js';
-import { issueTrustedImpl } from './grants.js';
+import { issueTrustedImpl } from './issue.js';
 import { manifestOfImpl } from './manifests.js';
 import { T, dbOf, parseJsonColumn } from './store.js';
 

@@ -97,10 +97,13 @@ export interface Harness {
   readonly probe: Probe;
 }
 
-/** Opens an in-memory runtime with capabilities, Object Memory, session and the probe plugin; sequential ids. */
-export async function openHarness(): Promise<Harness> {
+/**
+ * Opens a runtime with capabilities, Object Memory, session and the probe plugin, and sequential ids (in memory
+ * unless `path` names a file; a reopen passes `idStart` past the ids the first runtime used).
+ */
+export async function openHarness(opts: { path?: string; idStart?: number } = {}): Promise<Harness> {
   const probe = probePlugin();
-  const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session(), probe.plugin], config: { ids: sequentialIds() } });
+  const rt = await openRuntime({ path: opts.path ?? ':memory:', plugins: [capabilities(), objectMemory(), session(), probe.plugin], config: { ids: sequentialIds(opts.idStart ?? 0) } });
   return { rt, probe };
 }
 

@@ -29,6 +29,9 @@ export function parseLabels(value: unknown, opts: { readonly allowMixed?: boolea
   return out as Partial<DataLabels>;
 }
 
+/** Labels of unclassified external input (tool output from outside, human text): normal and untrusted (spec §6). */
+export const UNCLASSIFIED_EXTERNAL_LABELS: Partial<DataLabels> = Object.freeze({ sensitivity: 'normal', trust_level: 'untrusted', integrity: 'untrusted', origin: 'external' });
+
 /** Full labels from partial ones (defaults for what is missing). */
 export function completeLabels(partial: Partial<DataLabels>): DataLabels {
   return Object.freeze({ ...DEFAULT_LABELS, ...partial });

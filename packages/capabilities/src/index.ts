@@ -24,7 +24,7 @@ export type { DeriveRequest } from './internal/delegate.js';
 export type { DuplicationResult } from './internal/transitions.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
-export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels } from './data-labels.js';
+export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels, UNCLASSIFIED_EXTERNAL_LABELS } from './data-labels.js';
 export type { ProcessFlow } from './flow.js';
 export { checkEgress, matchSinkRule, validateSinkRules, DEFAULT_SINK_RULES, UNMATCHED_SINK_RULE } from './egress.js';
 export type { SinkRule, SinkTrust, EgressDecision } from './egress.js';

@@ -156,6 +156,17 @@ describe('authority tools', () => {
     expect(s.audit.filter((e) => e.action === 'capability.permission_policy')).toHaveLength(1);
   });
 
+  it('[CAP-40] two answers to one request install exactly one record', async () => {
+    const req = { requestId: 'hr_9', pid: A, resource: 'object:a', rights: ['read'] };
+    const [x, y] = await Promise.all([
+      s.run((scope) => s.engine.applyPermissionDecision(scope, req, { approved: true, decision: 'always_allow', responder: 'human:owner' })),
+      s.run((scope) => s.engine.applyPermissionDecision(scope, req, { approved: false, decision: 'always_deny', responder: 'human:owner' })),
+    ]);
+    expect(x.id).toBe(y.id);
+    expect((await o.list(A, true)).filter((r) => r.metadata.human_request_id === 'hr_9')).toHaveLength(1);
+    expect(x.subject).toBe(A);
+  });
+
   it('[CAP-36] contradictory answers are invalid', () => {
     expect(() => permissionEffect(true, 'always_deny')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
     expect(() => permissionEffect(false, 'always_allow')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));

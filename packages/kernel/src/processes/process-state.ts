@@ -18,9 +18,25 @@ const WAIT_KINDS: Partial<Record<ProcessStatus, readonly string[]>> = {
 };
 const OUTCOME_KIND: Partial<Record<ProcessStatus, string>> = { exited: 'exited', failed: 'failed', killed: 'killed' };
 
+const nonEmptyString = (v: unknown) => typeof v === 'string' && v !== '';
+
+/** What is wrong with the fields of a wait of a known kind, or null. */
+function waitShapeError(wait: WaitState): string | null {
+  const w = wait as unknown as Record<string, unknown>;
+  if (wait.kind === 'child') return nonEmptyString(w.child_pid) ? null : 'needs a child wait with a child_pid';
+  if (wait.kind === 'message') return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters) ? null : 'needs a message wait with a filters object';
+  if (wait.kind === 'tool') return nonEmptyString(w.operation_id) ? null : 'needs a tool wait with an operation_id';
+  if (wait.kind === 'human') {
+    const ids = w.request_ids;
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every(nonEmptyString) || new Set(ids).size !== ids.length) return 'needs at least one unique human request id';
+  }
+  return null;
+}
+
 /**
- * The one write boundary's invariant (kernel spec §1): waiting_event ⇔ a child or message wait; waiting_human ⇔ a
- * human wait with at least one unique request id; paused ⇔ a paused wait; exited/failed/killed ⇔ their outcome;
+ * The one write boundary's invariant (kernel spec §1): waiting_event ⇔ a child wait (with its child_pid) or a
+ * message wait (with a filters object); waiting_human ⇔ a human wait with at least one unique request id;
+ * waiting_tool ⇔ a tool wait with its operation_id; paused ⇔ a paused wait; exited/failed/killed ⇔ their outcome;
  * every other status carries neither. Throws `internal_error` naming the mismatch.
  */
 export function assertStateShape(status: ProcessStatus, wait: WaitState | null, outcome: Outcome | null): void {
@@ -31,7 +47,8 @@ export function assertStateShape(status: ProcessStatus, wait: WaitState | null, 
   };
   if (waitKinds) {
     if (!wait || !waitKinds.includes(wait.kind)) bad(`needs a wait of kind ${waitKinds.join('|')} (got ${wait ? wait.kind : 'none'})`);
-    if (wait && wait.kind === 'human' && (wait.request_ids.length === 0 || new Set(wait.request_ids).size !== wait.request_ids.length)) bad('needs at least one unique human request id');
+    const why = wait ? waitShapeError(wait) : null;
+    if (why) bad(why);
   } else if (wait) bad(`carries no wait (got ${wait.kind})`);
   if (outcomeKind) {
     if (!outcome || outcome.kind !== outcomeKind) bad(`needs an outcome of kind ${outcomeKind}`);

@@ -130,3 +130,28 @@ describe('reservations', () => {
     expect(await s.run((scope) => s.engine.reserve(scope, d))).toBeNull();
   });
 });
+
+describe('authority transaction', () => {
+  it('reserves each finite record once, runs the effect, commits; a throw restores everything', async () => {
+    const g = await o.grant({ subject: A, resource: 'object:*', rights: ['read', 'write'], usesRemaining: 2 });
+    const checks = [
+      { resource: 'object:a', right: 'read' as const },
+      { resource: 'object:a', right: 'write' as const },
+    ];
+    await expect(
+      s.run((scope) =>
+        s.engine.withAuthority(scope, A, checks, async () => {
+          throw new Error('effect failed');
+        }),
+      ),
+    ).rejects.toThrow('effect failed');
+    expect(await o.get(g.id)).toMatchObject({ usesRemaining: 2 });
+    const n = await s.run((scope) => s.engine.withAuthority(scope, A, checks, async (ds) => ds.length));
+    expect(n).toBe(2);
+    expect(await o.get(g.id)).toMatchObject({ usesRemaining: 1 });
+    const rows = await s.db.selectFrom('cap_reservations').select('status').execute();
+    expect(rows.map((r) => r.status)).toEqual(['committed']);
+    await o.grant({ subject: A, resource: 'object:b', rights: ['write'], effect: 'deny' });
+    await expect(s.run((scope) => s.engine.withAuthority(scope, A, [{ resource: 'object:b', right: 'write' }], async () => 1))).rejects.toMatchObject({ code: 'permission_denied' });
+  });
+});

@@ -27,6 +27,7 @@ import { issueCheckedImpl, issueTrustedImpl } from './internal/issue.js';
 import { listImpl } from './internal/list-grants.js';
 import { revokeImpl, revokeTrustedImpl } from './internal/revoke.js';
 import { authorizeHandleImpl } from './internal/handles.js';
+import { withAuthorityImpl, type AuthorityCheck } from './internal/authority-transaction.js';
 import { duplicateAuthorityImpl, type DuplicationResult } from './internal/transitions.js';
 import { getGrant } from './internal/grant-store.js';
 import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreReservationImpl } from './internal/reservations.js';
@@ -100,6 +101,11 @@ export interface AuthorityEngine {
   preflightInherit(scope: ServiceScope, parentPid: string, specs: readonly DelegationSpec[]): Promise<readonly { readonly parentCapId: string; readonly resource: string; readonly rights: readonly Right[] }[]>;
   /** Derives exactly `specs` from the parent's grants into the child (kind `spawn`). */
   inheritForSpawn(scope: ServiceScope, parentPid: string, childPid: string, specs: readonly DelegationSpec[]): Promise<CapabilityRecord[]>;
+  /**
+   * AuthorityTransaction: re-authorizes every check in this transaction, reserves each finite record once,
+   * runs `fn`, then commits the reservations; any throw rolls the caller's transaction back.
+   */
+  withAuthority<T>(scope: ServiceScope, pid: string, checks: readonly AuthorityCheck[], fn: (decisions: readonly AuthorityDecision[]) => Promise<T>): Promise<T>;
   /** Reserves the finite use a decision selected; null when the grant is unlimited. */
   reserve(scope: ServiceScope, decision: Decision): Promise<string | null>;
   /** reserved → committed; false when it was not reserved any more. */
@@ -222,6 +228,7 @@ export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; cons
       return plan.items.map((i) => Object.freeze({ parentCapId: i.parent.id, resource: i.draft.resource.canonical, rights: i.draft.rights }));
     },
     inheritForSpawn: (scope, parentPid, childPid, specs) => deriveImpl(env, scope, { source: parentPid, target: childPid, specs, kind: 'spawn' }),
+    withAuthority: (scope, pid, checks, fn) => withAuthorityImpl(env, scope, pid, checks, fn),
     reserve: (scope, decision) => reserveImpl(env, scope, decision),
     commitReservation: (scope, id) => commitReservationImpl(env, scope, id),
     restoreReservation: (scope, id) => restoreReservationImpl(env, scope, id),

@@ -22,6 +22,7 @@ export { checkAttenuation, specCovers } from './delegation.js';
 export type { AttenuatedShape } from './delegation.js';
 export type { DeriveRequest } from './internal/delegate.js';
 export type { DuplicationResult } from './internal/transitions.js';
+export type { AuthorityCheck } from './internal/authority-transaction.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
 export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels, UNCLASSIFIED_EXTERNAL_LABELS } from './data-labels.js';

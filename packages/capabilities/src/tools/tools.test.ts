@@ -167,6 +167,16 @@ describe('authority tools', () => {
     expect(x.subject).toBe(A);
   });
 
+  it('[CAP-41] the subject of a request is always the caller: a named victim gets nothing', async () => {
+    await o.grant({ subject: A, resource: 'human:owner', rights: ['write'] });
+    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r', subject: B })).rejects.toSatisfy(isToolWait);
+    const id = [...humanRequests.keys()][0]!;
+    humanRequests.set(id, { ...humanRequests.get(id)!, status: 'approved', response: { approved: true, decision: 'always_allow', responder: 'human:owner' } });
+    await call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r', subject: B }, true);
+    expect((await o.check(A, 'object:a', 'read')).allowed).toBe(true);
+    expect(await o.list(B, true)).toHaveLength(0);
+  });
+
   it('[CAP-36] contradictory answers are invalid', () => {
     expect(() => permissionEffect(true, 'always_deny')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
     expect(() => permissionEffect(false, 'always_allow')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));

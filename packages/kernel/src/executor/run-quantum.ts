@@ -125,6 +125,29 @@ async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmT
   return { stopReason: stop, executed, skipped, results };
 }
 
+/**
+ * Post-charges a reply's tokens to the pid and every ancestor, with overage: the charge always commits (the
+ * completion happened), and a budget it overran kills the subtree the budget engine names; nothing is dispatched.
+ * Under a token budget (the pid's or an ancestor's) usage must be trustworthy: a reply without a total (and without
+ * prompt + completion to sum), or whose total is below prompt + completion, fails closed, charged at the larger count.
+ */
+async function chargeTokens(deps: KernelDeps, pid: string, r: LlmResponse, tokens: number | null): Promise<void> {
+  const remaining = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => deps.engine.budgets(scope).remaining(pid));
+  const budgeted = remaining.llm_total_tokens !== null && remaining.llm_total_tokens !== undefined;
+  const { prompt_tokens: p, completion_tokens: c } = r.usage;
+  const parts = p !== null && c !== null ? p + c : null;
+  const inconsistent = tokens !== null && parts !== null && tokens < parts;
+  const charged = inconsistent ? parts : tokens;
+  let killPids: readonly string[] = [];
+  if (charged !== null) {
+    const outcome = await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).chargeOverage(pid, { llm_total_tokens: charged }));
+    killPids = outcome.killPids;
+  }
+  if (budgeted && tokens === null) throw new LibosError('resource_limit_exceeded', `the provider reported no token usage while ${pid} has a token budget; failing closed`);
+  if (budgeted && inconsistent) throw new LibosError('resource_limit_exceeded', `the provider reported inconsistent token usage (total ${tokens} < prompt ${p} + completion ${c}) while ${pid} has a token budget; failing closed`);
+  if (killPids.length > 0) throw new LibosError('resource_limit_exceeded', `llm_total_tokens: the reply's ${charged} tokens overran a token budget; nothing is dispatched`, { details: { killPids } });
+}
+
 async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<LlmResponse> {
   const p = await getProcess(deps.db, pid);
   const prompt = await renderPrompt(deps, p);
@@ -137,7 +160,8 @@ async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Pr
     let response: LlmResponse | null = null;
     let error: LibosError | null = null;
     try {
-      response = await opts.provider.completeAction({ messages, tools: prompt.tools, parallelToolCalls: true, pid });
+      // The provider gets its own copy: a corrective retry appends to `messages` after this attempt.
+      response = await opts.provider.completeAction({ messages: [...messages], tools: prompt.tools, parallelToolCalls: true, pid });
     } catch (err) {
       error = LibosError.from(err);
     }
@@ -149,13 +173,7 @@ async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Pr
     });
     if (error) throw error;
     const r = response!;
-    // Tokens are post-charged with overage: over a limit kills the subtree and dispatches nothing.
-    const remaining = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => deps.engine.budgets(scope).remaining(pid));
-    if (tokens === null) {
-      if (remaining.llm_total_tokens !== null && remaining.llm_total_tokens !== undefined) throw new LibosError('resource_limit_exceeded', `the provider reported no token usage while ${pid} has a token budget; failing closed`);
-    } else {
-      await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_total_tokens: tokens }, { allowOverage: true }));
-    }
+    await chargeTokens(deps, pid, r, tokens);
     const unknown = r.toolCalls.filter((c) => !visible.has(c.name)).map((c) => c.name);
     if (unknown.length === 0) return r;
     if (attempt >= MAX_ATTEMPTS) throw new LibosError('tool_not_in_process_table', `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`);

@@ -21,7 +21,7 @@ export function print(opts: OutputOptions, value: unknown, text: () => string): 
 export function printError(opts: OutputOptions, err: unknown): number {
   if (err instanceof UsageError) {
     if (opts.json) process.stderr.write(`${JSON.stringify({ schema_version: 1, error: { code: 'usage', message: err.message } })}\n`);
-    else process.stderr.write(`libos: ${err.message}\n`);
+    else process.stderr.write(`libos: ${err.message.split('\n').join(' | ')}\n`);
     return EXIT.usage;
   }
   const e = isLibosError(err) ? (err as LibosError) : LibosError.from(err);

@@ -2,8 +2,14 @@ import { Command, CommanderError, Option } from 'commander';
 import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { runDemo } from './demo.js';
+import { registerEvents } from './commands/events.js';
+import { registerHuman } from './commands/human.js';
+import { registerLlmCalls } from './commands/llm-calls.js';
+import { registerRun } from './commands/run.js';
+import { registerSend } from './commands/send.js';
 import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
 import { validatePluginDir } from './commands/skills-validate.js';
+import type { Act, CommandKit } from './commands/kit.js';
 import { withRuntime, type GlobalOptions } from './commands/with-runtime.js';
 import { EXIT, print, printError, table, UsageError } from './output.js';
 
@@ -23,7 +29,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   const g = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
   /** Wraps an action: prints errors as one line and sets the stable exit code. */
   // Commander calls an action with (...positionals, options, command); actions here take the command first.
-  const act =
+  const act: Act =
     <A extends unknown[]>(fn: (cmd: Command, ...args: A) => Promise<number | void>) =>
     async (...raw: unknown[]) => {
       const cmd = raw[raw.length - 1] as Command;
@@ -33,6 +39,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         setExit(printError(g(cmd), err));
       }
     };
+  const kit: CommandKit = { act, g };
 
   program
     .command('init')
@@ -60,6 +67,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         });
       }),
     );
+
+  registerRun(program, kit);
 
   program
     .command('ps')
@@ -118,6 +127,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       }),
     );
 
+  registerSend(program, kit);
+
   program
     .command('grant <pid> <resource> <rights>')
     .description('issue a grant to a process as the host (rights: comma list)')
@@ -164,6 +175,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       }),
     );
 
+  registerHuman(program, kit);
+
   const skills = program
     .command('skills')
     .description('the Skill catalog')
@@ -209,21 +222,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       }),
     );
 
-  program
-    .command('events')
-    .description('durable events, oldest first')
-    .option('--pid <pid>', 'only this process')
-    .option('--limit <n>', 'at most n rows', '100')
-    .action(
-      act(async (cmd: Command, opts: { pid?: string; limit: string }) => {
-        const o = g(cmd);
-        const limit = parsePositiveInt(opts.limit, '--limit');
-        await withRuntime(o, async (rt) => {
-          const rows = await rt.events({ limit, ...(opts.pid ? { pid: opts.pid } : {}) });
-          print(o, rows, () => table(rows.map((r) => ({ seq: r.seq, ts: r.ts, pid: r.pid, type: r.type, data: r.data })), ['seq', 'ts', 'pid', 'type', 'data']));
-        });
-      }),
-    );
+  registerEvents(program, kit);
+  registerLlmCalls(program, kit);
 
   program
     .command('demo')

@@ -1,0 +1,155 @@
+import { type Command, Option } from 'commander';
+import { loadLlmScriptFile, openAiProviderFromEnv, ScriptedProvider, type LlmProvider, type LlmScript, type ProcessInfo, type QuantumResult, type Runtime } from '@libos/kernel';
+import { isLibosError } from '@libos/sdk';
+import { print, UsageError } from '../output.js';
+import type { CommandKit } from './kit.js';
+import { parsePositiveInt } from './parse.js';
+import { resumeScript } from './script-resume.js';
+import { withRuntime } from './with-runtime.js';
+
+interface RunFlags {
+  readonly maxQuanta?: string;
+  readonly provider: 'scripted' | 'openai';
+  readonly script?: string;
+  readonly pid?: string;
+}
+
+/** What to build the provider from, settled before the store is opened (a bad flag writes nothing). */
+type ProviderChoice = { readonly kind: 'scripted'; readonly script: LlmScript } | { readonly kind: 'openai'; readonly provider: LlmProvider };
+
+const firstLine = (text: string) => text.split('\n').find((l) => l.trim() !== '') ?? text;
+
+async function chooseProvider(flags: RunFlags, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+  if (flags.provider === 'openai') {
+    if (flags.script !== undefined) throw new UsageError('run: --script applies only to --provider scripted');
+    try {
+      return { kind: 'openai', provider: openAiProviderFromEnv(env) };
+    } catch (err) {
+      if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
+      throw err;
+    }
+  }
+  if (flags.script === undefined) throw new UsageError('run: --provider scripted (the default) needs --script <file> (.json, .yaml or .yml); or use --provider openai');
+  try {
+    return { kind: 'scripted', script: await loadLlmScriptFile(flags.script) };
+  } catch (err) {
+    if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
+    throw err;
+  }
+}
+
+/** A scripted provider that continues each process's turns where earlier runs on this store stopped. */
+async function scriptedProvider(rt: Runtime, script: LlmScript): Promise<LlmProvider> {
+  const pids = (await rt.processes()).map((p) => p.pid);
+  const consumed = new Map<string, number>();
+  for (const pid of pids) consumed.set(pid, (await rt.llmCalls({ pid, limit: 10_000 })).filter((c) => c.provider === 'scripted').length);
+  return new ScriptedProvider(resumeScript(script, pids, (pid) => consumed.get(pid) ?? 0));
+}
+
+/** One progress line: quantum number, pid, kind, stop reason, tools (`!code` marks a failed one). */
+export function quantumLine(n: number, q: QuantumResult): string {
+  const tools = q.executed.map((name, i) => {
+    const r = q.results[i];
+    return r && !r.ok ? `${name}!${r.error.code}` : name;
+  });
+  const skipped = q.skipped.length ? ` (skipped: ${q.skipped.join(', ')})` : '';
+  return `q${n}`.padEnd(5) + `${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}`;
+}
+
+/** The pids of `root` and every descendant. */
+function subtree(all: readonly ProcessInfo[], root: string): Set<string> {
+  const ids = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (p.parentPid && ids.has(p.parentPid) && !ids.has(p.pid)) (ids.add(p.pid), (grew = true));
+  }
+  return ids;
+}
+
+interface Outcome {
+  readonly quanta: number;
+  readonly idle: boolean;
+  readonly held: readonly string[];
+}
+
+/**
+ * Runs only `root` and its descendants, one quantum at a time: before each, any other runnable process is paused
+ * (held) by the host; afterwards every held process that is still paused is resumed.
+ */
+async function runSubtree(rt: Runtime, root: string, provider: LlmProvider, maxQuanta: number | undefined, onQuantum: (q: QuantumResult) => void): Promise<Outcome> {
+  const held = new Set<string>();
+  let quanta = 0;
+  let idle = false;
+  try {
+    while (maxQuanta === undefined || quanta < maxQuanta) {
+      const all = await rt.processes();
+      const mine = subtree(all, root);
+      for (const p of all) {
+        if (p.status === 'runnable' && !mine.has(p.pid)) {
+          await rt.signal(p.pid, 'pause', `held by libos run --pid ${root}`);
+          held.add(p.pid);
+        }
+      }
+      const r = await rt.run({ provider, maxQuanta: 1, onQuantum });
+      quanta += r.quanta;
+      if (r.quanta === 0) {
+        idle = true;
+        break;
+      }
+    }
+  } finally {
+    for (const pid of held) if ((await rt.process(pid)).status === 'paused') await rt.signal(pid, 'resume');
+  }
+  return { quanta, idle, held: [...held] };
+}
+
+function countStatuses(ps: readonly ProcessInfo[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const p of ps) counts[p.status] = (counts[p.status] ?? 0) + 1;
+  return counts;
+}
+
+async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promise<void> {
+  const o = kit.g(cmd);
+  const maxQuanta = flags.maxQuanta === undefined ? undefined : parsePositiveInt(flags.maxQuanta, '--max-quanta');
+  const choice = await chooseProvider(flags, process.env);
+  await withRuntime(o, async (rt) => {
+    if (flags.pid) await rt.process(flags.pid);
+    const provider = choice.kind === 'openai' ? choice.provider : await scriptedProvider(rt, choice.script);
+    const log: Record<string, unknown>[] = [];
+    const onQuantum = (q: QuantumResult) => {
+      log.push({ pid: q.pid, kind: q.kind, stop_reason: q.stopReason ?? null, executed: q.executed, skipped: q.skipped, errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])) });
+      if (!o.json) process.stdout.write(`${quantumLine(log.length, q)}\n`);
+    };
+    const out: Outcome = flags.pid
+      ? await runSubtree(rt, flags.pid, provider, maxQuanta, onQuantum)
+      : { ...(await rt.run({ provider, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
+    const all = await rt.processes();
+    const scope = flags.pid ? all.filter((p) => subtree(all, flags.pid!).has(p.pid)) : all;
+    const statuses = countStatuses(scope);
+    const failed = scope.filter((p) => p.status === 'failed' || p.status === 'killed').map((p) => ({ pid: p.pid, status: p.status, code: (p.outcome?.code as string | undefined) ?? null, message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null }));
+    const pendingHuman = (await rt.humanRequests({ status: 'pending' })).filter((h) => scope.some((p) => p.pid === h.pid)).length;
+    const report = { quanta: out.quanta, idle: out.idle, provider: provider.name, model: provider.model, statuses, failed, pending_human_requests: pendingHuman, held: out.held, log };
+    print(o, report, () =>
+      [
+        `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${out.idle ? 'idle (nothing runnable)' : `budget-limited (--max-quanta ${maxQuanta} spent; work remains)`}`,
+        `processes: ${Object.entries(statuses).map(([s, c]) => `${s} ${c}`).join(', ') || 'none'}`,
+        ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),
+        ...(pendingHuman ? [`human requests pending: ${pendingHuman} (libos human list)`] : []),
+        ...(out.held.length ? [`held paused during the run and resumed: ${out.held.join(', ')}`] : []),
+      ].join('\n'),
+    );
+  });
+}
+
+/** `libos run`: the scheduler, with a scripted or an OpenAI-compatible model. */
+export function registerRun(program: Command, kit: CommandKit): void {
+  program
+    .command('run')
+    .description('run the scheduler until nothing is runnable or --max-quanta is spent; one line per quantum, then a summary')
+    .option('--max-quanta <n>', 'quanta this run may spend, shared by all processes (default: until idle)')
+    .addOption(new Option('--provider <name>', 'the model: scripted (needs --script) or openai (LIBOS_OPENAI_* / OPENAI_* env)').choices(['scripted', 'openai']).default('scripted'))
+    .option('--script <file>', 'scripted turns (.json, .yaml or .yml); a rerun continues each process where it stopped')
+    .option('--pid <pid>', 'schedule only this process and its descendants (other runnable ones are held paused for the run)')
+    .action(kit.act(async (cmd: Command, flags: RunFlags) => runCommand(cmd, kit, flags)));
+}

@@ -1,5 +1,5 @@
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type Runtime } from '@libos/kernel';
+import { openRuntime, type Runtime, type RuntimeConfig } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { tasks } from '@libos/tasks';
@@ -7,7 +7,7 @@ import { tasks } from '@libos/tasks';
 /** The standard plugin set: composition happens in the apps, nowhere else. */
 export const standardPlugins = () => [capabilities(), objectMemory(), tasks(), session()];
 
-/** Opens the runtime on `db` with the standard plugins. */
-export function openStandardRuntime(db: string): Promise<Runtime> {
-  return openRuntime({ path: db, plugins: standardPlugins() });
+/** Opens the runtime on `db` with the standard plugins (`config`: e.g. sequential ids for the demo). */
+export function openStandardRuntime(db: string, config?: RuntimeConfig): Promise<Runtime> {
+  return openRuntime({ path: db, plugins: standardPlugins(), ...(config ? { config } : {}) });
 }

@@ -1,76 +1,199 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Runtime, ToolCallResult } from '@libos/kernel';
+import { ScriptedProvider, type LlmToolCall, type ProcessInfo, type QuantumResult, type Runtime, type RuntimeEvent, type ToolCallResult } from '@libos/kernel';
+import { sequentialIds } from '@libos/sdk';
 import { openStandardRuntime } from './compose.js';
-import { EXIT, table } from './output.js';
+import { BoundScriptedProvider } from './demo/bound-provider.js';
+import { describeCall, describeResult } from './demo/narrate.js';
+import { PARENT_GRANTS, STORY, storyScript, WORKER_INHERITS } from './demo/story.js';
+import { EXIT, UsageError } from './output.js';
 
 export interface DemoOptions {
-  /** Store file; default a fresh temp file, so every run starts clean. */
+  /** Store file; default a fresh temp file, so every run starts clean. A given file must not exist yet. */
   readonly db?: string | undefined;
   readonly json: boolean;
 }
 
 interface Step {
-  readonly step: string;
-  readonly result?: unknown;
+  readonly n: number;
+  readonly text: string;
+  readonly details: readonly string[];
+}
+
+/** A step that did not behave as the story expects: the demo exits 1 naming it. */
+class StepFailure extends Error {
+  constructor(
+    readonly step: number,
+    what: string,
+  ) {
+    super(`demo: step ${step} did not behave as expected: ${what}`);
+  }
 }
 
 /**
- * The scripted demo: spawn a process, activate a Skill, one successful call and one refused call, and the audit
- * rows they left. Prints a readable trace (or JSON with --json). Exit 0 when every step behaved as expected.
+ * The scripted demo (issue 5's story) on a fresh SQLite store, deterministic (sequential ids, scripted model): a
+ * parent spawns a worker; the parent is refused a visible tool it holds no right for; the worker asks a human a
+ * question, which the demo answers; they exchange messages both ways; both exit; then the counts of model calls,
+ * audit records and events. Prints a numbered trace (or JSON with --json). Every step checks its outcome: exit 0
+ * only when all behaved as expected, else exit 1 naming the step.
  */
 export async function runDemo(opts: DemoOptions): Promise<number> {
+  if (opts.db !== undefined && existsSync(opts.db) && statSync(opts.db).size > 0) {
+    throw new UsageError(`demo: --db ${opts.db} already exists; the demo writes a fresh store (remove it or name a new file)`);
+  }
   const db = opts.db ?? join(mkdtempSync(join(tmpdir(), 'libos-demo-')), 'demo.db');
   const steps: Step[] = [];
   const say = (line: string) => {
     if (!opts.json) process.stdout.write(`${line}\n`);
   };
-  const show = (r: ToolCallResult) => (r.ok ? `ok ${JSON.stringify(r.payload)}` : `refused ${r.error.code}: ${r.error.message}`);
-  const expect = (cond: boolean, what: string) => {
-    if (!cond) throw new Error(`demo: expected ${what}`);
+  const step = (text: string, details: readonly string[] = []): number => {
+    const n = steps.length + 1;
+    steps.push({ n, text, details });
+    say(`${String(n).padStart(2)}. ${text}`);
+    for (const d of details) say(`      ${d}`);
+    return n;
+  };
+  const expect = (cond: boolean, n: number, what: string) => {
+    if (!cond) throw new StepFailure(n, what);
   };
 
-  const rt: Runtime = await openStandardRuntime(db);
+  const rt: Runtime = await openStandardRuntime(db, { ids: sequentialIds() });
   try {
-    say(`libOS demo (store: ${db})\n`);
-    const p = await rt.spawn({ goal: 'Keep a ledger of findings in Object Memory' });
-    steps.push({ step: 'spawn', result: { pid: p.pid, image: p.imageId, visible: p.visibleTools } });
-    say(`1. spawn ${p.pid} from ${p.imageId}`);
-    say(`   goal: ${p.goal}`);
-    say(`   visible tools: ${p.visibleTools.join(', ')}`);
-
-    await rt.grant(p.pid, 'skill:agent-libos-object-memory', ['execute']);
-    say(`2. host grants ${p.pid} execute on skill:agent-libos-object-memory (activation needs it; it grants nothing else)`);
-
-    const act = await rt.call(p.pid, 'activate_skill', { skill_id: 'agent-libos-object-memory' });
-    steps.push({ step: 'activate_skill', result: act });
-    say(`3. ${p.pid} calls activate_skill → ${show(act)}`);
-    expect(act.ok, 'activate_skill to succeed');
-
-    const created = await rt.call(p.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
-    steps.push({ step: 'create_memory_object (own scope)', result: created });
-    say(`4. ${p.pid} creates plan "ledger" in its own scope process:${p.pid} → ${show(created)}`);
-    expect(created.ok, 'create in the process scope to succeed');
-
-    const appended = await rt.call(p.pid, 'append_memory_object', { name: 'ledger', entry: { finding: 'the broker checks authority at the effect' } });
-    steps.push({ step: 'append_memory_object', result: appended });
-    say(`5. ${p.pid} appends a finding → ${show(appended)}`);
-    expect(appended.ok, 'append to succeed');
-
-    const refused = await rt.call(p.pid, 'create_memory_namespace', { namespace: 'team/notes' });
-    steps.push({ step: 'create_memory_namespace (no right)', result: refused });
-    say(`6. ${p.pid} creates namespace team/notes without write on its parent → ${show(refused)}`);
-    expect(!refused.ok && refused.error.category === 'permission_denied', 'the namespace create to be refused');
-
-    const audit = await rt.audit({ pid: p.pid });
-    steps.push({ step: 'audit', result: audit });
-    say(`\n7. audit rows of ${p.pid}:`);
-    say(table(audit.map((a) => ({ seq: a.seq, action: a.action, target: a.target, decision: a.decision })), ['seq', 'action', 'target', 'decision']));
-    say('\nVisibility is never authority: the visible create_memory_namespace was refused at the effect.');
-    if (opts.json) process.stdout.write(`${JSON.stringify({ db, steps }, null, 2)}\n`);
+    say(`libOS demo: a parent, a worker and a human (store: ${db})`);
+    say('Scripted model and sequential ids: the same story every time. No network, no API key.\n');
+    const story = await tellStory(rt, step, expect);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ db, ok: true, steps, ...story }, null, 2)}\n`);
+    say('\nVisibility is never authority: the parent saw create_memory_namespace and was refused at the effect;');
+    say('the worker could ask the human only because it inherited write on human:owner, exactly.');
     return EXIT.ok;
+  } catch (err) {
+    if (!(err instanceof StepFailure)) throw err;
+    if (opts.json) process.stderr.write(`${JSON.stringify({ schema_version: 1, error: { code: 'demo_step_failed', message: err.message, step: err.step } })}\n`);
+    else process.stderr.write(`libos: ${err.message}\n`);
+    return EXIT.toolError;
   } finally {
     await rt.close();
   }
+}
+
+type StepFn = (text: string, details?: readonly string[]) => number;
+type ExpectFn = (cond: boolean, n: number, what: string) => void;
+
+async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
+  // 1-2: the host spawns the parent and grants it what it needs.
+  const parent = await rt.spawn({ goal: STORY.parentGoal });
+  let n = step(`host spawns the parent ${parent.pid} from ${parent.imageId}`, [`goal: ${parent.goal}`]);
+  expect(parent.status === 'runnable', n, `the parent is ${parent.status}, expected runnable`);
+  for (const gr of PARENT_GRANTS) await rt.grant(parent.pid, gr.resource, gr.rights, { delegable: gr.delegable });
+  n = step(
+    `host grants the parent: ${PARENT_GRANTS.map((gr) => `${gr.rights.join(',')} on ${gr.resource}${gr.delegable ? ' (delegable)' : ''}`).join('; ')}`,
+    ['a grant is authority; a Skill only shows tools'],
+  );
+  const held = await rt.capabilities(parent.pid);
+  const missing = PARENT_GRANTS.filter((gr) => !held.some((c) => c.resource === gr.resource && gr.rights.every((r) => c.rights.includes(r)) && c.delegable === gr.delegable));
+  expect(missing.length === 0, n, `the parent should hold every grant given (missing: ${missing.map((gr) => gr.resource).join(', ')})`);
+
+  const provider = new BoundScriptedProvider(new ScriptedProvider(storyScript(parent.pid)));
+  const roles = new Map<string, string>([[parent.pid, 'parent']]);
+  const role = (pid: unknown) => roles.get(String(pid)) ?? String(pid);
+  const blocked = new Map<string, Pick<LlmToolCall, 'name' | 'arguments'>>();
+  const woken: RuntimeEvent[] = [];
+  rt.bus.on('event', (e) => {
+    if (e.type === 'process_woken') woken.push(e);
+  });
+  /** Facts the checks need: the step that showed each thing. */
+  const seen: { quantum: QuantumResult; step: number; call: Pick<LlmToolCall, 'name' | 'arguments'>; result: ToolCallResult }[] = [];
+
+  const narrate = (q: QuantumResult) => {
+    const turn = provider.lastTurn.get(q.pid) ?? [];
+    const parts = q.executed.map((tool, i) => {
+      const call = q.kind === 'resumed' ? (blocked.get(q.pid) ?? { name: tool, arguments: {} }) : (turn[i] ?? { name: tool, arguments: {} });
+      const r = q.results[i]!;
+      if (r.ok && tool === 'spawn_child_process') {
+        const child = String((r.payload as { pid: string }).pid);
+        provider.vars.set('child', child);
+        roles.set(child, 'worker');
+      }
+      if (r.ok && tool === 'ask_human' && !r.wait) provider.vars.set('answer', String((r.payload as { answer: string }).answer));
+      if (r.ok && r.wait) blocked.set(q.pid, call);
+      return { call, r, text: `${q.kind === 'resumed' ? `resumes ${tool} without a model call` : describeCall(call, role)} → ${describeResult(tool, r, role)}` };
+    });
+    const details: string[] = [];
+    for (const { call, r } of parts) {
+      if (!r.ok) details.push(`${r.error.category}: ${r.error.message}`);
+      if (!r.ok && call.name === 'create_memory_namespace') details.push('the tool is visible to the parent, yet it holds no write there: visibility is never authority');
+      if (r.ok && call.name === 'spawn_child_process') details.push(`inherits exactly: ${WORKER_INHERITS.map((s) => `${s.rights.join(',')} on ${s.resource}`).join('; ')}`);
+    }
+    if (q.skipped.length) details.push(`skipped: ${q.skipped.join(', ')}`);
+    for (const e of woken.splice(0)) details.push(`the ${role(e.data.pid)} woke: ${String(e.data.reason)}`);
+    const at = step(`${role(q.pid)} ${parts.map((p) => p.text).join('; ') || `${q.kind} (${q.stopReason ?? '-'})`}`, details);
+    parts.forEach((p) => seen.push({ quantum: q, step: at, call: p.call, result: p.r }));
+  };
+  const find = (who: string, tool: string, pred: (s: (typeof seen)[number]) => boolean = () => true) => seen.find((s) => role(s.quantum.pid) === who && s.call.name === tool && pred(s));
+
+  // The first run: until both wait (the parent for the worker's message, the worker for the human).
+  const run1 = await rt.run({ provider, maxQuanta: 50, onQuantum: narrate });
+  const refused = find('parent', 'create_memory_namespace');
+  expect(refused !== undefined && !refused.result.ok && refused.result.error.category === 'permission_denied', refused?.step ?? steps(seen), 'the parent’s create_memory_namespace should be refused with permission_denied');
+  const spawned = find('parent', 'spawn_child_process');
+  expect(spawned !== undefined && spawned.result.ok, spawned?.step ?? steps(seen), 'the parent should spawn the worker');
+  const childPid = provider.vars.get('child')!;
+  const afterRun1 = await statuses(rt);
+  n = step(`scheduler idle after ${run1.quanta} quanta: ${describeStatuses(afterRun1, role)}`);
+  expect(run1.idle, n, 'the first run should end idle');
+  expect(afterRun1.get(parent.pid)?.waitState?.kind === 'message', n, `the parent should wait for a message (it is ${afterRun1.get(parent.pid)?.status})`);
+  expect(afterRun1.get(childPid)?.status === 'waiting_human', n, `the worker should wait for the human (it is ${afterRun1.get(childPid)?.status})`);
+
+  // The human answers the worker's question.
+  const pending = await rt.humanRequests({ status: 'pending' });
+  n = step(`the human queue holds ${pending.length} request: ${pending.map((h) => `${h.id} (${h.kind} from the ${role(h.pid)}: ${JSON.stringify(h.prompt)})`).join(', ')}`);
+  expect(pending.length === 1 && pending[0]!.kind === 'question' && pending[0]!.pid === childPid, n, 'exactly one pending question, from the worker');
+  const answered = await rt.answerHuman(pending[0]!.id, { approved: true, answer: STORY.answer, responder: 'human:owner' });
+  const worker = await rt.process(childPid);
+  n = step(`the human answers ${JSON.stringify(STORY.answer)} (rt.answerHuman) → ${answered.status}; the worker is ${worker.status}`, woken.splice(0).map((e) => `the ${role(e.data.pid)} woke: ${String(e.data.reason)}`));
+  expect(answered.status === 'approved' && worker.status === 'runnable', n, `the answer should wake the worker (request ${answered.status}, worker ${worker.status})`);
+
+  // The second run: the exchange and both exits.
+  const run2 = await rt.run({ provider, maxQuanta: 50, onQuantum: narrate });
+  const toParent = find('parent', 'receive_process_messages', (s) => s.result.ok && !s.result.wait);
+  const payloads = (s: typeof toParent) => ((s?.result.ok ? (s.result.payload as { messages?: { payload: unknown }[] }).messages : undefined) ?? []).map((m) => m.payload);
+  expect(JSON.stringify(payloads(toParent)) === JSON.stringify([{ region: STORY.answer, sites: 3 }]), toParent?.step ?? steps(seen), 'the parent should receive the worker’s report naming the human’s answer');
+  const toWorker = find('worker', 'receive_process_messages', (s) => s.result.ok && !s.result.wait);
+  expect(JSON.stringify(payloads(toWorker)) === JSON.stringify([STORY.reply]), toWorker?.step ?? steps(seen), 'the worker should receive the parent’s reply');
+  const waited = find('parent', 'wait_child_process', (s) => s.result.ok && !s.result.wait);
+  expect(waited !== undefined && waited.result.ok && (waited.result.payload as { status: string; ready: boolean }).status === 'exited' && (waited.result.payload as { ready: boolean }).ready, waited?.step ?? steps(seen), 'the parent’s wait should end with the worker exited');
+  const afterRun2 = await statuses(rt);
+  n = step(`scheduler idle after ${run2.quanta} quanta: ${describeStatuses(afterRun2, role)}`);
+  expect(run2.idle && afterRun2.get(parent.pid)?.status === 'exited' && afterRun2.get(childPid)?.status === 'exited', n, `both should exit (${describeStatuses(afterRun2, role)})`);
+
+  // The record: every model call, resumed waits that made none, the audit trail and the events.
+  const quanta = [...run1.results, ...run2.results];
+  const turns = quanta.filter((q) => q.kind === 'turn').length;
+  const resumed = quanta.filter((q) => q.kind === 'resumed').length;
+  const calls = await rt.llmCalls({ limit: 10_000 });
+  const audit = await rt.audit({ limit: 10_000 });
+  const events = await rt.events({ limit: 10_000 });
+  const byAction = new Map<string, number>();
+  for (const a of audit) byAction.set(a.action, (byAction.get(a.action) ?? 0) + 1);
+  const perPid = (pid: string) => calls.filter((c) => c.pid === pid).length;
+  const tokens = calls.reduce((t, c) => t + (c.totalTokens ?? 0), 0);
+  n = step(`the record: ${calls.length} model calls (parent ${perPid(parent.pid)}, worker ${perPid(childPid)}; ${tokens} tokens), ${resumed} resumed waits with no model call, ${audit.length} audit records, ${events.length} events`, [
+    `audit by action: ${[...byAction].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+    'libos llm-calls, libos audit and libos events --db <this store> show them',
+  ]);
+  expect(calls.length === turns && provider.calls === turns, n, `model calls (${calls.length} recorded, ${provider.calls} made) should equal model turns (${turns}): a resumed wait makes none`);
+  expect(resumed >= 3 && calls.every((c) => c.status === 'ok'), n, `at least 3 resumed waits (ask_human, the parent's receive and wait) and no failed model call (got ${resumed})`);
+  return { parent: parent.pid, worker: childPid, quanta: quanta.length, llm_calls: calls.length, resumed, audit: audit.length, events: events.length };
+}
+
+/** The step that showed the latest quantum (for a check whose quantum never came). */
+const steps = (seen: readonly { step: number }[]) => seen.at(-1)?.step ?? 0;
+
+async function statuses(rt: Runtime): Promise<Map<string, ProcessInfo>> {
+  return new Map((await rt.processes()).map((p) => [p.pid, p]));
+}
+
+function describeStatuses(ps: ReadonlyMap<string, ProcessInfo>, role: (pid: string) => string): string {
+  return [...ps.values()].map((p) => `${role(p.pid)} ${p.status}${p.waitState?.kind ? ` (${p.waitState.kind})` : ''}`).join(', ');
 }

@@ -106,11 +106,53 @@ describe('libos CLI', () => {
     expect(rows.map((r: { decision: string }) => r.decision)).toEqual(['ok', 'namespace_denied']);
   });
 
-  it('demo prints the trace and exits 0', () => {
+  it('demo tells the parent / worker / human story as a numbered trace, checks every step and exits 0', () => {
     const r = spawnSync(process.execPath, [BIN, 'demo'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain('activate_skill → ok');
-    expect(r.stdout).toMatch(/refused namespace_denied/);
-    expect(r.stdout).toContain('tool.call');
+    expect(r.stderr).toBe('');
+    const steps = r.stdout.split('\n').filter((l) => /^ ?\d+\. /.test(l));
+    expect(steps.length).toBeGreaterThanOrEqual(20);
+    expect(steps.map((l) => Number(l.trim().split('.')[0]))).toEqual(steps.map((_, i) => i + 1));
+    const story = [
+      'host spawns the parent pid_0000000000000001 from base-agent:v0',
+      'parent creates namespace team/notes → refused namespace_denied',
+      'parent spawns a worker → ok: worker pid_',
+      'worker asks the human "Which region should I survey?" → waits (waiting_human)',
+      'the human answers "the north coast" (rt.answerHuman) → approved; the worker is runnable',
+      'worker resumes ask_human without a model call → answer "the north coast"',
+      'worker sends {"region":"the north coast","sites":3} to the parent → ok',
+      'parent resumes receive_process_messages without a model call → 1 message: from the worker',
+      'parent sends {"text":"Thanks; wrap up."} to the worker → ok',
+      'worker exits with',
+      'parent resumes wait_child_process without a model call → the worker exited',
+      'parent exits with',
+      'parent exited, worker exited',
+    ];
+    let at = -1;
+    for (const text of story) {
+      const i = steps.findIndex((l, k) => k > at && l.includes(text));
+      expect(i, `step "${text}" after step ${at + 1} in:\n${steps.join('\n')}`).toBeGreaterThan(at);
+      at = i;
+    }
+    expect(steps.at(-1)).toMatch(/the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/);
+    expect(r.stdout).toContain('audit by action: ');
+    expect(r.stdout).toContain('visibility is never authority');
+  });
+
+  it('demo --json gives the steps and counts; demo refuses a --db that already exists (exit 2)', () => {
+    const fresh = join(dir, 'demo.db');
+    const r = spawnSync(process.execPath, [BIN, '--db', fresh, '--json', 'demo'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect(out).toMatchObject({ db: fresh, ok: true, parent: 'pid_0000000000000001', llm_calls: 12, resumed: 4 });
+    expect(out.steps.length).toBeGreaterThanOrEqual(20);
+    // The store stays for inspection with the other commands.
+    const ps = spawnSync(process.execPath, [BIN, '--db', fresh, '--json', 'ps'], { encoding: 'utf8' });
+    expect(JSON.parse(ps.stdout).map((p: { status: string }) => p.status)).toEqual(['exited', 'exited']);
+    const again = spawnSync(process.execPath, [BIN, '--db', fresh, 'demo'], { encoding: 'utf8' });
+    expect(again.status).toBe(2);
+    expect(again.stdout).toBe('');
+    expect(again.stderr.trim().split('\n')).toHaveLength(1);
+    expect(again.stderr).toContain('already exists; the demo writes a fresh store');
   });
 });

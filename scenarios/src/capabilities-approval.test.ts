@@ -109,4 +109,25 @@ describe('human approval of ask grants', () => {
     expect((await rt.humanRequests({ pid: p.pid }))[0]!.status).toBe('pending');
     expect((await rt.process(p.pid)).status).toBe('waiting_human');
   });
+
+  it('request_permission: an always_allow answer installs the record at once; the resumed call reports approved', async () => {
+    const rt = await runtime();
+    const owner = await rt.spawn({ goal: 'owns shared' });
+    await rt.activateSkill(owner.pid, 'agent-libos-object-memory');
+    await rt.call(owner.pid, 'create_memory_namespace', { namespace: 'shared' });
+    await rt.signal(owner.pid, 'pause');
+    const p = await rt.spawn({ goal: 'needs shared' });
+    await rt.activateSkill(p.pid, 'agent-libos-authority');
+    await rt.activateSkill(p.pid, 'agent-libos-object-memory');
+    await rt.grant(p.pid, 'human:owner', ['write']);
+    const asked = await rt.call(p.pid, 'request_permission', { resource: 'object_namespace:shared', rights: ['write'], reason: 'to file my notes' });
+    expect(asked).toMatchObject({ ok: true, wait: { kind: 'human' } });
+    const [req] = await rt.humanRequests({ status: 'pending', pid: p.pid });
+    await rt.answerHuman(req!.id, { approved: true, decision: 'always_allow' });
+    expect((await rt.capabilities(p.pid)).some((c) => c.resource === 'object_namespace:shared' && c.effect === 'allow')).toBe(true);
+    const report = await rt.run({ provider: noModel, maxQuanta: 1 });
+    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { request_id: req!.id, status: 'approved' } });
+    expect(await create(rt, p.pid, 'note')).toMatchObject({ ok: true, payload: { name: 'note' } });
+    expect((await rt.capabilities(p.pid)).filter((c) => c.resource === 'object_namespace:shared')).toHaveLength(1);
+  });
 });

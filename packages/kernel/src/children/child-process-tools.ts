@@ -50,6 +50,8 @@ export function childProcessTools(deps: () => KernelDeps) {
       if (imageId !== parent.imageId) await ctx.authority.require(`image:${imageId}`, 'read');
       const d = deps();
       const specs = inherit_capabilities as { resource: string; rights: never[] }[];
+      // Every inherited spec is checked as a delegation before any child state exists.
+      if (specs.length) await d.engine.preflightInherit(scopeOf(ctx), ctx.pid, specs);
       const child = await spawnInScope(d, scopeOf(ctx), {
         goal,
         image: imageId,

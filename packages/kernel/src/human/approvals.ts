@@ -11,21 +11,12 @@ import type { TxScope } from '../store/transaction.js';
  * Decisions: `always_allow` (allow record), `always_deny` (deny record), `ask_each_time` (per use: the one-shot
  * approval only; standing: an ask record). Every installed record is issued by the responder.
  */
-export interface PermissionDetails {
-  readonly mode: 'per_use' | 'standing';
+export interface PerUseDetails {
+  readonly mode: 'per_use';
   readonly resource: string;
   readonly rights: readonly Right[];
-  readonly args_hash?: string;
+  readonly args_hash: string;
   readonly tool?: string;
-  readonly reason?: string;
-}
-
-export function permissionDetails(req: HumanRequest): PermissionDetails {
-  const d = req.details as Partial<PermissionDetails>;
-  if ((d.mode !== 'per_use' && d.mode !== 'standing') || typeof d.resource !== 'string' || !Array.isArray(d.rights)) {
-    throw new LibosError('internal_error', `human request ${req.id} is a permission request without valid details`);
-  }
-  return d as PermissionDetails;
 }
 
 /** Installs the grant a permission decision stands for (in the answer's transaction). */
@@ -37,18 +28,22 @@ export async function installPermissionDecision(
   decision: 'always_allow' | 'always_deny' | 'ask_each_time' | undefined,
   responder: string,
 ): Promise<CapabilityRecord[]> {
-  const d = permissionDetails(req);
-  const chosen = decision ?? (d.mode === 'per_use' ? 'ask_each_time' : approved ? 'always_allow' : 'always_deny');
+  const d = req.details as Partial<PerUseDetails> & { resource?: unknown; rights?: unknown };
+  if (typeof d.resource !== 'string' || !Array.isArray(d.rights)) throw new LibosError('internal_error', `human request ${req.id} is a permission request without resource and rights`);
+  if (d.mode !== 'per_use') {
+    // A standing request (request_permission): the engine installs exactly one record per request.
+    return [await deps.engine.applyPermissionDecision(scope, { requestId: req.id, pid: req.pid, resource: d.resource, rights: d.rights as string[] }, { approved, ...(decision ? { decision } : {}), responder })];
+  }
+  const chosen = decision ?? 'ask_each_time';
   const installed: CapabilityRecord[] = [];
-  const issue = async (effect: 'allow' | 'deny' | 'ask') =>
-    installed.push(await deps.engine.issueTrusted(scope, { subject: req.pid, resource: d.resource, rights: d.rights, effect, metadata: { human_request: req.id, decision: chosen } }, responder));
+  const issue = async (effect: 'allow' | 'deny') =>
+    installed.push(await deps.engine.issueTrusted(scope, { subject: req.pid, resource: d.resource as string, rights: d.rights as Right[], effect, metadata: { human_request: req.id, decision: chosen } }, responder));
   if (chosen === 'always_allow') await issue('allow');
   else if (chosen === 'always_deny') await issue('deny');
-  else if (d.mode === 'standing') await issue('ask');
   else if (approved) {
     if (!d.args_hash) throw new LibosError('internal_error', `per-use permission request ${req.id} has no arguments hash`);
-    for (const right of d.rights) installed.push(await deps.engine.approveOnce(scope, req.pid, d.resource, right, { canonicalArgsHash: d.args_hash }, responder));
+    for (const right of d.rights as Right[]) installed.push(await deps.engine.approveOnce(scope, req.pid, d.resource, right, { canonicalArgsHash: d.args_hash }, responder));
   }
-  await scope.audit.record({ action: 'capability.permission_policy', target: d.resource, decision: chosen, details: { request_id: req.id, pid: req.pid, mode: d.mode, approved, rights: d.rights, installed: installed.map((c) => c.id) } });
+  await scope.audit.record({ action: 'capability.permission_policy', target: d.resource, decision: chosen, details: { request_id: req.id, pid: req.pid, mode: 'per_use', approved, rights: d.rights, installed: installed.map((c) => c.id) } });
   return installed;
 }

@@ -118,6 +118,22 @@ describe('ToolBroker', () => {
     expect((await rt.budget(root.pid)).usage.tool_calls).toBe(2);
   });
 
+  it('[K-35] a budget exhausted at an ancestor refuses the call with resource_limit_exceeded and charges nobody', async () => {
+    const root = await rt.spawn({ image: 'notes-agent:v0', goal: 'root', budget: { tool_calls: 2 } });
+    // A child with no tool-call limit of its own is still bounded by every ancestor.
+    const child = await rt.spawn({ image: 'notes-agent:v0', goal: 'child', parentPid: root.pid, budget: { tool_calls: null } });
+    await rt.activateSkill(child.pid, 'test-notes');
+    expect((await rt.call(child.pid, 'note_count', {})).ok).toBe(true);
+    expect((await rt.call(child.pid, 'note_count', {})).ok).toBe(true);
+    const r = await rt.call(child.pid, 'note_count', {});
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe('resource_limit_exceeded');
+    expect(r.error.message).toContain(root.pid);
+    expect((await rt.budget(root.pid)).usage.tool_calls).toBe(2);
+    expect((await rt.budget(child.pid)).usage.tool_calls).toBe(2);
+  });
+
   it('an unknown pid returns process_not_found and writes nothing', async () => {
     const before = (await rt.audit()).length;
     const r = await rt.call('pid_0000000000000000', 'note_count', {});

@@ -1,3 +1,4 @@
+import { assertNotMintingGrant } from '@libos/capabilities';
 import { defineTool, LibosError, z, type ToolContext, type WaitSpec } from '@libos/sdk';
 import { getProcess } from '../processes/process-store.js';
 import type { TxScope } from '../store/transaction.js';
@@ -71,6 +72,8 @@ export function mailboxTools() {
       const isChild = to_pid !== ctx.pid && to_pid !== me.parentPid && Boolean(await scopeOf(ctx).store.selectFrom('processes').select('pid').where('pid', '=', to_pid).where('parent_pid', '=', ctx.pid).executeTakeFirst());
       if (to_pid !== ctx.pid && to_pid !== me.parentPid && !isChild) throw new LibosError('permission_denied', `to_pid: ${ctx.pid} may message only itself, its parent or its direct children (not ${to_pid})`);
       assertMessagePayload(payload);
+      // A message is model-written data: it can never carry authority, so a grant-shaped payload is refused.
+      assertNotMintingGrant(payload, 'payload');
       const m = await postMessage(scopeOf(ctx), {
         recipientPid: to_pid,
         sender: ctx.pid,

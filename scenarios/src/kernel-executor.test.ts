@@ -162,6 +162,25 @@ describe('llm_calls and accounting', () => {
     expect((await rt.budget(pid)).usage.llm_total_tokens).toBe(350);
   });
 
+  it('the context of every prompt is charged to context_total_tokens (≈ chars / 4); a context budget too small for the prompt ends the process before any provider call', async () => {
+    const { rt, probe } = await harness();
+    const pid = await spawnProbe(rt, 'measure my context');
+    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'probe_touch', args: { label: 'x' } }]] } });
+    await rt.run({ provider });
+    const expected = provider.requests.map((r) => Math.ceil((r.messages[0]!.content.length + r.messages[1]!.content.length + JSON.stringify(r.tools).length) / 4));
+    expect(expected).toHaveLength(2);
+    expect((await rt.budget(pid)).usage.context_total_tokens).toBe(expected[0]! + expected[1]!);
+
+    const tight = (await rt.spawn({ goal: 'too little context budget', image: PROBE_IMAGE, budget: { context_total_tokens: 100 } })).pid;
+    const never = new FnProvider(() => new Error('the provider must not be called'));
+    await rt.run({ provider: never });
+    expect(never.requests).toEqual([]);
+    expect(await rt.process(tight)).toMatchObject({ status: 'killed', outcome: { kind: 'killed', code: 'resource_limit_exceeded' } });
+    expect(await rt.llmCalls({ pid: tight })).toEqual([]);
+    expect((await rt.budget(tight)).usage).toMatchObject({ llm_calls: 0, context_total_tokens: 0 });
+    expect(probe.runs).toEqual(['x']);
+  });
+
   it('an exhausted llm_calls budget stops the process before the provider is called', async () => {
     const { rt, probe } = await harness();
     const pid = (await rt.spawn({ goal: 'one call only', image: PROBE_IMAGE, budget: { llm_calls: 1 } })).pid;

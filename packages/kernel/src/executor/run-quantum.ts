@@ -154,8 +154,10 @@ async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Pr
   const visible = new Set(p.visibleTools);
   const messages = [...prompt.messages];
   for (let attempt = 1; ; attempt++) {
-    // One llm call is charged before it is made; an exhausted budget kills the process.
-    await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1 }));
+    // One llm call and the context it is sent (≈ chars / 4, as rendered) are charged before it is made; an exhausted
+    // llm_calls or context_total_tokens budget kills the process and the provider is never called.
+    const contextTokens = attempt === 1 ? prompt.tokens : prompt.tokens + Math.ceil(messages.slice(prompt.messages.length).reduce((n, m) => n + m.content.length, 0) / 4);
+    await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1, context_total_tokens: contextTokens }));
     const started = performance.now();
     let response: LlmResponse | null = null;
     let error: LibosError | null = null;

@@ -227,7 +227,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('demo')
-    .description('a scripted walk through the runtime on a fresh SQLite store; no model needed')
+    .description('the scripted story (a parent, a worker, a human question, messages both ways, both exit) on a fresh SQLite store; no model needed')
     .action(
       act(async (cmd: Command) => {
         const o = cmd.optsWithGlobals() as { db: string; json: boolean };

@@ -68,7 +68,7 @@ export function registerHuman(program: Command, kit: CommandKit): void {
     .option('--approve', 'approve: answer the question, or grant the permission')
     .option('--reject', 'reject: the waiting tool call fails (request_permission returns rejected)')
     .option('--answer <text>', 'the answer text (required to approve a question)')
-    .addOption(new Option('--decision <decision>', 'a permission decision (default: always_allow on --approve, always_deny on --reject)').choices(['always_allow', 'always_deny', 'ask_each_time']))
+    .addOption(new Option('--decision <decision>', 'a permission decision (default: ask_each_time for a per-use request; always_allow on --approve, always_deny on --reject for a standing one)').choices(['always_allow', 'always_deny', 'ask_each_time']))
     .action(
       kit.act(async (cmd: Command, id: string, f: AnswerFlags) => {
         const o = kit.g(cmd);

@@ -24,7 +24,7 @@ processes:
         args: { message: done }
 `;
 
-describe('libos run', () => {
+describe('libos run', { timeout: 120_000 }, () => {
   it('runs a YAML script: one line per quantum, an idle summary, and the model calls recorded', () => {
     const { run, json } = fresh();
     const pid = json('spawn', '--goal', 'tell the time, then exit').pid;

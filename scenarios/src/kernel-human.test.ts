@@ -82,6 +82,21 @@ describe('ask_human', () => {
     expect(failed).toEqual(['waiting', 'permission_denied']);
   });
 
+  it('[K-19] a rejected request_permission is not a failure: the resumed call returns the rejected decision', async () => {
+    const { rt } = await harness();
+    const pid = (await rt.spawn({ goal: 'ask for a permission' })).pid;
+    await rt.activateSkill(pid, 'agent-libos-authority');
+    await rt.grant(pid, 'human:owner', ['write']);
+    const asked = await rt.call(pid, 'request_permission', { resource: 'object_namespace:shared', rights: ['read'], reason: 'to read the shared notes' });
+    expect(asked).toMatchObject({ ok: true, wait: { kind: 'human' } });
+    const [req] = await rt.humanRequests({ pid });
+    await rt.answerHuman(req!.id, { approved: false });
+    const report = await rt.run({ provider: new ScriptedProvider({ processes: { [pid]: [] } }), maxQuanta: 1 });
+    expect(report.results[0]).toMatchObject({ pid, kind: 'resumed', stopReason: 'completed' });
+    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { request_id: req!.id, status: 'rejected', resource: 'object_namespace:shared' } });
+    expect((await rt.capabilities(pid)).some((c) => c.resource === 'object_namespace:shared' && c.effect === 'allow')).toBe(false);
+  });
+
   it('ask_human needs write on human:<name>; without it no request is queued', async () => {
     const { rt } = await harness();
     const pid = await spawnProbe(rt, 'ask without leave');

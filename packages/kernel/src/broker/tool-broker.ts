@@ -229,11 +229,13 @@ async function messageNotices(deps: KernelDeps, pid: string, tool: string): Prom
   ];
 }
 
-/** The first settled-but-not-approved permission request among a wait's requests, if any. */
+/** The first settled-but-not-approved per-use permission request among a wait's requests, if any. */
 async function rejectedApproval(deps: KernelDeps, requestIds: readonly string[]) {
   for (const id of requestIds) {
     const req = await getHumanRequest(deps.db, id);
-    if (req && req.kind === 'permission' && (req.status === 'rejected' || req.status === 'cancelled')) return req;
+    // Only a per-use approval (an `ask` grant met mid-call) refuses its call here; a standing request's own tool
+    // (request_permission) resumes and reports the decision, a rejection included (kernel spec §2, K-19).
+    if (req && req.kind === 'permission' && req.details.mode === 'per_use' && (req.status === 'rejected' || req.status === 'cancelled')) return req;
   }
   return null;
 }

@@ -29,6 +29,13 @@ const PERMISSION_SCRIPT = `- - tool: activate_skill
     args: { namespace: team/notes }
 `;
 
+// request_permission asks a human for a standing permission for the caller itself.
+const STANDING_SCRIPT = `- - tool: activate_skill
+    args: { skill_id: agent-libos-authority }
+- - tool: request_permission
+    args: { resource: "object_namespace:team", rights: [write], reason: "I keep the team's notes" }
+`;
+
 describe('libos human', { timeout: 120_000 }, () => {
   it('answering a question wakes the waiting process; the next run finishes it', () => {
     const { run, json } = libosOn(`${dir}/question.db`);
@@ -117,6 +124,24 @@ describe('libos human', { timeout: 120_000 }, () => {
     expect(ok.stdout).toContain(`${req.id} approved (ask_each_time); ${pid} is runnable`);
     const resumed = run('run', '--script', script);
     expect(resumed.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +completed +create_memory_namespace`));
+    expect(json('show', pid)).toMatchObject({ status: 'exited' });
+  });
+
+  it('a standing request (request_permission) answered --reject --decision always_deny installs a deny record', () => {
+    const { run, json } = libosOn(`${dir}/standing.db`);
+    const pid = json('spawn', '--goal', 'ask for a standing permission').pid;
+    json('grant', pid, 'skill:agent-libos-authority', 'execute');
+    json('grant', pid, 'human:owner', 'write');
+    const script = writeScript(dir, 'standing.yaml', STANDING_SCRIPT);
+    expect(run('run', '--script', script).stdout).toMatch(/q2 .* waiting_human +request_permission/);
+    const [req] = json('human', 'list', '--pid', pid);
+    expect(req).toMatchObject({ kind: 'permission', prompt: "I keep the team's notes", details: { resource: 'object_namespace:team', rights: ['write'] } });
+    const r = run('human', 'answer', req.id, '--reject', '--decision', 'always_deny');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${req.id} rejected (always_deny); ${pid} is runnable`);
+    expect(json('caps', pid)).toEqual(expect.arrayContaining([expect.objectContaining({ effect: 'deny', resource: 'object_namespace:team', rights: ['write'] })]));
+    const resumed = run('run', '--script', script);
+    expect(resumed.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +completed +request_permission`));
     expect(json('show', pid)).toMatchObject({ status: 'exited' });
   });
 });

@@ -27,5 +27,15 @@ export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, 
   await scope.events.emit('process_exited', { pid, status: ended.status, outcome, cancelled_human_requests: cancelled });
   await scope.audit.record({ action: 'process.exit', target: `process:${pid}`, decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
   if (p.parentPid) await wakeIfWaiting(scope, p.parentPid, waitsForChild(pid), `child ${pid} ${ended.status}`);
+  if (outcome.kind !== 'exited') {
+    // A killed or failed process takes its live descendants with it: nobody is left to wait for them.
+    for (const child of await liveChildren(scope, pid)) await endProcess(deps, scope, child, { kind: 'killed', code: 'ancestor_ended', reason: `ancestor ${pid} ${ended.status}` });
+  }
   return ended;
+}
+
+/** Direct children of `pid` that are not terminal. */
+export async function liveChildren(scope: TxScope, pid: string): Promise<string[]> {
+  const rows = await scope.store.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid).execute();
+  return rows.filter((r) => !TERMINAL_STATUSES.has(r.status as never)).map((r) => r.pid as string);
 }

@@ -1,7 +1,7 @@
-import type { HumanService, ProcessService, ServiceScope } from '@libos/sdk';
+import { LibosError, type HumanService, type ProcessService, type ServiceScope } from '@libos/sdk';
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import { endProcess } from '../processes/exit.js';
+import { endProcess, liveChildren } from '../processes/exit.js';
 import { getProcess } from '../processes/process-store.js';
 import type { TxScope } from '../store/transaction.js';
 
@@ -17,6 +17,10 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {} };
       },
       async exit(pid, outcome) {
+        const live = await liveChildren(scope as TxScope, pid);
+        if (live.length > 0) {
+          throw new LibosError('invalid_state', `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`, { details: { live_children: live } });
+        }
         const ended = await endProcess(deps(), scope as TxScope, pid, { kind: 'exited', result_oid: outcome.resultOid });
         return { pid, status: 'exited', result_oid: outcome.resultOid, state_generation: ended.stateGeneration };
       },

@@ -23,8 +23,9 @@ const json = (v: unknown) => JSON.stringify(v ?? {});
 function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId: string | null, commits: (() => void)[], rollbacks: (() => void)[]): TxScope {
   const nowIso = () => f.clock.now().toISOString();
   const events: EventSink = {
+    /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
     async emit(type, data = {}) {
-      const row = { id: newId('evt'), ts: nowIso(), pid: actor.startsWith('pid_') ? actor : ((data.pid as string | undefined) ?? null), type, data: json(data) };
+      const row = { id: newId('evt'), ts: nowIso(), pid: typeof data.pid === 'string' ? data.pid : actor.startsWith('pid_') ? actor : null, type, data: json(data) };
       const { seq } = await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow();
       const event: RuntimeEvent = { seq: Number(seq), id: row.id, ts: row.ts, pid: row.pid, type, data };
       commits.push(() => f.bus.emit('event', event));

@@ -267,6 +267,23 @@ describe('prompt layout', () => {
     expect(touchSchema.parameters).toMatchObject({ type: 'object', properties: { label: { type: 'string' } }, required: ['label'] });
   });
 
+  it('unread mail is restated in every prompt until it is read (a notice on a past result is not seen again)', async () => {
+    const { rt } = await harness();
+    const pid = await spawnProbe(rt, 'mind the mailbox');
+    const note = await rt.sendMessage(pid, { fyi: true });
+    const stop = await rt.sendMessage(pid, { stop: true }, { delivery: 'interrupt' });
+    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'read_process_messages', args: { message_ids: [stop.message_id] } }], [{ tool: 'read_process_messages', args: {} }]] } });
+    await rt.run({ provider });
+    const users = provider.requests.map((r) => r.messages[1]!.content);
+    expect(users).toHaveLength(3);
+    expect(users[0]).toContain('Unread messages (read them with read_process_messages or receive_process_messages):');
+    expect(users[0]).toContain(`- 1 interrupt (every non-message tool is refused until they are read): ${stop.message_id}`);
+    expect(users[0]).toContain(`- 1 normal: ${note.message_id}`);
+    expect(users[1]).not.toContain('interrupt (every');
+    expect(users[1]).toContain(`- 1 normal: ${note.message_id}`);
+    expect(users[2]).not.toContain('Unread messages');
+  });
+
   it('tool results reach the next prompt through tool_result Objects in the MemoryView', async () => {
     const { rt } = await harness();
     const pid = await spawnProbe(rt, 'remember');

@@ -1,6 +1,7 @@
 import { SERVICE_NAMES, toolInputJsonSchema, type ObjectsService } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
+import { unreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import { inTransaction } from '../store/transaction.js';
 
@@ -22,10 +23,21 @@ const KERNEL_PREAMBLE = [
   'Calls in one turn run in order and stop at the first failure or wait; process_exit, exec_process, compact_process_context and blocking waits must be the only call in their turn.',
 ].join('\n');
 
+/** The `Unread messages:` section (null when the mailbox holds nothing unread). */
+async function unreadMail(deps: KernelDeps, pid: string): Promise<string | null> {
+  const interrupt = await unreadSummary(deps.db, pid, 'interrupt');
+  const normal = await unreadSummary(deps.db, pid, 'normal');
+  if (interrupt.count + normal.count === 0) return null;
+  const line = (what: string, u: typeof normal) => `- ${u.count} ${what}: ${u.message_ids.join(', ')}${u.count > u.message_ids.length ? ', …' : ''}`;
+  const lines = [...(interrupt.count ? [line('interrupt (every non-message tool is refused until they are read)', interrupt)] : []), ...(normal.count ? [line('normal', normal)] : [])];
+  return `Unread messages (read them with read_process_messages or receive_process_messages):\n${lines.join('\n')}`;
+}
+
 /**
  * Builds the prompt of one quantum (kernel spec §5): the system message (image prompt, per the image's prompt
- * mode) and one user message (process facts, Skill catalog, loaded Skill bodies, the MemoryView rendered by the
- * objects service, recent events and call outcomes), plus the JSON Schemas of the visible tools.
+ * mode) and one user message (process facts, Skill catalog, loaded Skill bodies, unread mail, the MemoryView rendered
+ * by the objects service, recent events and call outcomes), plus the JSON Schemas of the visible tools. An
+ * `image_only` image gets the rendered MemoryView and recent activity only.
  */
 export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<RenderedPrompt> {
   const image = deps.registry.images.get(p.imageId);
@@ -47,6 +59,9 @@ export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<Re
       .filter((s): s is NonNullable<typeof s> => Boolean(s))
       .map((s) => `## ${s.manifest.name}\n${s.manifest.description}\nAllowed tools: ${s.manifest.allowedTools.join(' ')}\n\n${s.manifest.body}`);
     sections.push(`Loaded skills:\n${loaded.join('\n\n') || '(none)'}`);
+    // A notice rides on a tool result, which a stateless turn never sees again: unread mail is restated each turn.
+    const mail = await unreadMail(deps, p.pid);
+    if (mail) sections.push(mail);
   }
   const view = deps.registry.services.has(SERVICE_NAMES.objects)
     ? await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => scope.service<ObjectsService>(SERVICE_NAMES.objects).renderView(p.pid))

@@ -238,7 +238,7 @@ export class Runtime {
     return this.transaction((scope) => postMessage(scope, { recipientPid: pid, sender: from, payload, ...(opts.channel ? { channel: opts.channel } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...(opts.delivery ? { delivery: opts.delivery } : {}) }), from);
   }
 
-  /** Messages of a process (unread only unless includeAcked), oldest first. Reading here does not ACK. */
+  /** Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100). Reading here does not ACK. */
   async messages(pid: string, opts: { includeAcked?: boolean; limit?: number } = {}): Promise<ProcessMessage[]> {
     return (await queryMessages(this.#live().db, pid, {}, { includeAcked: opts.includeAcked ?? true, limit: opts.limit ?? 100 })).messages;
   }

@@ -235,6 +235,27 @@ describe('receive_process_messages', () => {
     expect((await rt.events({ type: 'tool_resumed' })).map((e) => e.data.tool)).toEqual(['receive_process_messages']);
   });
 
+  it('a woken receive whose message was taken before it resumed waits again, still without a provider call', async () => {
+    h = await openHarness();
+    const { rt } = h;
+    const pid = await spawnProbe(rt, 'wait for work');
+    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'receive_process_messages', args: { block: true, channel: 'work' } }]] } });
+    await rt.run({ provider });
+    const first = await rt.sendMessage(pid, { n: 1 }, { channel: 'work' });
+    expect((await rt.process(pid)).status).toBe('runnable');
+    // The host reads it first (a runnable process's mailbox can be read by any caller of its tools).
+    expect(await ok(rt, pid, 'read_process_messages', { channel: 'work' })).toMatchObject({ acked_message_ids: [first.message_id] });
+    const again = await rt.run({ provider });
+    expect(again.results).toMatchObject([{ pid, kind: 'resumed', stopReason: 'waiting_message' }]);
+    expect(await rt.process(pid)).toMatchObject({ status: 'waiting_event', waitState: { kind: 'message', filters: { channel: 'work' } } });
+    expect(provider.calls).toBe(1);
+    const second = await rt.sendMessage(pid, { n: 2 }, { channel: 'work' });
+    const last = await rt.run({ provider });
+    expect(last.results[0]).toMatchObject({ kind: 'resumed', results: [{ ok: true, payload: { acked_message_ids: [second.message_id] } }] });
+    expect(provider.calls).toBe(2); // the exhausted script's exit, after the resume
+    expect((await rt.process(pid)).status).toBe('exited');
+  });
+
   it('a blocking receive with a matching unread message returns it at once without waiting', async () => {
     const { rt, parent, child } = await family();
     const m = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: {}, channel: 'work' })).message_id;

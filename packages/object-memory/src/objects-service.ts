@@ -15,7 +15,7 @@ import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
-import { getObject } from './internal/object-repo.js';
+import { getObject, listVisibleObjects } from './internal/object-repo.js';
 import { requireObjectType } from './internal/object-types.js';
 import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
@@ -46,6 +46,11 @@ export interface ObjectMemoryService extends ObjectsService {
   inspect(oid: string): Promise<ObjectDescription | null>;
   /** The pid's MemoryView roots in order (oid and the handle's capability id). */
   viewRoots(pid: string): Promise<readonly { readonly oid: string; readonly capabilityId: string | null }[]>;
+  /**
+   * Host inspection: listed Objects (live or payload-unavailable), newest first, optionally of one namespace and/or
+   * one owner process; at most `limit` (default 100, at most 10,000). Metadata only, never payloads.
+   */
+  listObjects(q?: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number }): Promise<ObjectDescription[]>;
   /** Replaces the pid's MemoryView filters (host view management; no model tool does this). */
   setViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void>;
 }
@@ -193,12 +198,20 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     return (await viewRoots(db, view.viewId)).map((r) => ({ oid: r.oid, capabilityId: r.capabilityId }));
   }
 
+  async function listObjects(q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number } = {}): Promise<ObjectDescription[]> {
+    const limit = q.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new LibosError('limit_out_of_range', `limit: must be an integer from 1 to 10000 (got ${limit})`);
+    const namespace = q.namespace === undefined ? undefined : normalizeNamespace(q.namespace);
+    const rows = await listVisibleObjects(db, { limit, ...(namespace !== undefined ? { namespace } : {}), ...(q.ownerPid !== undefined ? { ownerPid: q.ownerPid } : {}) });
+    return rows.map((r) => ({ ...r, payloadAvailable: available(r) }));
+  }
+
   async function replaceViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void> {
     const view = await ensureView(db, pid, 'read_only', 'set_filters', now());
     await setViewFilters(db, view.viewId, filters);
   }
 
-  return { initProcess, createForProcess, attachRoot, readPayload, describe, renderView, inspect, viewRoots: listViewRoots, setViewFilters: replaceViewFilters };
+  return { initProcess, createForProcess, attachRoot, readPayload, describe, renderView, inspect, viewRoots: listViewRoots, listObjects, setViewFilters: replaceViewFilters };
 }
 
 /** Labels of a view that materializes nothing: the bottom of the join (adds no restriction). */

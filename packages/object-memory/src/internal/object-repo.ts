@@ -127,6 +127,15 @@ export async function objectsPage(db: OmDb, namespace: string, offset: number, l
   return rows.map(objectFromRow);
 }
 
+/** Listed Objects for host inspection: optionally one namespace and/or one owner process, newest first. */
+export async function listVisibleObjects(db: OmDb, q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit: number }): Promise<ObjectRecord[]> {
+  let sel = db.selectFrom('om_objects').selectAll().where('lifecycle_state', 'in', VISIBLE_STATES);
+  if (q.namespace !== undefined) sel = sel.where('namespace', '=', q.namespace);
+  if (q.ownerPid !== undefined) sel = sel.where('owner_id', '=', q.ownerPid);
+  const rows = await sel.orderBy('updated_at', 'desc').orderBy('updated_seq', 'desc').orderBy('oid', 'asc').limit(q.limit).execute();
+  return rows.map(objectFromRow);
+}
+
 /** Marks a row superseded (a new Object took its name). */
 export async function markSuperseded(db: OmDb, oid: string, at: string): Promise<void> {
   await db.updateTable('om_objects').set({ lifecycle_state: 'superseded', updated_at: at }).where('oid', '=', oid).execute();

@@ -1,4 +1,4 @@
-import { SERVICE_NAMES, toolInputJsonSchema, type ObjectsService } from '@libos/sdk';
+import { DEFAULT_LABELS, SERVICE_NAMES, toolInputJsonSchema, type DataLabels, type ObjectsService } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
 import { unreadSummary } from '../mailbox/messages.js';
@@ -14,6 +14,8 @@ export interface RenderedPrompt {
   readonly tools: LlmToolSchema[];
   /** ≈ chars / 4 of the whole prompt. */
   readonly tokens: number;
+  /** Labels of the Objects the prompt materializes (the MemoryView); the executor joins the process's flow. */
+  readonly labels: DataLabels;
 }
 
 const KERNEL_PREAMBLE = [
@@ -84,5 +86,5 @@ export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<Re
     return { name, description: t.description, parameters: toolInputJsonSchema(t) };
   });
   const tokens = Math.ceil((system.length + user.length + JSON.stringify(tools).length) / 4);
-  return { messages: [{ role: 'system', content: system }, { role: 'user', content: user }], tools, tokens };
+  return { messages: [{ role: 'system', content: system }, { role: 'user', content: user }], tools, tokens, labels: view?.labels ?? DEFAULT_LABELS };
 }

@@ -1,4 +1,4 @@
-import { LibosError } from '@libos/sdk';
+import { joinLabels, LibosError, type DataLabels } from '@libos/sdk';
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -148,11 +148,27 @@ async function chargeTokens(deps: KernelDeps, pid: string, r: LlmResponse, token
   if (killPids.length > 0) throw new LibosError('resource_limit_exceeded', `llm_total_tokens: the reply's ${charged} tokens overran a token budget; nothing is dispatched`, { details: { killPids } });
 }
 
+/**
+ * Sink clearance before a prompt leaves the runtime: the labels of everything the prompt carries (the process's
+ * flow high-water joined with its materialized view) must fit the sink's rule; otherwise nothing is sent, the
+ * provider is never called, and the quantum fails with `egress_denied`.
+ */
+async function clearEgress(deps: KernelDeps, pid: string, sink: string, viewLabels: DataLabels): Promise<void> {
+  const decision = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
+    const labels = joinLabels([await deps.engine.flow(scope, pid).labels(), viewLabels]);
+    return deps.engine.egress(scope, pid, { sink, labels });
+  });
+  if (decision.decision !== 'allow') {
+    throw new LibosError('egress_denied', `the prompt of ${pid} may not go to ${sink}: ${decision.reason}`, { details: { sink, decision: decision.decision, rule: decision.rule, labels_sha256: decision.labelsSha256 } });
+  }
+}
+
 async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<LlmResponse> {
   const p = await getProcess(deps.db, pid);
   const prompt = await renderPrompt(deps, p);
   const visible = new Set(p.visibleTools);
   const messages = [...prompt.messages];
+  await clearEgress(deps, pid, `llm:${opts.provider.name}`, prompt.labels);
   for (let attempt = 1; ; attempt++) {
     // One llm call and the context it is sent (≈ chars / 4, as rendered) are charged before it is made; an exhausted
     // llm_calls or context_total_tokens budget kills the process and the provider is never called.
@@ -195,6 +211,7 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     if (err instanceof LibosError && (err.code === 'invalid_state' || err.code === 'conflict' || err.code === 'process_not_found')) return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
     throw err;
   }
+  const startedAt = deps.clock.now().getTime();
   let result: QuantumResult;
   let resuming: { readonly tool: string; readonly callId: string } | null = null;
   try {
@@ -225,6 +242,17 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
     else await failProcess(deps, pid, e.code, e.message);
     result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
+  }
+  // The quantum's wall time is charged afterwards (with overage): a process over its runtime budget is killed.
+  const seconds = Math.max(0, (deps.clock.now().getTime() - startedAt) / 1000);
+  const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (!p || TERMINAL_STATUSES.has(p.status)) return null;
+    return deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
+  });
+  if (over?.exceeded) {
+    await killForBudget(deps, over.killPids, `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`);
+    result = { ...result, kind: 'failed' };
   }
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);

@@ -19,7 +19,7 @@ import { agentImagesPlugin } from './images/exec-process.js';
 import { kernelServices } from './services/kernel-services.js';
 import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
 import { recoverOnOpen } from './store/recover-on-open.js';
-import { answerHuman, type HumanAnswer } from './human/answer-human.js';
+import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
 import { listHumanRequests } from './human/human-queue.js';
 import { queryLlmCalls, type LlmCallRecord } from './executor/llm-calls.js';
 import { assertMessagePayload, queryMessages, type Delivery, type ProcessMessage } from './mailbox/messages.js';
@@ -251,6 +251,11 @@ export class Runtime {
   /** Answers a pending human request; wakes its process when its wait is settled. */
   async answerHuman(id: string, answer: HumanAnswer): Promise<HumanRequest> {
     return answerHuman(this.#live(), id, answer);
+  }
+
+  /** Cancels a pending human request; the waiting call resumes and fails (or reports cancelled). */
+  async cancelHumanRequest(id: string, reason = 'cancelled by the host'): Promise<HumanRequest> {
+    return cancelHuman(this.#live(), id, reason);
   }
 
   /** Recorded model calls. */

@@ -72,6 +72,23 @@ describe('libos human', { timeout: 120_000 }, () => {
     expectRefused(run('human', 'answer', req.id, '--approve', '--answer', 'blue'), 1, 'human_request_not_pending');
   });
 
+  it('cancel settles a pending question: the waiting ask_human resumes and fails, the process carries on', () => {
+    const { run, json } = libosOn(`${dir}/cancel.db`);
+    const pid = json('spawn', '--goal', 'ask the owner').pid;
+    json('grant', pid, 'skill:agent-libos-child-processes', 'execute');
+    json('grant', pid, 'human:owner', 'write');
+    const script = writeScript(dir, 'cancel.yaml', QUESTION_SCRIPT);
+    expect(run('run', '--script', script).code).toBe(0);
+    const [req] = json('human', 'list', '--pid', pid);
+    const cancelled = run('human', 'cancel', req.id, '--reason', 'nobody is around');
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout).toBe(`${req.id} cancelled; ${pid} is runnable\n`);
+    expect(json('human', 'list', '--status', 'cancelled')).toMatchObject([{ id: req.id, response: { reason: 'nobody is around' } }]);
+    const second = run('run', '--script', script);
+    expect(second.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +tool_failed +ask_human!cancelled`));
+    expectRefused(run('human', 'cancel', req.id), 1, 'human_request_not_pending');
+  });
+
   it('refuses contradictory or incomplete answers with one line, and nothing changes', () => {
     const { run, json } = libosOn(`${dir}/refusals.db`);
     const pid = json('spawn', '--goal', 'ask the owner').pid;

@@ -83,4 +83,18 @@ export function registerHuman(program: Command, kit: CommandKit): void {
         });
       }),
     );
+  human
+    .command('cancel <requestId>')
+    .description('cancel a pending request nobody will answer; the waiting tool call resumes and fails (request_permission reports cancelled)')
+    .option('--reason <text>', 'why', 'cancelled by the host')
+    .action(
+      kit.act(async (cmd: Command, id: string, f: { reason: string }) => {
+        const o = kit.g(cmd);
+        await withRuntime(o, async (rt) => {
+          const settled = await rt.cancelHumanRequest(id, f.reason);
+          const p = await rt.process(settled.pid);
+          print(o, { request: settled, process: { pid: p.pid, status: p.status } }, () => `${settled.id} cancelled; ${p.pid} is ${p.status}`);
+        });
+      }),
+    );
 }

@@ -43,3 +43,21 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
     return settled;
   });
 }
+
+/**
+ * Cancels a pending human request (nobody will answer it) and, in the same transaction, wakes its process if that
+ * settles its wait: the waiting call then resumes and fails (or reports `cancelled`). Only a pending request can be
+ * cancelled.
+ */
+export async function cancelHuman(deps: KernelDeps, id: string, reason: string, actor = 'host'): Promise<HumanRequest> {
+  return inTransaction(deps.db, deps.scopes, actor, null, async (scope) => {
+    const req = await getHumanRequest(scope.store, id);
+    if (!req) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
+    const settled = await settleHumanRequest(scope.store, id, 'cancelled', { reason, cancelled_by: actor }, scope.clock.now().toISOString());
+    await scope.events.emit('human_request_cancelled', { pid: req.pid, request_id: id });
+    await scope.audit.record({ action: 'human.cancel', target: `human_request:${id}`, decision: 'cancelled', details: { pid: req.pid, kind: req.kind } });
+    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
+    await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} cancelled`);
+    return settled;
+  });
+}

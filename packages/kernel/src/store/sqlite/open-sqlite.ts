@@ -52,12 +52,39 @@ export function openSqliteStore(path: string): OpenedStore {
       // best effort: a read-only file system or foreign owner keeps its mode; the lease still holds
     }
   }
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachingDatabase(sqlite) }) });
   return {
     db,
     location,
     close: async () => {
       await db.destroy();
+    },
+  };
+}
+
+/** Statements kept prepared; kysely emits a small set of distinct SQL texts, so this bound is rarely reached. */
+export const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
+ * anew, which was the largest cost of a tool call: bench/broker-call.mjs). Least recently used statements go first.
+ */
+function cachingDatabase(sqlite: Database.Database) {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(sql: string): Database.Statement {
+      let stmt = cache.get(sql);
+      if (stmt) cache.delete(sql);
+      else {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+    close(): void {
+      cache.clear();
+      sqlite.close();
     },
   };
 }

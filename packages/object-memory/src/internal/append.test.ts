@@ -1,14 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { appendEntry } from './append.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-};
+import { codeOf } from './testing/code-of.js';
 
 describe('append (spec §4)', () => {
   test('[OM-49] appending {"x":1} to a ledger gives list_field entries, length 1', () => {

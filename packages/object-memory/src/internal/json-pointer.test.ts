@@ -1,14 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { parsePointer, resolvePointer } from './json-pointer.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-};
+import { codeOf } from './testing/code-of.js';
 
 describe('JSON pointer (RFC 6901, spec §3)', () => {
   const doc = { nested: { 'a/b': { '~key': [0, { name: '雪' }] } } };

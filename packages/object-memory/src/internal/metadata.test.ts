@@ -1,14 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { parseHostMetadata, parseModelMetadata, parseNamespaceMetadata, tokenEstimate } from './metadata.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-};
+import { codeOf } from './testing/code-of.js';
 
 describe('object metadata (spec §1.3, §2.3)', () => {
   test('[OM-28] trust_level verified, integrity checked, declassification_authority h are label_elevation_denied', () => {

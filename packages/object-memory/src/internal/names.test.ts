@@ -1,14 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { isOmitted, normalizeName, normalizeNamespace, pathParent, resolveNamespace } from './names.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-};
+import { codeOf } from './testing/code-of.js';
 
 describe('namespace and name normalization (spec §2.1)', () => {
   test('[OM-6] " /proj/r/ " and "proj\\r" normalize to proj/r', () => {

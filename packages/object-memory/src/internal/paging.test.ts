@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalize } from './canonical.js';
 import { copyJson, type JsonValue } from './json-value.js';
 import { readPage, READ_RESULT_BYTE_LIMIT, shapeOf } from './paging.js';
+import { codeOf } from './testing/code-of.js';
 
 const envelope = { oid: 'obj_0123456789abcdef', namespace: 'process:pid_0123456789abcdef', name: 'n', type: 'plan', version: 1, json_pointer: '' };
 
@@ -15,15 +16,6 @@ const read = (value: JsonValue, opts: { maxChars?: number; cursor?: number; expe
     expectedSha256: opts.expected ?? null,
     envelope,
   });
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return (err as { code?: string }).code;
-  }
-  return undefined;
-};
 
 /** Follows next_cursor under the first page's digest; returns the pages. */
 function readAll(value: JsonValue, maxChars: number) {

@@ -24,7 +24,11 @@ it('[K-36] a model call publishes its result as a tool_result Object in the view
     return Promise.all(roots.map((r) => svc.inspect(r.oid)));
   }))!;
   const published = objects.find((o) => o?.name === `tool_result:${call.call_id}`);
-  expect(published).toMatchObject({ type: 'tool_result', labels: { sensitivity: 'confidential' } });
+  expect(published).toMatchObject({ type: 'tool_result', namespace: `process:${p.pid}/tool_results`, labels: { sensitivity: 'confidential' } });
+  // Results live in a child namespace: the model's own listing of its scope is not crowded by them.
+  const listed = await rt.call(p.pid, 'list_memory_namespace', {});
+  expect(listed).toMatchObject({ ok: true, payload: { namespaces: [{ namespace: `process:${p.pid}/tool_results` }] } });
+  expect((listed as { payload: { objects: { type: string }[] } }).payload.objects.map((o) => o.type).sort()).toEqual(['goal', 'observation']);
   // Host calls return their envelope directly and publish nothing.
   expect(objects.filter((o) => o?.type === 'tool_result')).toHaveLength(1);
 });
@@ -40,4 +44,25 @@ it('[CAP-52] a prompt carrying secret data never reaches the model: egress_denie
   expect(provider.calls).toBe(0);
   expect(await rt.llmCalls({ pid: p.pid })).toEqual([]);
   expect(await rt.process(p.pid)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'egress_denied' } });
+});
+
+it('a model that only makes refused calls fails after 8 stalled turns instead of spending model calls for ever', async () => {
+  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+  const p = await rt.spawn({ goal: 'flail' });
+  const bad = Array.from({ length: 20 }, () => [{ tool: 'activate_skill', args: { skill_id: 42 } }]);
+  const provider = new ScriptedProvider(bad);
+  const report = await rt.run({ provider });
+  expect(report.idle).toBe(true);
+  expect(provider.calls).toBe(8);
+  expect(await rt.process(p.pid)).toMatchObject({ status: 'failed', outcome: { code: 'invalid_state' } });
+  expect((await rt.process(p.pid)).outcome!.message).toContain('no progress');
+});
+
+it('process_exit publishes no result: nobody is left to read it', async () => {
+  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+  const p = await rt.spawn({ goal: 'leave' });
+  const report = await rt.run({ provider: new ScriptedProvider([[{ tool: 'process_exit', args: { message: 'bye' } }]]) });
+  expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { status: 'exited' } });
+  const results = await rt.transaction(async (scope) => scope.service<ObjectMemoryService>('objects').listObjects({ ownerPid: p.pid }));
+  expect(results.filter((o) => o.type === 'tool_result')).toEqual([]);
 });

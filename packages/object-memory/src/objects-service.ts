@@ -13,7 +13,7 @@ import { requireJson, type JsonValue } from './internal/json-value.js';
 import { mergeLabels, requireValidLabels } from './internal/labels.js';
 import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
-import { normalizeName, normalizeNamespace, processNamespace } from './internal/names.js';
+import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
 import { getObject, listVisibleObjects } from './internal/object-repo.js';
 import { requireObjectType } from './internal/object-types.js';
@@ -83,6 +83,18 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await scope.events.emit('object_namespace_created', { namespace, parent_namespace: null, created_by: 'runtime' });
   }
 
+  /** A host-created child of a process scope, owned (read/write/admin) by that process. */
+  async function createOwnedNamespace(ownerPid: string, namespace: string, parent: string): Promise<void> {
+    await insertNamespace(db, { namespace, parentNamespace: parent, metadata: {}, createdBy: 'runtime', at: now() });
+    await scope.authorityFor(ownerPid).grantTrusted({
+      subject: ownerPid,
+      resource: `object_namespace:${namespace}`,
+      rights: ['read', 'write', 'admin'],
+      metadata: { granted_by: '@libos/object-memory', reason: 'process scope child' },
+    });
+    await scope.events.emit('object_namespace_created', { namespace, parent_namespace: parent, created_by: 'runtime' });
+  }
+
   async function createForProcess(ownerPid: string, input: HostObjectInput): Promise<ObjectRef> {
     const type = requireObjectType(input.type);
     const payload = requireJson(input.payload, 'payload');
@@ -91,7 +103,11 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const namespace = input.namespace == null || input.namespace.trim() === '' ? processNamespace(ownerPid) : normalizeNamespace(input.namespace);
     const name = input.name == null || input.name === '' ? `${type}:${oid}` : normalizeName(input.name);
     if ((await getNamespace(db, namespace)) === null) {
-      throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+      const scope0 = processNamespace(ownerPid);
+      if (!input.ensureNamespace || pathParent(namespace) !== scope0) {
+        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+      }
+      await createOwnedNamespace(ownerPid, namespace, scope0);
     }
     const parents = [...new Set(input.parentOids ?? [])];
     const parentLabels: DataLabels[] = [];

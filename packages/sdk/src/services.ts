@@ -19,6 +19,11 @@ export interface HostObjectInput {
   readonly labels?: Partial<DataLabels>;
   /** Attach the new handle as a root of the owner's MemoryView (default true). */
   readonly attachToView?: boolean;
+  /**
+   * Create `namespace` if it is missing, as a direct child of the owner's process scope (`process:<pid>/<name>`),
+   * granting the owner read/write/admin on it. Refused for any other namespace.
+   */
+  readonly ensureNamespace?: boolean;
 }
 
 export interface ObjectRef {

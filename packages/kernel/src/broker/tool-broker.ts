@@ -4,9 +4,9 @@ import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { unreadSummary } from '../mailbox/messages.js';
 import { completePendingAction, discardPendingAction, savePendingAction } from '../processes/pending-actions.js';
-import { TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
+import { TERMINAL_STATUSES, TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
 import { statusForWait } from '../processes/process-state.js';
-import { findProcess } from '../processes/process-store.js';
+import { findProcess, getProcess } from '../processes/process-store.js';
 import { transition } from '../processes/transition.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
 import { parseArguments } from './parse-arguments.js';
@@ -31,14 +31,19 @@ export interface CallOptions {
 /** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
 export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
 
+/** Where published results live: a child of the process scope, so they never crowd the model's own listing. */
+export const toolResultsNamespace = (pid: string) => `process:${pid}/tool_results`;
+
 async function publishResult(ctx: ToolContext, scope: TxScope, pid: string, callId: string, tool: string, payload: unknown, resultDigest: { sha256: string | null; bytes: number | null }) {
+  // A call that ended its process (process_exit) has nobody left to read its result.
+  if (TERMINAL_STATUSES.has((await getProcess(scope.store, pid)).status)) return;
   const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
   // The result carries everything the call observed: its labels never fall below the call's flow.
   const labels = await ctx.flow.labels();
   const parentOids = ctx.flow.sources().filter((oid) => /^obj_[0-9a-f]{16}$/.test(oid));
   const text = JSON.stringify(payload ?? null);
   const body = text.length <= MAX_PUBLISHED_RESULT_CHARS ? { tool, call_id: callId, payload: payload ?? null } : { tool, call_id: callId, truncated: true, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, preview: text.slice(0, 4_000) };
-  await objects.createForProcess(pid, { type: 'tool_result', name: `tool_result:${callId}`, payload: body, immutable: true, metadata: { title: `${tool} result` }, labels, parentOids });
+  await objects.createForProcess(pid, { type: 'tool_result', name: `tool_result:${callId}`, namespace: toolResultsNamespace(pid), ensureNamespace: true, payload: body, immutable: true, metadata: { title: `${tool} result` }, labels, parentOids });
 }
 
 function digest(value: unknown): { sha256: string | null; bytes: number | null } {

@@ -44,7 +44,13 @@ export interface QuantumOptions {
   readonly maxEmptyReplies?: number;
   /** Per-pid counters the scheduler keeps across quanta. */
   readonly emptyReplies?: Map<string, number>;
+  /** Consecutive model turns in which every call was refused, after which a process fails (default 8). */
+  readonly maxStalledTurns?: number;
+  readonly stalledTurns?: Map<string, number>;
 }
+
+/** Turns in a row whose every call was refused before a process is failed for making no progress. */
+export const DEFAULT_MAX_STALLED_TURNS = 8;
 
 /** Provider attempts per turn: a reply naming a tool the process cannot see gets one corrective retry. */
 export const MAX_ATTEMPTS = 2;
@@ -233,6 +239,14 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
       } else {
         opts.emptyReplies?.delete(pid);
         result = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls)) };
+        // A model that only makes refused calls (bad arguments, unread interrupts, denials) makes no progress and
+        // would spend model calls for ever: after maxStalledTurns such turns in a row the process fails.
+        const progressed = result.results.some((r) => r.ok);
+        const stalled = progressed ? 0 : (opts.stalledTurns?.get(pid) ?? 0) + 1;
+        if (stalled === 0) opts.stalledTurns?.delete(pid);
+        else opts.stalledTurns?.set(pid, stalled);
+        const maxStalled = opts.maxStalledTurns ?? DEFAULT_MAX_STALLED_TURNS;
+        if (stalled >= maxStalled) throw new LibosError('invalid_state', `no progress: every call of ${pid}'s last ${stalled} model turns was refused (the last: ${result.results.map((r) => (r.ok ? 'ok' : r.error.code)).join(', ')})`);
       }
     }
   } catch (err) {

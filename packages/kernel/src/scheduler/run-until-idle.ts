@@ -24,6 +24,7 @@ export class Scheduler {
   #tick = 0;
   readonly #last = new Map<string, number>();
   readonly #emptyReplies = new Map<string, number>();
+  readonly #stalledTurns = new Map<string, number>();
 
   constructor(private readonly deps: () => KernelDeps) {}
 
@@ -36,7 +37,7 @@ export class Scheduler {
       const round = rows.map((r) => r.pid as string).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
       for (const pid of round) {
         if (opts.maxQuanta !== undefined && results.length >= opts.maxQuanta) return { quanta: results.length, idle: false, results };
-        const r = await runQuantum(deps, pid, { ...opts, emptyReplies: this.#emptyReplies });
+        const r = await runQuantum(deps, pid, { ...opts, emptyReplies: this.#emptyReplies, stalledTurns: this.#stalledTurns });
         this.#last.set(pid, this.#tick++);
         if (r.kind === 'skipped') continue;
         results.push(r);

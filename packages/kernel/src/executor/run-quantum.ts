@@ -126,7 +126,7 @@ async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmT
   }
   const skipped = calls.slice(i).map((c) => c.name);
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
-    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details: { requested: calls.map((c) => c.name), executed, skipped, stop_reason: stop, skipped_reason: stop === 'exclusive' ? 'skipped_after_exclusive' : skipped.length ? `stopped_by_${stop}` : null } }),
+    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details: { requested: calls.map((c) => c.name), executed, skipped, stop_reason: stop, skipped_reason: skipped.length === 0 ? null : deps.registry.tools.get(executed[executed.length - 1] ?? '')?.tool.exclusive ? 'skipped_after_exclusive' : `stopped_by_${stop}` } }),
   );
   return { stopReason: stop, executed, skipped, results };
 }

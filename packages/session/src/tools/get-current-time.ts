@@ -3,7 +3,7 @@ import { defineTool, LibosError, z } from '@libos/sdk';
 /** The default timezone shown in the schema. */
 export const DEFAULT_TIMEZONE = 'UTC';
 
-/** Formats `date` as ISO 8601 with the offset of `timeZone` (e.g. `2026-11-30T20:48:00+08:00`). */
+/** Formats `date` as ISO 8601 with the explicit offset of `timeZone` (UTC is `+00:00`, never `Z`), e.g. `2026-11-30T20:48:00+08:00`. */
 export function isoInZone(date: Date, timeZone: string): string {
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
@@ -14,7 +14,7 @@ export function isoInZone(date: Date, timeZone: string): string {
   const offsetMin = Math.round((wall - Math.floor(date.getTime() / 1000) * 1000) / 60_000);
   const sign = offsetMin >= 0 ? '+' : '-';
   const abs = Math.abs(offsetMin);
-  const offset = offsetMin === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
   return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
 }
 
@@ -22,7 +22,7 @@ function assertTimezone(tz: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
   } catch (err) {
-    throw new LibosError('invalid_timezone', `timezone: ${JSON.stringify(tz)} is not an IANA timezone name (e.g. UTC, Asia/Shanghai)`, { cause: err });
+    throw new LibosError('invalid_timezone', `timezone: unknown timezone: ${tz} (use an IANA name such as UTC or Asia/Shanghai)`, { details: { timezone: tz }, cause: err });
   }
 }
 

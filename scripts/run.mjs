@@ -51,6 +51,9 @@ switch (job) {
     break;
   case 'test': {
     build();
+    // Types are checked too (tests included); a type error counts as one failure but the tests still run.
+    const typesOk = run('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']) === 0;
+    if (!typesOk) console.error('\ntypecheck failed (see above)');
     const out = `${root}/.vitest-results.json`;
     rmSync(out, { force: true });
     const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...rest]);
@@ -61,8 +64,9 @@ switch (job) {
       passed = r.numPassedTests ?? 0;
       failed = (r.numFailedTests ?? 0) + (code !== 0 && (r.numFailedTests ?? 0) === 0 ? 1 : 0);
     } else failed = 1;
+    if (!typesOk) failed += 1;
     console.log(`${passed} passed, ${failed} failed`);
-    process.exit(code);
+    process.exit(code !== 0 ? code : typesOk ? 0 : 1);
   }
   case 'bench':
     build();

@@ -13,7 +13,7 @@ describe('spawn_child_process', () => {
     const before = await rt.budget(parent.pid);
     const r = await rt.call(parent.pid, 'spawn_child_process', { goal: 'count the widgets' });
     expect(r.ok).toBe(true);
-    const childPid = (r.payload as { pid: string }).pid;
+    const childPid = ((r as { payload: unknown }).payload as { pid: string }).pid;
     const child = await rt.process(childPid);
     expect(child).toMatchObject({ parentPid: parent.pid, status: 'runnable', imageId: parent.imageId, goal: 'count the widgets' });
     // Fresh namespace, goal-only view: the child's only root is its own goal Object, in its own scope.
@@ -66,7 +66,7 @@ describe('spawn_child_process', () => {
     // An explicit budget that fits is accepted as given.
     const ok = await rt.call(parent.pid, 'spawn_child_process', { goal: 'modest child', budget: { tool_calls: 5 } });
     expect(ok.ok).toBe(true);
-    expect((await rt.budget((ok.payload as { pid: string }).pid)).limits.tool_calls).toBe(5);
+    expect((await rt.budget(((ok as { payload: unknown }).payload as { pid: string }).pid)).limits.tool_calls).toBe(5);
   });
 });
 
@@ -213,13 +213,13 @@ describe('process_exit', () => {
       const p = await supervisor(rt);
       const made = await rt.call(p.pid, 'create_memory_object', { type: 'artifact', name: 'report', payload: { report: 'ready' } });
       expect(made.ok).toBe(true);
-      const oid = (made.payload as { oid: string }).oid;
+      const oid = ((made as { payload: unknown }).payload as { oid: string }).oid;
       const r = await rt.call(p.pid, 'process_exit', typeof args.result_oid === 'string' ? { ...args, result_oid: oid } : args);
       expect(r.ok).toBe(true);
       const after = await rt.process(p.pid);
       expect(after.status).toBe('exited');
       const resultOid = after.outcome!.result_oid as string | null;
-      expect((r.payload as { result_oid: string | null }).result_oid).toBe(resultOid);
+      expect(((r as { payload: unknown }).payload as { result_oid: string | null }).result_oid).toBe(resultOid);
       return { made: oid, resultOid };
     };
     const all = await exitWith({ result_oid: 'x', payload: { p: 1 }, message: 'm' });

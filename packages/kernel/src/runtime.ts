@@ -1,5 +1,5 @@
 import { CAPABILITY_SERVICE_NAME, createAuthorityEngine, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type HumanRequest, type HumanRequestStatus, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
+import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
@@ -60,6 +60,13 @@ export interface ToolSchema {
   readonly name: string;
   readonly description: string;
   readonly input_schema: Record<string, unknown>;
+}
+
+/** A process's budget: its limits (null = none of its own), what it used, and what is left (min over its ancestors). */
+export interface BudgetReport {
+  readonly limits: BudgetLimits;
+  readonly usage: Usage;
+  readonly remaining: Partial<Record<BudgetField, number | null>>;
 }
 
 export interface GrantOptions {
@@ -172,9 +179,9 @@ export class Runtime {
   }
 
   /** Budget limits, usage and remaining of `pid`. */
-  async budget(pid: string): Promise<{ limits: BudgetLimits; usage: Record<string, number>; remaining: Record<string, number | null> }> {
+  async budget(pid: string): Promise<BudgetReport> {
     await this.process(pid);
-    return this.transaction((scope) => this.#deps.engine.budgets(scope).usage(pid)) as never;
+    return this.transaction((scope) => this.#deps.engine.budgets(scope).usage(pid));
   }
 
   /** Loads a Skill onto a process as the host (no `skill:<id>` check; the model's path is `activate_skill`). */

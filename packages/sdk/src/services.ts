@@ -81,6 +81,27 @@ export interface ProcessSummary {
   readonly status: string;
   readonly goalOid: string | null;
   readonly imageMetadata: Readonly<Record<string, string>>;
+  /** The callable tool table (the image's default tools, exactly). */
+  readonly toolTable: readonly string[];
+}
+
+/**
+ * A message a human (`sender` starting with `human:`) posted to a process, with its current status. `status` moves
+ * from `unread` to `acked` once; every other field is immutable.
+ */
+export interface HumanMessage {
+  readonly message_id: string;
+  readonly status: 'unread' | 'acked';
+  readonly sender: string;
+  /** The recipient pid. */
+  readonly recipient: string;
+  readonly kind: string;
+  readonly channel: string;
+  readonly correlation_id: string | null;
+  readonly reply_to: string | null;
+  readonly subject: string;
+  readonly body: string;
+  readonly payload: unknown;
 }
 
 export interface ExitReceipt {
@@ -100,6 +121,21 @@ export interface ProcessService {
    * release of the budget envelope and the parent's wake if it waits on this child, all in the caller's transaction.
    */
   exit(pid: string, outcome: { readonly resultOid: string | null }): Promise<ExitReceipt>;
+  /**
+   * Human messages of `pid` (sender `human:<name>`), unread and acked, oldest first; at most `limit` when given.
+   *
+   * @example
+   * const msgs = await processes.humanMessages(pid, { limit: 1001 }); // more than 1000: too many to review
+   */
+  humanMessages(pid: string, opts?: { readonly limit?: number }): Promise<readonly HumanMessage[]>;
+  /**
+   * Names of the tools `pid` called successfully (a `tool.call` audit with decision `ok`), each once, in first-seen
+   * order; `process_exit` is never listed.
+   *
+   * @example
+   * await processes.observedSuccessfulTools(pid); // ['list_memory_namespace', 'create_memory_object']
+   */
+  observedSuccessfulTools(pid: string): Promise<readonly string[]>;
 }
 
 export type HumanRequestKind = 'question' | 'permission';

@@ -20,7 +20,7 @@ beforeEach(async () => {
   processes.clear();
   humanRequests.clear();
   for (const [pid, parentPid, status] of [[A, null, 'running'], [B, A, 'runnable'], [C, B, 'exited']] as const) {
-    processes.set(pid, { pid, parentPid, imageId: 'base-agent:v0', status, goalOid: null, imageMetadata: {} });
+    processes.set(pid, { pid, parentPid, imageId: 'base-agent:v0', status, goalOid: null, imageMetadata: {}, toolTable: [] });
   }
 });
 afterEach(() => s.close());
@@ -40,6 +40,12 @@ const procs: ProcessService = {
     return p;
   },
   exit: async () => {
+    throw new Error('not used');
+  },
+  humanMessages: async () => {
+    throw new Error('not used');
+  },
+  observedSuccessfulTools: async () => {
     throw new Error('not used');
   },
 };

@@ -14,4 +14,8 @@ export type { HumanAnswer } from './human/answer-human.js';
 export type { LlmCallRecord } from './executor/llm-calls.js';
 export type { ProcessMessage, Delivery } from './mailbox/messages.js';
 export type { ToolNotice } from './broker/tool-result.js';
-export * from './llm/index.js';
+// LLM providers: the contract, the deterministic ScriptedProvider and the OpenAI-compatible OpenAiProvider.
+export type { LlmMessage, LlmProvider, LlmRequest, LlmResponse, LlmToolCall, LlmToolSchema, LlmUsage } from './llm/provider.js';
+export { DEFAULT_SCRIPT_KEY, loadLlmScriptFile, parseLlmScript, type LlmScript, type ScriptedToolCall, type ScriptedTurn } from './llm/llm-script.js';
+export { ScriptedProvider, type ScriptedProviderOptions, type ScriptedRequestRecord } from './llm/scripted-provider.js';
+export { OPENAI_DEFAULT_BASE_URL, OpenAiProvider, openAiProviderFromEnv, type FetchLike, type OpenAiProviderOptions, type SleepFn } from './llm/openai-provider.js';

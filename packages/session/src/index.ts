@@ -5,6 +5,10 @@ import { processExit } from './tools/process-exit.js';
 
 export { processExit, MAX_EXIT_MESSAGE_CHARS } from './tools/process-exit.js';
 export { getCurrentTime, isoInZone, DEFAULT_TIMEZONE } from './tools/get-current-time.js';
+export { completionEvidenceSchema, type CompletionEvidence, type AcceptanceCheck } from './review/completion-evidence.js';
+export { reviewToken, acknowledgedMessagesSha256, REVIEW_TOKEN_PREFIX, type ReviewIdentity } from './review/review-token.js';
+export { MESSAGE_READ_HARD_LIMIT } from './review/review-state.js';
+export type { CompletionReview } from './review/build-review.js';
 
 /**
  * The runtime-session plugin (`agent-libos-runtime-session`): wall-clock time and `process_exit`.

@@ -1,0 +1,41 @@
+import { LibosError, SERVICE_NAMES, type ObjectsService, type ToolContext } from '@libos/sdk';
+
+/** The result inputs of an exit. */
+export interface ExitResultInput {
+  readonly result_oid?: string | undefined;
+  readonly payload?: unknown;
+  readonly message?: string | undefined;
+}
+
+/**
+ * Resolves the result of an exit by the seed's exact precedence: `result_oid` (an existing Object the caller can
+ * read) overrides everything; else `payload` becomes a structured summary Object; else `message` becomes
+ * `{"message": ...}`; else the result is null.
+ *
+ * @example
+ * const resultOid = await resolveExitResult(ctx, { payload: { done: true } }); // 'obj_…'
+ */
+export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput): Promise<string | null> {
+  const hasObjects = () => {
+    try {
+      return ctx.service<ObjectsService>(SERVICE_NAMES.objects);
+    } catch (err) {
+      if (err instanceof LibosError && err.code === 'not_found') {
+        throw new LibosError('invalid_state', 'process_exit: a result Object needs the Object Memory plugin, which this runtime does not load; exit without payload, message or result_oid', { cause: err });
+      }
+      throw err;
+    }
+  };
+  if (args.result_oid !== undefined) {
+    const objects = hasObjects();
+    // Unreadable looks exactly like missing.
+    const readable = await ctx.authority.check(`object:${args.result_oid}`, 'read');
+    const obj = readable.allowed ? await objects.describe(args.result_oid) : null;
+    if (!obj) throw new LibosError('object_not_found', `result_oid: no readable Object ${args.result_oid}`, { details: { result_oid: args.result_oid } });
+    await ctx.authority.consume(readable);
+    return obj.oid;
+  }
+  if (args.payload !== undefined) return (await hasObjects().createForProcess(ctx.pid, { type: 'summary', payload: args.payload, immutable: true, metadata: { title: 'final result' }, attachToView: false })).oid;
+  if (args.message !== undefined) return (await hasObjects().createForProcess(ctx.pid, { type: 'summary', payload: { message: args.message }, immutable: true, metadata: { title: 'exit message' }, attachToView: false })).oid;
+  return null;
+}

@@ -1,0 +1,70 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { isHighRiskCall, isHighRiskSignal, refuseUnconfirmed } from '../internal/confirmation.js';
+import { readBody } from '../internal/parse.js';
+import { humanSender } from '../internal/schemas.js';
+import type { ServerContext } from '../internal/server-context.js';
+
+const label = z.string().regex(/^[^\s]{1,64}$/, 'must be 1 to 64 characters without spaces');
+
+const CallBody = z.strictObject({
+  tool: z.string().min(1),
+  args: z.record(z.string(), z.unknown()).optional(),
+  confirmed: z.boolean().optional(),
+});
+const MessageBody = z.strictObject({
+  payload: z.unknown().refine((v) => v !== undefined, 'is required'),
+  channel: label.optional(),
+  kind: label.optional(),
+  interrupt: z.boolean().optional(),
+  from: humanSender.optional(),
+});
+const SignalBody = z.strictObject({
+  signal: z.enum(['pause', 'resume', 'cancel', 'terminate']),
+  reason: z.string().max(2000).optional(),
+  confirmed: z.boolean().optional(),
+});
+
+/**
+ * What an HTTP caller does to a process:
+ * - `POST /api/processes/:pid/call {tool, args?, confirmed?}`: one tool call as the process, through the broker
+ *   (authority applies); answers the broker's result envelope (200, also when the tool failed). A high-risk call
+ *   (`process_exit`, `exec_process`, `signal_child_process` cancel/terminate) without `confirmed: true` is 409.
+ * - `POST /api/processes/:pid/message {payload, channel?, kind?, interrupt?, from?}`: a human message (201).
+ * - `POST /api/processes/:pid/signal {signal, reason?, confirmed?}`: pause/resume, or cancel/terminate (confirmed).
+ */
+export function processActionRoutes(ctx: ServerContext): Hono {
+  const { rt } = ctx;
+  return new Hono()
+    .post('/processes/:pid/call', async (c) => {
+      const pid = c.req.param('pid');
+      const body = await readBody(c, CallBody);
+      const args = body.args ?? {};
+      await rt.process(pid);
+      if (isHighRiskCall(body.tool, args) && body.confirmed !== true) {
+        return refuseUnconfirmed(c, rt, { action: `tool:${body.tool}`, pid, preview: { pid, tool: body.tool, args } });
+      }
+      return c.json(await rt.call(pid, body.tool, args));
+    })
+    .post('/processes/:pid/message', async (c) => {
+      const pid = c.req.param('pid');
+      const body = await readBody(c, MessageBody);
+      await rt.process(pid);
+      const m = await rt.sendMessage(pid, body.payload, {
+        delivery: body.interrupt ? 'interrupt' : 'normal',
+        ...(body.from ? { from: body.from } : {}),
+        ...(body.channel ? { channel: body.channel } : {}),
+        ...(body.kind ? { kind: body.kind } : {}),
+      });
+      return c.json(m, 201);
+    })
+    .post('/processes/:pid/signal', async (c) => {
+      const pid = c.req.param('pid');
+      const body = await readBody(c, SignalBody);
+      await rt.process(pid);
+      if (isHighRiskSignal(body.signal) && body.confirmed !== true) {
+        return refuseUnconfirmed(c, rt, { action: `signal:${body.signal}`, pid, preview: { pid, signal: body.signal, ...(body.reason ? { reason: body.reason } : {}) } });
+      }
+      return c.json(await rt.signal(pid, body.signal, body.reason));
+    });
+}

@@ -1,0 +1,58 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { readQuery } from '../internal/parse.js';
+import { humanStatus, queryBool, queryInt, seqParam } from '../internal/schemas.js';
+import type { ServerContext } from '../internal/server-context.js';
+
+const limit = queryInt(1, 10_000).optional();
+const MessagesQuery = z.strictObject({ limit: queryInt(1, 1000).optional(), unread: queryBool.optional() });
+const LlmCallsQuery = z.strictObject({ limit });
+const AuditQuery = z.strictObject({ after: seqParam.optional(), limit, action: z.string().min(1).optional() });
+const EventsQuery = z.strictObject({ after: seqParam.optional(), limit, type: z.string().min(1).optional() });
+const CapabilitiesQuery = z.strictObject({ all: queryBool.optional() });
+const HumanQuery = z.strictObject({ status: humanStatus.optional() });
+
+/**
+ * Read-only views of one process (each 404s for an unknown pid; bad query parameters are 400):
+ * `GET /api/processes/:pid/messages[?limit&unread]`, `/llm-calls[?limit]`, `/audit[?after&limit&action]` (records
+ * it acted on), `/events[?after&limit&type]`, `/capabilities[?all]`, `/human-requests[?status]`.
+ */
+export function processReadRoutes(ctx: ServerContext): Hono {
+  const { rt } = ctx;
+  return new Hono()
+    .get('/processes/:pid/messages', async (c) => {
+      const q = readQuery(c, MessagesQuery);
+      const pid = c.req.param('pid');
+      await rt.process(pid);
+      return c.json(await rt.messages(pid, { includeAcked: q.unread !== true, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
+    })
+    .get('/processes/:pid/llm-calls', async (c) => {
+      const q = readQuery(c, LlmCallsQuery);
+      const pid = c.req.param('pid');
+      await rt.process(pid);
+      return c.json(await rt.llmCalls({ pid, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
+    })
+    .get('/processes/:pid/audit', async (c) => {
+      const q = readQuery(c, AuditQuery);
+      const pid = c.req.param('pid');
+      await rt.process(pid);
+      return c.json(await rt.audit({ pid, ...q }));
+    })
+    .get('/processes/:pid/events', async (c) => {
+      const q = readQuery(c, EventsQuery);
+      const pid = c.req.param('pid');
+      await rt.process(pid);
+      return c.json(await rt.events({ pid, ...q }));
+    })
+    .get('/processes/:pid/capabilities', async (c) => {
+      const q = readQuery(c, CapabilitiesQuery);
+      const pid = c.req.param('pid');
+      return c.json(await rt.capabilities(pid, { includeInactive: q.all === true }));
+    })
+    .get('/processes/:pid/human-requests', async (c) => {
+      const q = readQuery(c, HumanQuery);
+      const pid = c.req.param('pid');
+      await rt.process(pid);
+      return c.json(await rt.humanRequests({ pid, ...q }));
+    });
+}

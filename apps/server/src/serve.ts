@@ -1,0 +1,94 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { LlmProvider, Runtime } from '@libos/kernel';
+import { LibosError } from '@libos/sdk';
+import { createApp } from './app.js';
+import { assertUsableToken, newToken } from './auth.js';
+import { reportToStderr } from './internal/errors.js';
+import { isLoopbackHost, originOf } from './internal/loopback.js';
+import type { SnapshotLimits } from './routes/snapshot.js';
+
+export interface ServeOptions {
+  readonly runtime: Runtime;
+  /** Loopback by default (`127.0.0.1`); any other host is refused unless `allowNonLoopback` is set. */
+  readonly host?: string;
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  /** The bearer token (16 to 512 visible ASCII characters); default: 32 random bytes as hex. */
+  readonly token?: string;
+  /** The model `POST /api/scheduler/run` uses; without one that route is 409. */
+  readonly provider?: LlmProvider;
+  /** Serve on a non-loopback host (anyone who can reach it and holds the token controls the runtime). */
+  readonly allowNonLoopback?: boolean;
+  /** Milliseconds between SSE heartbeat comments (default 15,000). */
+  readonly heartbeatMs?: number;
+  /** At most this many events are replayed to an SSE cursor (default 1,000). */
+  readonly sseReplayLimit?: number;
+  /** Bounds of `GET /api/snapshot` (defaults: 200 processes, 100 pending human requests, 50 events). */
+  readonly snapshotLimits?: Partial<SnapshotLimits>;
+  /** Receives internal errors no response can carry; default: one line on stderr. */
+  readonly onError?: (err: unknown) => void;
+}
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:43121` */
+  readonly url: string;
+  readonly token: string;
+  /** Resolves once the server has stopped (by `close()` or `POST /api/shutdown`). */
+  readonly closed: Promise<void>;
+  /** Stops listening and ends open connections (SSE streams included). Idempotent. Does not close the runtime. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a runtime over HTTP (REST, SSE, MCP; see `createApp`) on loopback, every route behind a bearer token.
+ *
+ * @example
+ * const server = await serve({ runtime: rt });
+ * const res = await fetch(`${server.url}/api/health`, { headers: { authorization: `Bearer ${server.token}` } });
+ * await server.close();
+ */
+export async function serve(opts: ServeOptions): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host) && opts.allowNonLoopback !== true) {
+    throw new LibosError('invalid_arguments', `host: ${JSON.stringify(host)} is not a loopback address; the server listens on loopback only unless allowNonLoopback is set`, { details: { field: 'host', host } });
+  }
+  const port = opts.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new LibosError('invalid_arguments', `port: must be an integer in 0..65535 (got ${port})`, { details: { field: 'port' } });
+  const token = opts.token ?? newToken();
+  assertUsableToken(token);
+
+  let close: () => Promise<void> = async () => {};
+  const onError = opts.onError ?? reportToStderr;
+  const app = createApp({
+    runtime: opts.runtime,
+    token,
+    onShutdown: () => void close().catch(onError),
+    ...(opts.provider ? { provider: opts.provider } : {}),
+    ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
+    ...(opts.sseReplayLimit !== undefined ? { sseReplayLimit: opts.sseReplayLimit } : {}),
+    ...(opts.snapshotLimits ? { snapshotLimits: opts.snapshotLimits } : {}),
+    onError,
+  });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let closing: Promise<void> | undefined;
+  close = () =>
+    (closing ??= new Promise<void>((resolve, reject) => {
+      server.close((err) => (err ? reject(err) : resolve()));
+      // Open SSE streams never end by themselves: end every connection so close() completes.
+      server.closeAllConnections();
+    }).then(resolveClosed));
+  const address = server.address() as AddressInfo;
+  return { url: originOf(host, address.port), token, closed, close: () => close() };
+}

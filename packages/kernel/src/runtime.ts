@@ -1,4 +1,4 @@
-import { CAPABILITY_SERVICE_NAME, createAuthorityEngine, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
+import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
 import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
@@ -242,7 +242,7 @@ export class Runtime {
     const from = opts.from ?? 'human:owner';
     if (!/^human:[a-z0-9][a-z0-9._-]*$/.test(from)) throw new LibosError('invalid_arguments', `from: external senders are human:<name> (got ${JSON.stringify(from)})`);
     assertMessagePayload(payload);
-    return this.transaction((scope) => postMessage(scope, { recipientPid: pid, sender: from, payload, ...(opts.channel ? { channel: opts.channel } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...(opts.delivery ? { delivery: opts.delivery } : {}) }), from);
+    return this.transaction((scope) => postMessage(scope, { recipientPid: pid, sender: from, payload, labels: completeLabels(UNCLASSIFIED_EXTERNAL_LABELS), ...(opts.channel ? { channel: opts.channel } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...(opts.delivery ? { delivery: opts.delivery } : {}) }), from);
   }
 
   /** Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100). Reading here does not ACK. */

@@ -11,6 +11,6 @@ export function childProcessesPlugin(deps: () => KernelDeps): Plugin {
     name: '@libos/kernel:child-processes',
     version: '0.1.0',
     skills: [skillFromFile(CHILD_PROCESSES_SKILL_URL)],
-    tools: [...childProcessTools(deps), forkChildProcess(deps), ...mailboxTools()],
+    tools: [...childProcessTools(deps), forkChildProcess(deps), ...mailboxTools(deps)],
   });
 }

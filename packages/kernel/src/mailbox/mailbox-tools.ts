@@ -1,8 +1,9 @@
 import { assertNotMintingGrant } from '@libos/capabilities';
 import { defineTool, LibosError, z, type ToolContext, type WaitSpec } from '@libos/sdk';
+import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess } from '../processes/process-store.js';
 import type { TxScope } from '../store/transaction.js';
-import { ackMessages, assertMessagePayload, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
+import { ackMessages, assertMessagePayload, messagesLabels, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
 import { postMessage } from './post-message.js';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
@@ -48,11 +49,14 @@ async function take(ctx: ToolContext, tool: string, f: MailFilters, o: { include
   await ackMessages(scopeOf(ctx).store, acked, now);
   const ackedSet = new Set(acked);
   const shown = messages.map((m): ProcessMessage => (ackedSet.has(m.message_id) ? { ...m, status: 'acked', acked_at: now } : m));
+  // Reading a message observes its content: the reader's flow takes on the labels it carries.
+  const labels = await messagesLabels(scopeOf(ctx).store, messages.map((m) => m.message_id));
+  if (labels) await ctx.flow.taint(labels);
   return { messages: shown, acked_message_ids: acked, has_more: hasMore, omitted_count: omitted, continuation: hasMore ? { tool, same_filters: true } : null };
 }
 
 /** The mailbox tools (Skill `agent-libos-child-processes`): send, receive (optionally blocking) and read with ACK. */
-export function mailboxTools() {
+export function mailboxTools(deps: () => KernelDeps) {
   const send = defineTool({
     name: 'send_process_message',
     description: 'Send a JSON message to yourself, your parent or a direct child. delivery "interrupt" stops its next non-message tool call until it reads.',
@@ -74,7 +78,12 @@ export function mailboxTools() {
       assertMessagePayload(payload);
       // A message is model-written data: it can never carry authority, so a grant-shaped payload is refused.
       assertNotMintingGrant(payload, 'payload');
+      // Sink clearance: the content carries the sender's flow labels to the recipient.
+      const labels = await ctx.flow.labels();
+      const clearance = await deps().engine.egress(scopeOf(ctx), ctx.pid, { sink: `process:${to_pid}`, labels });
+      if (clearance.decision !== 'allow') throw new LibosError('egress_denied', `to_pid: ${ctx.pid} may not send its data to process:${to_pid}: ${clearance.reason}`, { details: { sink: clearance.sink, decision: clearance.decision } });
       const m = await postMessage(scopeOf(ctx), {
+        labels,
         recipientPid: to_pid,
         sender: ctx.pid,
         channel,

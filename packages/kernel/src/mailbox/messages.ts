@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { LibosError, newId, type MessageFilters } from '@libos/sdk';
+import { joinLabels, LibosError, newId, type DataLabels, type MessageFilters } from '@libos/sdk';
 
 export type Delivery = 'normal' | 'interrupt';
 
@@ -69,6 +69,8 @@ export interface NewMessage {
   readonly correlationId?: string;
   readonly replyTo?: string;
   readonly payload: unknown;
+  /** The labels the content carries (a process's flow when it sent it; external input for a human). */
+  readonly labels?: DataLabels;
 }
 
 export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: string): Promise<ProcessMessage> {
@@ -87,6 +89,7 @@ export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: stri
       correlation_id: m.correlationId ?? null,
       reply_to: m.replyTo ?? null,
       payload: JSON.stringify(m.payload ?? null),
+      labels: m.labels ? JSON.stringify(m.labels) : null,
       status: 'unread',
       created_at: nowIso,
       acked_at: null,
@@ -113,6 +116,14 @@ export async function queryMessages(db: Kysely<any>, pid: string, f: MailFilters
   const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const omitted = Math.max(0, Number(n) - rows.length);
   return { messages: rows.map(toMessage), hasMore: omitted > 0, omitted };
+}
+
+/** The joined labels of these messages (what a reader observes by reading them); null when none carries labels. */
+export async function messagesLabels(db: Kysely<any>, ids: readonly string[]): Promise<DataLabels | null> {
+  if (ids.length === 0) return null;
+  const rows = await db.selectFrom('process_messages').select('labels').where('id', 'in', [...ids]).execute();
+  const labels = rows.map((r) => r.labels).filter((l): l is string => typeof l === 'string').map((l) => JSON.parse(l) as DataLabels);
+  return labels.length ? joinLabels(labels) : null;
 }
 
 /** Marks messages acked (only unread ones change). */

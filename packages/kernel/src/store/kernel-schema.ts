@@ -134,4 +134,11 @@ export const kernelMigrations: readonly Migration[] = [
       await db.schema.alterTable('process_messages').addColumn('reply_to', 'text').execute();
     },
   },
+  {
+    name: '0004_message_labels',
+    async up(raw) {
+      // The data labels a message carries (its sender's flow when it was sent): reading it taints the reader.
+      await (raw as Kysely<any>).schema.alterTable('process_messages').addColumn('labels', 'text').execute();
+    },
+  },
 ];

@@ -42,7 +42,7 @@ export async function startServer(opts: Omit<ServeOptions, 'runtime'> = {}): Pro
       const body = init.raw ?? (init.json === undefined ? undefined : JSON.stringify(init.json));
       if (body !== undefined) headers['content-type'] = 'application/json';
       const res = await fetch(`${server.url}${path}`, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body !== undefined ? { body } : {}) });
-      return { status: res.status, body: await res.json() };
+      return { status: res.status, body: (await res.json()) as any };
     },
     async stop() {
       await server.close();

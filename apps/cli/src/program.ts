@@ -6,6 +6,7 @@ import { registerEvents } from './commands/events.js';
 import { registerHuman } from './commands/human.js';
 import { registerLlmCalls } from './commands/llm-calls.js';
 import { registerObjects } from './commands/objects.js';
+import { registerServe } from './commands/serve.js';
 import { registerRun } from './commands/run.js';
 import { registerSend } from './commands/send.js';
 import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
@@ -226,6 +227,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   registerEvents(program, kit);
   registerLlmCalls(program, kit);
   registerObjects(program, kit);
+  registerServe(program, kit);
 
   program
     .command('demo')

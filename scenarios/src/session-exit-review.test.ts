@@ -158,18 +158,24 @@ describe('review-gated process_exit', () => {
     expect(result).toEqual({ summary: 'ledger kept', completion_evidence: evidence });
   });
 
-  it('[S-R2] [S-R14] a repeat probe and a successful tool keep the token; a failed tool is never observed', async () => {
+  it('[S-R2] [S-R14] a repeat probe, a successful tool and a process message keep the token; a failed tool is never observed', async () => {
     const rt = await open();
     const pid = await codingAgent(rt);
     const a = await probe(rt, pid);
     expect((await probe(rt, pid)).review_token).toBe(a.review_token);
+    // "none"/"null" as a token is no token: still a bare probe.
+    expect((await probe(rt, pid)).validation_errors).toEqual([]);
+    expect((await ok(rt, pid, 'process_exit', { review_token: 'None' })).completion_review).toMatchObject({ review_token: a.review_token, validation_errors: [] });
     await ok(rt, pid, 'list_memory_namespace', {});
     const denied = await rt.call(pid, 'get_current_time', {});
     expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     await ok(rt, pid, 'list_memory_namespace', {});
+    // A message from a process (itself here) is not Human input: it neither changes the token nor appears in the review.
+    await ok(rt, pid, 'send_process_message', { to_pid: pid, payload: { note: 'to self' } });
     const b = await probe(rt, pid);
     expect(b.review_token).toBe(a.review_token);
-    expect(b.observed_successful_tool_calls).toEqual(['list_memory_namespace']);
+    expect(b.unread_human_message_ids).toEqual([]);
+    expect(b.observed_successful_tool_calls).toEqual(['list_memory_namespace', 'send_process_message']);
   });
 
   it('[S-R18] [S-R21] the goal reference reads the payload that matches its hash; the message reference reads exactly the acked messages and changes nothing', async () => {

@@ -1,3 +1,4 @@
+import { ScriptedProvider } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type Harness } from './internal/testing/harness.js';
 import { openSse, type SseClient } from './internal/testing/sse-client.js';
@@ -145,5 +146,25 @@ describe('GET /api/events/stream', () => {
     h = await startServer({ heartbeatMs: 20 });
     const s = await connected();
     expect(await s.next()).toEqual({ comment: 'heartbeat' });
+  });
+
+  it('a scheduler run over HTTP streams its model call as llm_call.appended and an answer as human_request.updated', async () => {
+    h = await startServer({ provider: new ScriptedProvider([[{ tool: 'ask_human', args: { question: 'Which region?' } }]]) });
+    const p = await h.rt.spawn({ goal: 'x' });
+    await h.rt.grant(p.pid, 'human:owner', ['write']);
+    await h.rt.activateSkill(p.pid, 'agent-libos-child-processes');
+    const s = await connected();
+    expect((await h.api('/api/scheduler/run', { json: { max_quanta: 1 } })).status).toBe(200);
+    const until = async (event: string) => {
+      for (;;) {
+        const m = await nextEvent(s);
+        if (m.event === event) return m;
+      }
+    };
+    expect(await until('llm_call.appended')).toMatchObject({ data: { type: 'llm_call', pid: p.pid } });
+    expect(await until('human_request.updated')).toMatchObject({ data: { type: 'human_request_created' } });
+    const [req] = await h.rt.humanRequests({ pid: p.pid });
+    await h.api(`/api/human-requests/${req!.id}/respond`, { json: { approved: true, answer: 'north' } });
+    expect(await until('human_request.updated')).toMatchObject({ data: { type: 'human_request_answered', data: { request_id: req!.id, status: 'approved' } } });
   });
 });

@@ -156,4 +156,12 @@ describe('processes', () => {
     expect((await h.api(`/api/processes/${p.pid}/llm-calls`)).body).toEqual([]);
     expect((await h.api(`/api/processes/${p.pid}/human-requests?status=pending`)).body).toEqual([]);
   });
+
+  it('a body over 1 MiB is 400 payload_too_large; a closed runtime is 503 store_closed (errors keep their category)', async () => {
+    const big = await h.api('/api/processes', { json: { goal: 'x'.repeat(1024 * 1024 + 1) } });
+    expect(big).toMatchObject({ status: 400, body: { error: { code: 'payload_too_large', details: { field: 'body' } } } });
+    expect(await h.rt.processes()).toEqual([]);
+    await h.rt.close();
+    expect(await h.api('/api/processes')).toMatchObject({ status: 503, body: { error: { code: 'store_closed', category: 'unavailable' } } });
+  });
 });

@@ -15,7 +15,7 @@ import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
-import { getObject, listVisibleObjects } from './internal/object-repo.js';
+import { findObjectByName, getObject, listVisibleObjects } from './internal/object-repo.js';
 import { requireObjectType } from './internal/object-types.js';
 import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
@@ -132,8 +132,8 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       metadata: parsed.descriptive,
       labels,
       provenance: { created_from_action: 'host.create_for_process', parent_oids: parents, source_refs: [], source_operation_ids: [] },
-      ownerKind: 'process',
-      ownerId: ownerPid,
+      ownerKind: input.owner?.kind ?? 'process',
+      ownerId: input.owner?.id ?? ownerPid,
       createdBy: 'runtime',
       attachTo: input.attachToView === false ? null : ownerPid,
       action: 'object.create_for_process',
@@ -161,6 +161,11 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const r = await getObject(db, oid);
     if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) return null;
     return { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, labels: r.labels, payloadAvailable: available(r) };
+  }
+
+  async function lookup(namespace: string, name: string): Promise<ObjectRef | null> {
+    const r = await findObjectByName(db, normalizeNamespace(namespace), normalizeName(name));
+    return r === null ? null : { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version };
   }
 
   async function inspect(oid: string): Promise<ObjectDescription | null> {
@@ -227,7 +232,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await setViewFilters(db, view.viewId, filters);
   }
 
-  return { initProcess, createForProcess, attachRoot, readPayload, describe, renderView, inspect, viewRoots: listViewRoots, listObjects, setViewFilters: replaceViewFilters };
+  return { initProcess, createForProcess, attachRoot, readPayload, describe, lookup, renderView, inspect, viewRoots: listViewRoots, listObjects, setViewFilters: replaceViewFilters };
 }
 
 /** Labels of a view that materializes nothing: the bottom of the join (adds no restriction). */

@@ -111,6 +111,9 @@ export const ERROR_CODES = {
   read_budget_exhausted: 'internal',
   runtime_unavailable: 'internal',
   payload_unavailable_after_reopen: 'unavailable',
+  // object tasks
+  task_not_found: 'not_found',
+  task_capacity_exceeded: 'conflict',
   // session
   invalid_timezone: 'invalid_argument',
   completion_review_invalid: 'invalid_argument',

@@ -1,11 +1,14 @@
+import type { ErrorPayload } from './errors.js';
 import type { DataLabels } from './labels.js';
+import type { Right } from './rights.js';
+import type { WaitSpec } from './waits.js';
 
 /**
  * Service interfaces: how the kernel and plugins reach each other without importing each other.
  * A plugin provides an implementation under a well-known name (`SERVICE_NAMES`); the kernel and other
  * plugins resolve it with `scope.service<T>(name)`, bound to the current transaction.
  */
-export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human' } as const;
+export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human', runners: 'runners', mailbox: 'mailbox' } as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
 export interface HostObjectInput {
@@ -24,6 +27,12 @@ export interface HostObjectInput {
    * granting the owner read/write/admin on it. Refused for any other namespace.
    */
   readonly ensureNamespace?: boolean;
+  /**
+   * Record another owner than the process (e.g. an ObjectTask's result: `{ kind: 'object_task', id: task_id }`).
+   * The creator handle then goes to that owner id, not to the process; the process still names the namespace
+   * scope and (unless `attachToView: false`) the MemoryView the new handle is rooted in.
+   */
+  readonly owner?: { readonly kind: 'object_task'; readonly id: string };
 }
 
 export interface ObjectRef {
@@ -67,6 +76,13 @@ export interface ObjectsService {
   readPayload(oid: string): Promise<unknown>;
   /** Identity of an object, or null. */
   describe(oid: string): Promise<(ObjectRef & { readonly labels: DataLabels; readonly payloadAvailable: boolean }) | null>;
+  /**
+   * The live (or payload-unavailable) Object holding `name` in `namespace`, or null. Host lookup: no rights checked.
+   *
+   * @example
+   * const owner = await objects.lookup(`process:${pid}`, 'ledger');
+   */
+  lookup(namespace: string, name: string): Promise<ObjectRef | null>;
   /** The pid's MemoryView roots in order (oid and the handle's capability id, if any). */
   viewRoots(pid: string): Promise<readonly { readonly oid: string; readonly capabilityId: string | null }[]>;
   /** Renders the pid's MemoryView for the LLM prompt (only roots the pid may `materialize`). */
@@ -158,4 +174,141 @@ export interface HumanRequest {
 export interface HumanService {
   create(pid: string, req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> }): Promise<HumanRequest>;
   get(id: string): Promise<HumanRequest | null>;
+}
+
+/** A tool as a runner would call it: its name, owning Skill and policy. */
+export interface RunnerToolInfo {
+  readonly name: string;
+  readonly skill: string;
+  /** The tool changes state outside its transaction (ToolPolicy.sideEffects). */
+  readonly sideEffects: boolean;
+}
+
+/** One grant a runner starts with: issued by the host (e.g. read/materialize on its owner Object). */
+export interface RunnerGrant {
+  readonly resource: string;
+  readonly rights: readonly Right[];
+}
+
+/** One exact spec a runner inherits from its creator, checked as a delegation of a live delegable grant. */
+export interface RunnerInheritSpec {
+  readonly resource: string;
+  readonly rights: readonly string[];
+  readonly constraints?: Readonly<Record<string, unknown>>;
+}
+
+export interface RunnerSpawnRequest {
+  /** The creator: the runner becomes its direct child, with a budget carved from it. */
+  readonly creatorPid: string;
+  /** What the runner works for (an ObjectTask's id). Waits and hooks name it. */
+  readonly operationId: string;
+  /** Name of the service (a `RunnerObserver`) the kernel tells, in the same transaction, how the call went. */
+  readonly observer: string;
+  /** The one tool: the runner's tool table is exactly `[tool]`. */
+  readonly tool: string;
+  /** Arguments, validated against the tool's input (`validateArgs`); saved with the call, never in the caller's rows. */
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly goal: string;
+  readonly grants: readonly RunnerGrant[];
+  readonly inherit: readonly RunnerInheritSpec[];
+}
+
+/** A runner process as its observer knows it. */
+export interface RunnerRef {
+  readonly pid: string;
+  readonly operationId: string;
+  readonly tool: string;
+}
+
+/** What a runner's saved call came to, told to its observer inside the call's transaction. */
+export type RunnerOutcome =
+  | { readonly kind: 'succeeded'; readonly callId: string; readonly payload: unknown; readonly labels: DataLabels; readonly sourceOids: readonly string[] }
+  | { readonly kind: 'failed'; readonly callId: string; readonly error: ErrorPayload }
+  | { readonly kind: 'waiting'; readonly callId: string; readonly wait: WaitSpec };
+
+/**
+ * Provided by a plugin that starts runners (under the name it passes as `RunnerSpawnRequest.observer`). The kernel
+ * calls it in the transaction of the event, so a settlement commits (or rolls back) with the call itself.
+ */
+export interface RunnerObserver {
+  /** The saved call is about to run (first run, or a resume after a wait). */
+  started(runner: RunnerRef): Promise<void>;
+  /** The call returned, failed, or parked in a wait. A success or failure should end the runner (`RunnerService.end`). */
+  settled(runner: RunnerRef, outcome: RunnerOutcome): Promise<void>;
+  /** The runner process ended, for whatever reason (its own settlement, a kill, an ancestor's end, a reopen). */
+  ended(runner: RunnerRef, status: 'exited' | 'failed' | 'killed', outcome: Readonly<Record<string, unknown>> | null): Promise<void>;
+}
+
+/** How a runner ends (`RunnerService.end`). */
+export type RunnerEnd =
+  | { readonly kind: 'exited'; readonly resultOid: string | null }
+  | { readonly kind: 'failed'; readonly code: string; readonly message: string }
+  | { readonly kind: 'killed'; readonly code: string; readonly reason: string };
+
+/** A runner's current process state. */
+export interface RunnerState {
+  readonly pid: string;
+  readonly parentPid: string | null;
+  readonly operationId: string;
+  readonly tool: string;
+  readonly status: string;
+  readonly waitState: Readonly<Record<string, unknown>> | null;
+  readonly outcome: Readonly<Record<string, unknown>> | null;
+  readonly toolTable: readonly string[];
+  /** The wait of its saved call (`{kind:'tool', operation_id}` until it first runs), or null when it holds none. */
+  readonly savedCallWait: Readonly<Record<string, unknown>> | null;
+}
+
+/**
+ * Host-managed runner processes (provided by the kernel as `runners`): one saved tool call in a child of its
+ * creator, run by the scheduler without a model call, through the ToolBroker under the runner's own pid.
+ *
+ * @example
+ * const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
+ * const info = await runners.resolveTool(pid, 'get_current_time');
+ * const args = runners.validateArgs(info.name, {});
+ * const { pid: runner } = await runners.spawn({ creatorPid: pid, operationId: id, observer: 'object_tasks', tool: info.name, args, goal: '…', grants: [], inherit: [] });
+ */
+export interface RunnerService {
+  /** The tool as `callerPid` sees it: `tool_not_found` when no plugin defines it, `tool_not_in_process_table` when the caller cannot see it. */
+  resolveTool(callerPid: string, tool: string): Promise<RunnerToolInfo>;
+  /** Parses arguments against the tool's zod input: the parsed object, or `invalid_arguments` naming every bad field. */
+  validateArgs(tool: string, args: unknown): Record<string, unknown>;
+  /**
+   * Spawns the runner (child budget, host grants, checked delegations, one tool, the saved call) in the caller's
+   * transaction. `resource_limit_exceeded`, `delegation_denied`, `capability_invalid`… leave nothing behind once the
+   * transaction rolls back.
+   */
+  spawn(req: RunnerSpawnRequest): Promise<{ readonly pid: string; readonly callId: string }>;
+  /** The runner's state, or null when `pid` is not a runner. */
+  get(pid: string): Promise<RunnerState | null>;
+  /** Ends a live runner (a no-op once it is terminal). Returns whether it ended it. */
+  end(pid: string, how: RunnerEnd): Promise<boolean>;
+  /** Wakes every process parked in a `{kind:'task', task_id}` wait for this task. Returns their pids. */
+  wakeTaskWaiters(taskId: string): Promise<readonly string[]>;
+}
+
+/** A message the host posts on behalf of a subsystem (e.g. an ObjectTask's notification). */
+export interface HostMessage {
+  readonly recipientPid: string;
+  /** e.g. `object_task:<task_id>`. */
+  readonly sender: string;
+  readonly channel: string;
+  readonly kind?: string;
+  readonly delivery?: 'normal' | 'interrupt';
+  readonly subject?: string;
+  readonly body?: string;
+  readonly correlationId?: string;
+  readonly payload: unknown;
+  /** Labels the content carries; a reader's flow takes them on. */
+  readonly labels?: DataLabels;
+}
+
+/**
+ * The process mailbox for host code (provided by the kernel as `mailbox`). `post` wakes a recipient waiting for a
+ * matching message, in the caller's transaction. A missing recipient is `process_not_found`, a terminal one
+ * `invalid_state`.
+ */
+export interface MailboxService {
+  post(message: HostMessage): Promise<{ readonly message_id: string }>;
 }

@@ -16,7 +16,13 @@ export interface MessageFilters {
 export type WaitSpec =
   | { readonly kind: 'child'; readonly child_pid: string }
   | { readonly kind: 'message'; readonly filters: MessageFilters }
-  | { readonly kind: 'human'; readonly request_ids: readonly string[] };
+  | { readonly kind: 'human'; readonly request_ids: readonly string[] }
+  /**
+   * Waits for an ObjectTask to leave `queued`/`running` (it settled, or its runner waits on something). The plugin
+   * that owns the task wakes it (`RunnerService.wakeTaskWaiters`); when `deadline` (ISO-8601) is set, an idle
+   * scheduler wakes it at that time at the latest. The saved call then re-runs and reports what it finds.
+   */
+  | { readonly kind: 'task'; readonly task_id: string; readonly deadline?: string };
 
 /** Thrown by `ctx.wait`; the broker turns it into a committed wait. Never thrown across a tool boundary otherwise. */
 export class ToolWait {

@@ -7,6 +7,7 @@ import { completePendingAction, discardPendingAction, savePendingAction } from '
 import { TERMINAL_STATUSES, TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
 import { statusForWait } from '../processes/process-state.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
+import type { RunnerCallHooks } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
 import { parseArguments } from './parse-arguments.js';
@@ -18,7 +19,13 @@ export const MESSAGE_TOOLS: ReadonlySet<string> = new Set(['receive_process_mess
 export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Re-dispatch of a saved blocked call (claimed by the scheduler): no new charge, `ctx.resumed` is true. */
-  readonly resume?: { readonly token: string; readonly callId: string; readonly wait?: WaitSpec };
+  readonly resume?: {
+    readonly token: string;
+    readonly callId: string;
+    readonly wait?: WaitSpec;
+    /** The saved call never ran yet (a runner's call, saved at its birth): it runs as a first call, `ctx.resumed` false. */
+    readonly firstRun?: boolean;
+  };
   /** The model's arguments did not parse: refuse with invalid_arguments carrying this reason, run nothing. */
   readonly rejectArguments?: string;
   /**
@@ -26,6 +33,11 @@ export interface CallOptions {
    * call's transaction (the executor's path: turns are stateless, so results reach the model through its view).
    */
   readonly publishResult?: boolean;
+  /**
+   * The call is a runner's saved call (an ObjectTask): its observer hears that it starts, and how it settles (done,
+   * waiting, or failed), inside the same transaction as the call's own effects or its failure record.
+   */
+  readonly runner?: RunnerCallHooks;
 }
 
 /** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
@@ -128,6 +140,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
       if (opts.resume) await discardPendingAction(scope.store, pid, opts.resume.token);
       await scope.events.emit('tool_failed', { pid, call_id: callId, tool: name, code: err.code });
       await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: err.code, details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, charged, resumed: Boolean(opts.resume), error: err.toJSON() } });
+      await opts.runner?.settle(scope, { kind: 'failed', callId, error: err.toJSON() });
     });
   };
 
@@ -176,8 +189,10 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
       if (opts.resume) await completePendingAction(scope.store, pid, opts.resume.token);
       else await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
       stage = 'run';
-      await scope.events.emit(opts.resume ? 'tool_resumed' : 'tool_called', { pid, call_id: callId, tool: name });
-      const ctx = toolContext(deps, scope, pid, callId, name, signal, Boolean(opts.resume), callArgsHash(name, args));
+      const resumed = Boolean(opts.resume) && !opts.resume?.firstRun;
+      await scope.events.emit(resumed ? 'tool_resumed' : 'tool_called', { pid, call_id: callId, tool: name });
+      await opts.runner?.start(scope);
+      const ctx = toolContext(deps, scope, pid, callId, name, signal, resumed, callArgsHash(name, args));
       let out: unknown;
       try {
         out = await reg.tool.run(args, ctx);
@@ -188,6 +203,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
         await transition(scope.store, pid, { from: ['runnable', 'running'], to: statusForWait(err.wait), wait: err.wait }, now);
         await scope.events.emit('tool_waiting', { pid, call_id: callId, tool: name, wait: err.wait });
         await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'waiting', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, wait: err.wait } });
+        await opts.runner?.settle(scope, { kind: 'waiting', callId, wait: err.wait });
         return { kind: 'waiting', wait: err.wait };
       }
       if (reg.tool.output) {
@@ -199,6 +215,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
       if (opts.publishResult && deps.registry.services.has(SERVICE_NAMES.objects)) await publishResult(ctx, scope, pid, callId, name, out, resultDigest);
       await scope.events.emit('tool_completed', { pid, call_id: callId, tool: name, result_sha256: resultDigest.sha256 });
       await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'ok', details: { args_sha256: argsDigest.sha256, args_bytes: argsDigest.bytes, result_sha256: resultDigest.sha256, result_bytes: resultDigest.bytes, resumed: Boolean(opts.resume) } });
+      if (opts.runner) await opts.runner.settle(scope, { kind: 'succeeded', callId, payload: out ?? null, labels: await ctx.flow.labels(), sourceOids: ctx.flow.sources() });
       return { kind: 'done', payload: out };
     });
     if (outcome.kind === 'waiting') return { ok: true, call_id: callId, tool: name, payload: null, wait: outcome.wait };
@@ -207,7 +224,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
   } catch (err) {
     controller.abort();
     const e = LibosError.from(err);
-    if (e.code === 'approval_required' && stage === 'run') return parkForApproval(deps, pid, callId, name, args, e, Boolean(opts.resume));
+    if (e.code === 'approval_required' && stage === 'run') return parkForApproval(deps, pid, callId, name, args, e, Boolean(opts.resume), opts.runner);
     // A refused charge charged nothing; a failed run still costs the attempt (a resumed one was charged already).
     await auditFailure(e, stage === 'run' && !opts.resume);
     return fail(e);
@@ -250,7 +267,7 @@ async function rejectedApproval(deps: KernelDeps, requestIds: readonly string[])
  * call is charged, a per-use permission request (resource, right, hash of the exact arguments) joins the human
  * queue, the call is saved, and the process waits for the answer. Approval resumes the identical call once.
  */
-async function parkForApproval(deps: KernelDeps, pid: string, callId: string, name: string, args: unknown, e: LibosError, resumed: boolean): Promise<ToolCallResult> {
+async function parkForApproval(deps: KernelDeps, pid: string, callId: string, name: string, args: unknown, e: LibosError, resumed: boolean, runner?: RunnerCallHooks): Promise<ToolCallResult> {
   const resource = String(e.details?.resource ?? '');
   const right = String(e.details?.right ?? '');
   const argsHash = callArgsHash(name, args);
@@ -263,6 +280,7 @@ async function parkForApproval(deps: KernelDeps, pid: string, callId: string, na
     await transition(scope.store, pid, { from: ['runnable', 'running'], to: 'waiting_human', wait: w }, now);
     await scope.events.emit('human_request_created', { pid, request_id: req.id, kind: 'permission', resource, right });
     await scope.audit.record({ action: 'tool.call', target: `tool:${name}`, decision: 'approval_required', details: { args_sha256: argsHash, resource, right, request_id: req.id } });
+    await runner?.settle(scope, { kind: 'waiting', callId, wait: w });
     return w;
   });
   return { ok: true, call_id: callId, tool: name, payload: null, wait };

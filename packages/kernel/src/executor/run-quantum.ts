@@ -7,6 +7,7 @@ import { endProcess } from '../processes/exit.js';
 import { claimPendingAction, findPendingAction } from '../processes/pending-actions.js';
 import { TERMINAL_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
+import { findRunner, runnerCallHooks } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { inTransaction } from '../store/transaction.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
@@ -18,6 +19,7 @@ export type StopReason =
   | 'waiting_human'
   | 'waiting_child'
   | 'waiting_message'
+  | 'waiting_task'
   | 'tool_failed'
   | 'message_notice'
   | 'interrupted_by_message'
@@ -90,7 +92,7 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
 
 function stopFor(r: ToolCallResult): StopReason | null {
   if (!r.ok) return r.error.code === 'interrupted_by_message' ? 'interrupted_by_message' : r.error.code === 'resource_limit_exceeded' ? 'resource_limit_exceeded' : 'tool_failed';
-  if (r.wait) return r.wait.kind === 'human' ? 'waiting_human' : r.wait.kind === 'child' ? 'waiting_child' : 'waiting_message';
+  if (r.wait) return r.wait.kind === 'human' ? 'waiting_human' : r.wait.kind === 'child' ? 'waiting_child' : r.wait.kind === 'task' ? 'waiting_task' : 'waiting_message';
   if (r.notices?.length) return 'message_notice';
   return null;
 }
@@ -222,13 +224,19 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
   let resuming: { readonly tool: string; readonly callId: string } | null = null;
   try {
     const pending = await findPendingAction(deps.db, pid);
+    // A runner (an ObjectTask) only ever resumes its one saved call: it never asks a model.
+    const runner = await findRunner(deps.db, pid);
     if (pending) {
       const claimed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => claimPendingAction(scope.store, pid, pending.resumeToken, iso(deps)));
       if (!claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
       resuming = { tool: pending.tool, callId: pending.callId };
-      const r = await callTool(deps, pid, pending.tool, pending.args, { resume: { token: pending.resumeToken, callId: pending.callId, wait: pending.wait }, publishResult: true });
+      // A runner's call saved at its birth (`{kind:'tool'}`) has never run: it runs as a first call.
+      const resume = { token: pending.resumeToken, callId: pending.callId, wait: pending.wait, firstRun: (pending.wait as { kind: string }).kind === 'tool' };
+      const r = await callTool(deps, pid, pending.tool, pending.args, runner ? { resume, runner: runnerCallHooks(deps, runner) } : { resume, publishResult: true });
       const after = await getProcess(deps.db, pid);
       result = { pid, kind: 'resumed', stopReason: TERMINAL_STATUSES.has(after.status) ? 'process_terminal' : (stopFor(r) ?? 'completed'), executed: [pending.tool], skipped: [], results: [r] };
+    } else if (runner) {
+      throw new LibosError('invalid_state', `runner ${pid} holds no saved call; a runner never asks a model`);
     } else {
       const response = await askModel(deps, pid, opts);
       if (response.toolCalls.length === 0) {

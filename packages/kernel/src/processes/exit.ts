@@ -6,6 +6,7 @@ import { dropPendingAction } from './pending-actions.js';
 import { TERMINAL_STATUSES, type ProcessInfo } from './process-record.js';
 import type { Outcome } from './process-state.js';
 import { getProcess } from './process-store.js';
+import { runnerEnded } from './runners.js';
 import { transition } from './transition.js';
 import { waitsForChild, wakeIfWaiting } from './wake.js';
 
@@ -14,7 +15,8 @@ const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exi
 /**
  * The terminal transaction, in the caller's transaction: terminal state and outcome, the pending action dropped,
  * pending human requests cancelled, the budget envelope released to the parent, the `process_exited` event, the
- * `process.exit` audit and the parent's wake if it waits on this child. Ending a terminal process fails.
+ * `process.exit` audit, a runner's observer told, and the parent's wake if it waits on this child. Ending a
+ * terminal process fails.
  */
 export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
   const p = await getProcess(scope.store, pid);
@@ -26,6 +28,8 @@ export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, 
   await deps.engine.budgets(scope).closeAccount(pid);
   await scope.events.emit('process_exited', { pid, status: ended.status, outcome, cancelled_human_requests: cancelled });
   await scope.audit.record({ action: 'process.exit', target: `process:${pid}`, decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
+  // A runner's observer (an ObjectTask) learns of its end in this transaction, whatever ended it.
+  await runnerEnded(deps, scope, ended);
   if (p.parentPid) await wakeIfWaiting(scope, p.parentPid, waitsForChild(pid), `child ${pid} ${ended.status}`);
   if (outcome.kind !== 'exited') {
     // A killed or failed process takes its live descendants with it: nobody is left to wait for them.

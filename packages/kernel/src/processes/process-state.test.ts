@@ -12,6 +12,8 @@ describe('assertStateShape (the one write boundary)', () => {
     expect(ok('waiting_event', { kind: 'message', filters: { channel: 'c', message_ids: ['msg_1'] } }, null)).not.toThrow();
     expect(ok('waiting_human', { kind: 'human', request_ids: ['hreq_1', 'hreq_2'] }, null)).not.toThrow();
     expect(ok('waiting_tool', { kind: 'tool', operation_id: 'op_1' }, null)).not.toThrow();
+    expect(ok('waiting_event', { kind: 'task', task_id: 'task_1' }, null)).not.toThrow();
+    expect(ok('waiting_event', { kind: 'task', task_id: 'task_1', deadline: '2026-01-01T00:00:00.000Z' }, null)).not.toThrow();
     expect(ok('paused', { kind: 'paused' }, null)).not.toThrow();
     expect(ok('paused', { kind: 'paused', reason: 'host' }, null)).not.toThrow();
     expect(ok('exited', null, { kind: 'exited', result_oid: null })).not.toThrow();
@@ -36,7 +38,8 @@ describe('assertStateShape (the one write boundary)', () => {
   });
 
   it('[K-15] rejects a wait of the wrong kind, a wait on a non-waiting status, and an outcome on a live one', () => {
-    expect(ok('waiting_event', { kind: 'human', request_ids: ['hreq_1'] }, null)).toThrow(/kind child\|message \(got human\)/);
+    expect(ok('waiting_event', { kind: 'human', request_ids: ['hreq_1'] }, null)).toThrow(/kind child\|message\|task \(got human\)/);
+    expect(ok('waiting_event', { kind: 'task', task_id: '' }, null)).toThrow(/needs a task wait with a task_id/);
     expect(ok('waiting_human', { kind: 'child', child_pid: 'pid_1' }, null)).toThrow(/kind human \(got child\)/);
     expect(ok('runnable', { kind: 'child', child_pid: 'pid_1' }, null)).toThrow(/runnable carries no wait/);
     expect(ok('exited', { kind: 'paused' }, { kind: 'exited', result_oid: null })).toThrow(/exited carries no wait/);

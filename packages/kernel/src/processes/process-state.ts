@@ -11,7 +11,7 @@ export type Outcome =
   | { readonly kind: 'killed'; readonly reason?: string; readonly code?: string };
 
 const WAIT_KINDS: Partial<Record<ProcessStatus, readonly string[]>> = {
-  waiting_event: ['child', 'message'],
+  waiting_event: ['child', 'message', 'task'],
   waiting_human: ['human'],
   waiting_tool: ['tool'],
   paused: ['paused'],
@@ -26,6 +26,7 @@ function waitShapeError(wait: WaitState): string | null {
   if (wait.kind === 'child') return nonEmptyString(w.child_pid) ? null : 'needs a child wait with a child_pid';
   if (wait.kind === 'message') return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters) ? null : 'needs a message wait with a filters object';
   if (wait.kind === 'tool') return nonEmptyString(w.operation_id) ? null : 'needs a tool wait with an operation_id';
+  if (wait.kind === 'task') return nonEmptyString(w.task_id) && (w.deadline === undefined || nonEmptyString(w.deadline)) ? null : 'needs a task wait with a task_id (and an ISO deadline, if any)';
   if (wait.kind === 'human') {
     const ids = w.request_ids;
     if (!Array.isArray(ids) || ids.length === 0 || !ids.every(nonEmptyString) || new Set(ids).size !== ids.length) return 'needs at least one unique human request id';
@@ -34,8 +35,8 @@ function waitShapeError(wait: WaitState): string | null {
 }
 
 /**
- * The one write boundary's invariant (kernel spec §1): waiting_event ⇔ a child wait (with its child_pid) or a
- * message wait (with a filters object); waiting_human ⇔ a human wait with at least one unique request id;
+ * The one write boundary's invariant (kernel spec §1): waiting_event ⇔ a child wait (with its child_pid), a
+ * message wait (with a filters object) or a task wait (with its task_id); waiting_human ⇔ a human wait with at least one unique request id;
  * waiting_tool ⇔ a tool wait with its operation_id; paused ⇔ a paused wait; exited/failed/killed ⇔ their outcome;
  * every other status carries neither. Throws `internal_error` naming the mismatch.
  */

@@ -1,5 +1,10 @@
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor/run-quantum.js';
+import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
+import { inTransaction } from '../store/transaction.js';
+
+/** The longest the scheduler sleeps for a task wait's deadline (wait_object_task's timeout bound). */
+export const MAX_TASK_WAIT_MS = 60_000;
 
 export interface RunOptions extends QuantumOptions {
   /** The global number of quanta this run may spend (shared by all processes); omitted = until idle. */
@@ -18,7 +23,8 @@ export interface RunReport {
 /**
  * The scheduler: drives every runnable process fairly (least recently scheduled first, never two quanta for one
  * pid in a round) until nothing is runnable or `maxQuanta` is spent. Waiting processes are not scheduled; an
- * answer, a message or a child's exit makes them runnable again in its own transaction.
+ * answer, a message, a child's exit or a task's change makes them runnable again in its own transaction; a task
+ * wait's deadline is honoured when nothing else can run.
  */
 export class Scheduler {
   #tick = 0;
@@ -33,7 +39,10 @@ export class Scheduler {
     const results: QuantumResult[] = [];
     for (;;) {
       const rows = await deps.db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
-      if (rows.length === 0) return { quanta: results.length, idle: true, results };
+      if (rows.length === 0) {
+        if (await this.#timeOutTaskWaits(deps)) continue;
+        return { quanta: results.length, idle: true, results };
+      }
       const round = rows.map((r) => r.pid as string).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
       for (const pid of round) {
         if (opts.maxQuanta !== undefined && results.length >= opts.maxQuanta) return { quanta: results.length, idle: false, results };
@@ -44,5 +53,19 @@ export class Scheduler {
         opts.onQuantum?.(r);
       }
     }
+  }
+
+  /**
+   * Nothing is runnable: a process parked in a task wait with a deadline (`wait_object_task{timeout_s}`) is woken at
+   * that deadline (the scheduler sleeps until then, at most MAX_TASK_WAIT_MS), so its call returns the task's
+   * current state. Returns whether it woke any.
+   */
+  async #timeOutTaskWaits(deps: KernelDeps): Promise<boolean> {
+    const deadline = await earliestTaskDeadline(deps.db);
+    if (deadline === null) return false;
+    const ms = Math.min(MAX_TASK_WAIT_MS, Date.parse(deadline) - deps.clock.now().getTime());
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+    const woken = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeTaskDeadlines(scope, deadline));
+    return woken.length > 0;
   }
 }

@@ -1,14 +1,18 @@
-import { LibosError, type HumanService, type ProcessService, type ServiceScope } from '@libos/sdk';
+import { LibosError, type HumanService, type MailboxService, type ProcessService, type RunnerService, type ServiceScope } from '@libos/sdk';
 import { observedSuccessfulTools } from '../events/observed-tools.js';
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { humanMessagesOf } from '../mailbox/human-messages.js';
+import { postMessage } from '../mailbox/post-message.js';
 import { endProcess, liveChildren } from '../processes/exit.js';
-import { getProcess } from '../processes/process-store.js';
+import { TERMINAL_STATUSES } from '../processes/process-record.js';
+import { findProcess, getProcess } from '../processes/process-store.js';
+import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
 import type { TxScope } from '../store/transaction.js';
 
 /**
- * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes` and `human`.
+ * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners` and
+ * `mailbox`.
  */
 export function kernelServices(deps: () => KernelDeps): Record<string, (scope: ServiceScope) => unknown> {
   return {
@@ -19,7 +23,9 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {}, toolTable: p.toolTable };
       },
       async exit(pid, outcome) {
-        const live = await liveChildren(scope as TxScope, pid);
+        // A runner (an ObjectTask) outlives its creator's exit: the creator's exit neither waits for it nor cancels it.
+        const live: string[] = [];
+        for (const child of await liveChildren(scope as TxScope, pid)) if (!(await findRunner(scope.store as TxScope['store'], child))) live.push(child);
         if (live.length > 0) {
           throw new LibosError('invalid_state', `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`, { details: { live_children: live } });
         }
@@ -33,6 +39,39 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       async observedSuccessfulTools(pid) {
         await getProcess(scope.store as TxScope['store'], pid);
         return observedSuccessfulTools(scope.store as TxScope['store'], pid, ['process_exit']);
+      },
+    }),
+    runners: (scope): RunnerService => {
+      const tx = scope as TxScope;
+      return {
+        resolveTool: async (callerPid, tool) => resolveRunnerTool(deps(), await getProcess(tx.store, callerPid), tool),
+        validateArgs: (tool, args) => validateRunnerArgs(deps(), tool, args),
+        spawn: (req) => spawnRunner(deps(), tx, req),
+        get: (pid) => runnerState(tx.store, pid),
+        async end(pid, how) {
+          const p = await findProcess(tx.store, pid);
+          if (!p || TERMINAL_STATUSES.has(p.status)) return false;
+          await endProcess(deps(), tx, pid, outcomeOf(how));
+          return true;
+        },
+        wakeTaskWaiters: (taskId) => wakeTaskWaiters(tx, taskId),
+      };
+    },
+    mailbox: (scope): MailboxService => ({
+      async post(m) {
+        const msg = await postMessage(scope as TxScope, {
+          recipientPid: m.recipientPid,
+          sender: m.sender,
+          channel: m.channel,
+          payload: m.payload,
+          ...(m.kind !== undefined ? { kind: m.kind } : {}),
+          ...(m.delivery !== undefined ? { delivery: m.delivery } : {}),
+          ...(m.subject !== undefined ? { subject: m.subject } : {}),
+          ...(m.body !== undefined ? { body: m.body } : {}),
+          ...(m.correlationId !== undefined ? { correlationId: m.correlationId } : {}),
+          ...(m.labels !== undefined ? { labels: m.labels } : {}),
+        });
+        return { message_id: msg.message_id };
       },
     }),
     human: (scope): HumanService => ({

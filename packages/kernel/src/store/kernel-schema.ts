@@ -141,4 +141,19 @@ export const kernelMigrations: readonly Migration[] = [
       await (raw as Kysely<any>).schema.alterTable('process_messages').addColumn('labels', 'text').execute();
     },
   },
+  {
+    name: '0005_process_runners',
+    async up(raw) {
+      // Host-managed runners (ObjectTasks): a runner carries one saved call, never asks a model, and tells the
+      // service named `observer` how that call went (object-tasks spec §2.3).
+      await (raw as Kysely<any>).schema
+        .createTable('process_runners')
+        .addColumn('pid', 'text', (c) => c.primaryKey())
+        .addColumn('operation_id', 'text', (c) => c.notNull())
+        .addColumn('observer', 'text', (c) => c.notNull())
+        .addColumn('tool', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 ];

@@ -1,0 +1,208 @@
+import type { Kysely } from 'kysely';
+import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerOutcome, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
+import type { BudgetLimits } from '@libos/capabilities';
+import { parseArguments } from '../broker/parse-arguments.js';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import type { TxScope } from '../store/transaction.js';
+import { findPendingAction, savePendingAction } from './pending-actions.js';
+import type { LoadedSkill, ProcessInfo } from './process-record.js';
+import type { Outcome } from './process-state.js';
+import { findProcess, getProcess } from './process-store.js';
+import { spawnInScope } from './spawn.js';
+import { wakeIfWaiting } from './wake.js';
+
+/**
+ * Host-managed runners (object-tasks spec §2.3): a child of its creator whose tool table is exactly one tool and
+ * which is born holding that tool's call as its saved (pending) action. The scheduler's quantum resumes the saved
+ * call without a model call, through the ToolBroker under the runner's own pid; the service named `observer`
+ * hears, in the call's own transaction, that it started, how it settled, and when the runner ended.
+ */
+
+/** A runner's row in `process_runners`. */
+export interface RunnerRecord {
+  readonly pid: string;
+  readonly operationId: string;
+  readonly observer: string;
+  readonly tool: string;
+}
+
+/**
+ * A runner's own budget: its one call (charged at spawn, since a resumed call is never charged again), no children
+ * and no model calls. The rest is carved from the creator as for any child.
+ */
+export const RUNNER_BUDGET: BudgetLimits = { tool_calls: 1, child_processes: 0, llm_calls: 0 };
+
+/** The hooks the broker calls for a runner's saved call, in the call's transactions. */
+export interface RunnerCallHooks {
+  start(scope: TxScope): Promise<void>;
+  settle(scope: TxScope, outcome: RunnerOutcome): Promise<void>;
+}
+
+export async function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord | null> {
+  const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
+  return r ? { pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool } : null;
+}
+
+const refOf = (r: RunnerRecord): RunnerRef => ({ pid: r.pid, operationId: r.operationId, tool: r.tool });
+
+function observerOf(deps: KernelDeps, scope: TxScope, r: RunnerRecord): RunnerObserver | null {
+  // A store reopened without the plugin that started the runner: nobody is left to tell.
+  if (!deps.registry.services.has(r.observer)) return null;
+  return scope.service<RunnerObserver>(r.observer);
+}
+
+/** The broker hooks of one runner's saved call. */
+export function runnerCallHooks(deps: KernelDeps, r: RunnerRecord): RunnerCallHooks {
+  return {
+    start: async (scope) => void (await observerOf(deps, scope, r)?.started(refOf(r))),
+    settle: async (scope, outcome) => void (await observerOf(deps, scope, r)?.settled(refOf(r), outcome)),
+  };
+}
+
+/** Tells a runner's observer that the runner ended (called by `endProcess`, in its transaction). */
+export async function runnerEnded(deps: KernelDeps, scope: TxScope, ended: ProcessInfo): Promise<void> {
+  const r = await findRunner(scope.store, ended.pid);
+  if (!r) return;
+  await observerOf(deps, scope, r)?.ended(refOf(r), ended.status as 'exited' | 'failed' | 'killed', ended.outcome);
+}
+
+/** The tool as `caller` sees it (`tool_not_found`, `tool_not_in_process_table`). */
+export function resolveRunnerTool(deps: KernelDeps, caller: ProcessInfo, tool: string): RunnerToolInfo {
+  const reg = deps.registry.tools.get(tool);
+  if (!reg) throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, { details: { field: 'tool', tool } });
+  if (!caller.visibleTools.includes(tool)) {
+    throw new LibosError('tool_not_in_process_table', `tool: ${JSON.stringify(tool)} is not in the tool table of ${caller.pid} (activate skill ${reg.skill} to see it)`, {
+      details: { field: 'tool', tool, pid: caller.pid, skill: reg.skill },
+    });
+  }
+  return { name: tool, skill: reg.skill, sideEffects: reg.tool.policy?.sideEffects === true };
+}
+
+/** Parses arguments against the tool's input (`invalid_arguments` naming every bad field). */
+export function validateRunnerArgs(deps: KernelDeps, tool: string, args: unknown): Record<string, unknown> {
+  const reg = deps.registry.tools.get(tool);
+  if (!reg) throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, { details: { field: 'tool', tool } });
+  try {
+    return parseArguments(reg.tool, args) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof LibosError && err.code === 'invalid_arguments') {
+      // Name the field as the caller wrote it: these are `args.<field>` of the request, not top-level arguments.
+      const fields = ((err.details?.fields as string[] | undefined) ?? []).map((f) => (f === '(arguments)' ? 'args' : `args.${f}`));
+      throw new LibosError('invalid_arguments', `args: ${err.message}`, { details: { ...(err.details ?? {}), fields }, cause: err });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Spawns a runner in the caller's transaction: a direct child of the creator with the runner budget, the host
+ * grants and the checked delegations, a tool table of exactly `[tool]` (only that tool's Skill loaded), and the
+ * saved call `{tool, args}` waiting as `{kind:'tool', operation_id}`. Its one tool call is charged now.
+ */
+export async function spawnRunner(deps: KernelDeps, scope: TxScope, req: RunnerSpawnRequest): Promise<{ pid: string; callId: string }> {
+  const creator = await getProcess(scope.store, req.creatorPid);
+  const info = resolveRunnerTool(deps, creator, req.tool);
+  const args = validateRunnerArgs(deps, req.tool, req.args);
+  const inherit = req.inherit as never[];
+  // Every delegation is checked before any runner state exists (a malformed or non-delegable spec refuses).
+  if (inherit.length) await deps.engine.preflightInherit(scope, req.creatorPid, inherit);
+  const callId = deps.ids.next('call');
+  const skill = deps.registry.skills.get(info.skill)!;
+  const child = await spawnInScope(deps, scope, {
+    goal: req.goal,
+    image: creator.imageId,
+    parentPid: req.creatorPid,
+    budget: RUNNER_BUDGET,
+    beforeRunnable: async (pid) => {
+      if (inherit.length) await deps.engine.inheritForSpawn(scope, req.creatorPid, pid, inherit);
+      for (const g of req.grants) {
+        await scope.authorityFor(pid).grantTrusted({ subject: pid, resource: g.resource, rights: g.rights, metadata: { granted_by: 'runner', operation_id: req.operationId } });
+      }
+      const now = scope.clock.now().toISOString();
+      const fresh = await getProcess(scope.store, pid);
+      const loaded: Record<string, LoadedSkill> = { [info.skill]: { packageSha256: skill.manifest.packageSha256, tools: [...skill.manifest.allowedTools] } };
+      const r = await scope.store
+        .updateTable('processes')
+        .set({ tool_table: JSON.stringify([req.tool]), loaded_skills: JSON.stringify(loaded), revision: fresh.revision + 1, updated_at: now })
+        .where('pid', '=', pid)
+        .where('revision', '=', fresh.revision)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `runner ${pid} changed concurrently (revision ${fresh.revision}); retry`);
+      await scope.store.insertInto('process_runners').values({ pid, operation_id: req.operationId, observer: req.observer, tool: req.tool, created_at: now }).execute();
+      await savePendingAction(scope.store, { pid, callId, tool: req.tool, args, wait: { kind: 'tool', operation_id: req.operationId } as unknown as WaitSpec }, now);
+    },
+  });
+  await deps.engine.budgets(scope).charge(child.pid, { tool_calls: 1 });
+  await scope.events.emit('runner_spawned', { pid: child.pid, parent_pid: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId });
+  await scope.audit.record({ action: 'process.runner_spawn', target: `process:${child.pid}`, decision: 'ok', details: { creator: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId, grants: req.grants.length, inherited: inherit.length } });
+  return { pid: child.pid, callId };
+}
+
+/** A runner's state, or null when `pid` is not a runner. */
+export async function runnerState(db: Kysely<any>, pid: string): Promise<RunnerState | null> {
+  const r = await findRunner(db, pid);
+  if (!r) return null;
+  const p = await getProcess(db, pid);
+  const saved = await findPendingAction(db, pid);
+  return {
+    pid,
+    parentPid: p.parentPid,
+    operationId: r.operationId,
+    tool: r.tool,
+    status: p.status,
+    waitState: p.waitState,
+    outcome: p.outcome,
+    toolTable: p.toolTable,
+    savedCallWait: saved ? (saved.wait as unknown as Record<string, unknown>) : null,
+  };
+}
+
+/** The kernel outcome of a runner end. */
+export function outcomeOf(how: RunnerEnd): Outcome {
+  if (how.kind === 'exited') return { kind: 'exited', result_oid: how.resultOid };
+  if (how.kind === 'failed') return { kind: 'failed', code: how.code, message: how.message.slice(0, 2000) };
+  return { kind: 'killed', code: how.code, reason: how.reason.slice(0, 2000) };
+}
+
+const taskWait = (p: ProcessInfo) => (p.waitState?.kind === 'task' ? (p.waitState as { task_id: string; deadline?: string }) : null);
+
+async function taskWaiters(db: Kysely<any>): Promise<ProcessInfo[]> {
+  const rows = await db.selectFrom('processes').select('pid').where('status', '=', 'waiting_event').execute();
+  const out: ProcessInfo[] = [];
+  for (const row of rows) {
+    const p = await findProcess(db, row.pid as string);
+    if (p && taskWait(p)) out.push(p);
+  }
+  return out;
+}
+
+/** Wakes every process parked in a task wait for `taskId` (in the caller's transaction). */
+export async function wakeTaskWaiters(scope: TxScope, taskId: string): Promise<string[]> {
+  const woken: string[] = [];
+  for (const p of await taskWaiters(scope.store)) {
+    if (taskWait(p)?.task_id !== taskId) continue;
+    if (await wakeIfWaiting(scope, p.pid, (q) => taskWait(q)?.task_id === taskId, `task ${taskId} changed`)) woken.push(p.pid);
+  }
+  return woken;
+}
+
+/** The earliest deadline of a parked task wait, or null. */
+export async function earliestTaskDeadline(db: Kysely<any>): Promise<string | null> {
+  let min: string | null = null;
+  for (const p of await taskWaiters(db)) {
+    const d = taskWait(p)?.deadline;
+    if (d !== undefined && (min === null || Date.parse(d) < Date.parse(min))) min = d;
+  }
+  return min;
+}
+
+/** Wakes every task wait whose deadline is at or before `upTo` (the scheduler, when nothing else can run). */
+export async function wakeTaskDeadlines(scope: TxScope, upTo: string): Promise<string[]> {
+  const woken: string[] = [];
+  for (const p of await taskWaiters(scope.store)) {
+    const d = taskWait(p)?.deadline;
+    if (d === undefined || Date.parse(d) > Date.parse(upTo)) continue;
+    if (await wakeIfWaiting(scope, p.pid, (q) => taskWait(q)?.deadline === d, `task wait deadline ${d}`)) woken.push(p.pid);
+  }
+  return woken;
+}

@@ -1,12 +1,20 @@
-import { definePlugin, type Plugin } from '@libos/sdk';
-
-/**
- * The ObjectTasks plugin (`agent-libos-object-tasks`). Its tools land with the ObjectTasks issue; until then it
- * contributes no Skill and no tool, so base-agent:v0 simply lists none of them.
- *
- * @example
- * const rt = await openRuntime({ path: ':memory:', plugins: [tasks()] });
- */
-export function tasks(): Plugin {
-  return definePlugin({ name: '@libos/tasks', version: '0.1.0', skills: [], tools: [] });
-}
+export { tasks, type TasksOptions } from './plugin.js';
+export {
+  ACTIVE_STATUSES,
+  TERMINAL_STATUSES,
+  TASK_STATUSES,
+  NOTIFY_KINDS,
+  WATCH_EVENTS,
+  NOTIFICATION_STATUSES,
+  DEFAULT_NOTIFY_CHANNEL,
+  DEFAULT_WATCH_CHANNEL,
+  taskInfoSchema,
+  type TaskInfo,
+  type TaskStatus,
+  type ActiveStatus,
+  type TerminalStatus,
+  type Notification,
+  type OwnerWatch,
+} from './internal/task-info.js';
+export { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TaskTestHooks } from './internal/state.js';
+export { resultName, resultNamespace } from './internal/lifecycle.js';

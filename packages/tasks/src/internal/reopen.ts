@@ -1,0 +1,72 @@
+import { SERVICE_NAMES, type ObjectsService, type RunnerService, type ServiceScope } from '@libos/sdk';
+import { taskLifecycle } from './lifecycle.js';
+import type { TasksState } from './state.js';
+import { ACTIVE_STATUSES, type TaskInfo } from './task-info.js';
+import { taskPage, tasksDb, updateTask } from './task-store.js';
+
+/** Tasks handled per page of the reopen sweep (spec §5 recovery page). */
+export const RECOVERY_PAGE = 500;
+
+export interface ReopenReport {
+  readonly abandoned: readonly string[];
+  readonly resultUnavailable: readonly string[];
+  readonly notified: readonly string[];
+}
+
+async function eachTask(scope: ServiceScope, statuses: readonly string[], fn: (t: TaskInfo) => Promise<void>): Promise<void> {
+  const db = tasksDb(scope.store);
+  let after: { createdAt: string; taskId: string } | null = null;
+  for (;;) {
+    const page = await taskPage(db, statuses, after, RECOVERY_PAGE);
+    for (const t of page) await fn(t);
+    if (page.length < RECOVERY_PAGE) return;
+    const last = page[page.length - 1]!;
+    after = { createdAt: last.created_at, taskId: last.task_id };
+  }
+}
+
+/**
+ * The reopen sweep (spec §4), run from the plugin's open hook before any work is admitted. Nothing resumes:
+ * arguments, delegations and grant intents were live only.
+ * 1. every active task becomes `abandoned` ("runtime reopened before object task completed") and its runner is killed;
+ * 2. a `succeeded` task whose result Object lost its payload becomes `result_unavailable_after_reopen` (result_oid
+ *    null, the previous values kept in `wait`, completed_at kept);
+ * 3. terminal notifications left `none`/`failed` are retried.
+ * One audit per non-empty step. Idempotent: a second sweep finds nothing to do.
+ */
+export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksState): Promise<ReopenReport> {
+  const db = tasksDb(scope.store);
+  const now = scope.clock.now().toISOString();
+  const life = taskLifecycle(scope, state);
+  const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
+
+  const abandoned: string[] = [];
+  await eachTask(scope, ACTIVE_STATUSES, async (t) => {
+    const done = await life.finish(t, 'abandoned', { error: 'runtime reopened before object task completed' });
+    if (done.status !== 'abandoned') return;
+    abandoned.push(t.task_id);
+    if (t.runner_pid) await runners.end(t.runner_pid, { kind: 'killed', code: 'runtime_reopened', reason: `runtime reopened before object task ${t.task_id} completed` });
+  });
+  if (abandoned.length) await scope.audit.record({ action: 'object_task.reopen_abandoned', decision: 'abandoned', details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) } });
+
+  const unavailable: string[] = [];
+  const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+  await eachTask(scope, ['succeeded'], async (t) => {
+    if (!t.result_oid) return;
+    const d = await objects.describe(t.result_oid);
+    if (d?.payloadAvailable) return;
+    const wait = { ...t.wait, result_unavailable_after_reopen: true, result_unavailable_at: now, previous_status: t.status, previous_result_oid: t.result_oid, previous_error: t.error };
+    const moved = await updateTask(db, t.task_id, ['succeeded'], { status: 'result_unavailable_after_reopen', result_oid: null, error: `result unavailable after runtime reopen: ${t.result_oid}`, wait }, now);
+    if (moved) unavailable.push(t.task_id);
+  });
+  if (unavailable.length) await scope.audit.record({ action: 'object_task.reopen_result_unavailable', decision: 'result_unavailable_after_reopen', details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) } });
+
+  const notified: string[] = [];
+  await eachTask(scope, ['succeeded', 'failed', 'cancelled'], async (t) => {
+    if (t.notification.recipient_pid === null || (t.notification.status !== 'none' && t.notification.status !== 'failed')) return;
+    const after = await life.reconcile(t);
+    if (after.notification.status !== t.notification.status) notified.push(t.task_id);
+  });
+  if (notified.length) await scope.audit.record({ action: 'object_task.reopen_notifications', decision: 'retried', details: { count: notified.length, task_ids: notified.slice(0, 100) } });
+  return { abandoned, resultUnavailable: unavailable, notified };
+}

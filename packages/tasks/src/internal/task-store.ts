@@ -1,0 +1,161 @@
+import type { Kysely } from 'kysely';
+import type { Migration } from '@libos/sdk';
+import { ACTIVE_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from './task-info.js';
+
+/** `object_tasks`: one durable row per task. JSON columns are text. No arguments, delegations or grant intents. */
+export interface TaskTable {
+  seq: number;
+  task_id: string;
+  owner_oid: string;
+  creator_pid: string;
+  runner_pid: string | null;
+  tool: string;
+  tool_id: string | null;
+  status: string;
+  result_oid: string | null;
+  error: string | null;
+  wait: string;
+  notification: string;
+  owner_watch: string;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+interface TasksDatabase {
+  object_tasks: TaskTable;
+}
+
+export type TasksDb = Kysely<TasksDatabase>;
+export const tasksDb = (store: unknown) => store as TasksDb;
+
+/** The tables this plugin owns. */
+export const migrations: readonly Migration[] = [
+  {
+    name: '0001_object_tasks',
+    async up(raw) {
+      const db = raw as Kysely<any>;
+      await db.schema
+        .createTable('object_tasks')
+        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('task_id', 'text', (c) => c.notNull().unique())
+        .addColumn('owner_oid', 'text', (c) => c.notNull())
+        .addColumn('creator_pid', 'text', (c) => c.notNull())
+        .addColumn('runner_pid', 'text')
+        .addColumn('tool', 'text', (c) => c.notNull())
+        .addColumn('tool_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('result_oid', 'text')
+        .addColumn('error', 'text')
+        .addColumn('wait', 'text', (c) => c.notNull())
+        .addColumn('notification', 'text', (c) => c.notNull())
+        .addColumn('owner_watch', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'text')
+        .addColumn('completed_at', 'text')
+        .execute();
+      await db.schema.createIndex('object_tasks_status').on('object_tasks').columns(['status', 'owner_oid']).execute();
+      await db.schema.createIndex('object_tasks_runner').on('object_tasks').column('runner_pid').execute();
+    },
+  },
+];
+
+function toInfo(r: TaskTable): TaskInfo {
+  return {
+    task_id: r.task_id,
+    owner_oid: r.owner_oid,
+    creator_pid: r.creator_pid,
+    runner_pid: r.runner_pid,
+    tool: r.tool,
+    tool_id: r.tool_id,
+    status: r.status as TaskStatus,
+    result_oid: r.result_oid,
+    error: r.error,
+    wait: JSON.parse(r.wait) as Record<string, unknown>,
+    notification: JSON.parse(r.notification) as Notification,
+    owner_watch: JSON.parse(r.owner_watch) as OwnerWatch,
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    started_at: r.started_at,
+    completed_at: r.completed_at,
+  };
+}
+
+export async function insertTask(db: TasksDb, t: TaskInfo): Promise<void> {
+  await db
+    .insertInto('object_tasks')
+    .values({
+      task_id: t.task_id,
+      owner_oid: t.owner_oid,
+      creator_pid: t.creator_pid,
+      runner_pid: t.runner_pid,
+      tool: t.tool,
+      tool_id: t.tool_id,
+      status: t.status,
+      result_oid: t.result_oid,
+      error: t.error,
+      wait: JSON.stringify(t.wait),
+      notification: JSON.stringify(t.notification),
+      owner_watch: JSON.stringify(t.owner_watch),
+      created_at: t.created_at,
+      updated_at: t.updated_at,
+      started_at: t.started_at,
+      completed_at: t.completed_at,
+    } as never)
+    .execute();
+}
+
+export async function findTask(db: TasksDb, taskId: string): Promise<TaskInfo | null> {
+  const r = await db.selectFrom('object_tasks').selectAll().where('task_id', '=', taskId).executeTakeFirst();
+  return r ? toInfo(r) : null;
+}
+
+/** Tasks, newest change first (updated_at desc, created_at desc, task_id asc); optionally of one owner / active only. */
+export async function listTasks(db: TasksDb, q: { readonly ownerOid?: string; readonly activeOnly?: boolean } = {}): Promise<TaskInfo[]> {
+  let sel = db.selectFrom('object_tasks').selectAll();
+  if (q.ownerOid !== undefined) sel = sel.where('owner_oid', '=', q.ownerOid);
+  if (q.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_STATUSES]);
+  const rows = await sel.orderBy('updated_at', 'desc').orderBy('created_at', 'desc').orderBy('task_id', 'asc').execute();
+  return rows.map(toInfo);
+}
+
+/** Active tasks, globally or on one owner. */
+export async function countActive(db: TasksDb, ownerOid?: string): Promise<number> {
+  let sel = db.selectFrom('object_tasks').where('status', 'in', [...ACTIVE_STATUSES]);
+  if (ownerOid !== undefined) sel = sel.where('owner_oid', '=', ownerOid);
+  const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** A page of tasks in (created_at, task_id) order after a keyset position, for sweeps. */
+export async function taskPage(db: TasksDb, statuses: readonly string[], after: { readonly createdAt: string; readonly taskId: string } | null, limit: number): Promise<TaskInfo[]> {
+  let sel = db.selectFrom('object_tasks').selectAll().where('status', 'in', [...statuses]);
+  if (after) sel = sel.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('task_id', '>', after.taskId)])]));
+  const rows = await sel.orderBy('created_at').orderBy('task_id').limit(limit).execute();
+  return rows.map(toInfo);
+}
+
+/** The fields a transition may change. */
+export type TaskPatch = Partial<Pick<TaskInfo, 'status' | 'runner_pid' | 'result_oid' | 'error' | 'wait' | 'notification' | 'owner_watch' | 'started_at' | 'completed_at'>>;
+
+/**
+ * Applies a patch (bumping `updated_at`) under a compare-and-set on the current status: only while the status is
+ * one of `from`. Returns the new record, or null when the task was no longer in one of them (the first writer wins).
+ */
+export async function updateTask(db: TasksDb, taskId: string, from: readonly string[], patch: TaskPatch, nowIso: string): Promise<TaskInfo | null> {
+  const set: Record<string, unknown> = { updated_at: nowIso };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    set[k] = k === 'wait' || k === 'notification' || k === 'owner_watch' ? JSON.stringify(v) : v;
+  }
+  const r = await db
+    .updateTable('object_tasks')
+    .set(set as never)
+    .where('task_id', '=', taskId)
+    .where('status', 'in', [...from])
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) return null;
+  return findTask(db, taskId);
+}

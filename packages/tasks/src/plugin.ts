@@ -1,0 +1,50 @@
+import { definePlugin, skillFromFile, type Plugin } from '@libos/sdk';
+import { taskLifecycle } from './internal/lifecycle.js';
+import { sweepTasksAfterReopen } from './internal/reopen.js';
+import { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TasksState, type TaskTestHooks } from './internal/state.js';
+import { migrations } from './internal/task-store.js';
+import { OBJECT_TASKS_SKILL_URL } from './skill-files.js';
+import { cancelObjectTask } from './tools/cancel-object-task.js';
+import { getObjectTask } from './tools/get-object-task.js';
+import { listObjectTasks } from './tools/list-object-tasks.js';
+import { startObjectTask } from './tools/start-object-task.js';
+import { waitObjectTask } from './tools/wait-object-task.js';
+import { watchObjectTaskOwner } from './tools/watch-object-task-owner.js';
+
+export interface TasksOptions {
+  /** Capacity and wait bounds (defaults: 16 active, 4 per owner, 60 s). */
+  readonly limits?: Partial<TaskLimits>;
+  /** Fault-injection seams for tests. */
+  readonly testHooks?: TaskTestHooks;
+}
+
+/**
+ * The ObjectTasks plugin (`agent-libos-object-tasks`): the six task tools, the `object_tasks` table, the runner
+ * observer (service `object_tasks`, called by the kernel inside a runner's call transaction) and the reopen sweep.
+ * It reaches the kernel only through the sdk's `runners`, `processes`, `mailbox` and `objects` services.
+ *
+ * @example
+ * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), tasks(), session()] });
+ */
+export function tasks(options: TasksOptions = {}): Plugin {
+  const limits: TaskLimits = { ...DEFAULT_TASK_LIMITS, ...(options.limits ?? {}) };
+  if (!Number.isInteger(limits.maxActive) || limits.maxActive < 1) throw new TypeError('tasks: limits.maxActive must be a positive integer');
+  if (!Number.isInteger(limits.maxActivePerOwner) || limits.maxActivePerOwner < 1 || limits.maxActivePerOwner > limits.maxActive) {
+    throw new TypeError('tasks: limits.maxActivePerOwner must be a positive integer no larger than limits.maxActive');
+  }
+  if (!(limits.maxWaitSeconds > 0 && Number.isFinite(limits.maxWaitSeconds))) throw new TypeError('tasks: limits.maxWaitSeconds must be a positive number');
+  const state: TasksState = { limits, live: new Map(), testHooks: options.testHooks ?? {} };
+  return definePlugin({
+    name: '@libos/tasks',
+    version: '0.1.0',
+    skills: [skillFromFile(OBJECT_TASKS_SKILL_URL)],
+    tools: [startObjectTask(state), getObjectTask(state), listObjectTasks(state), waitObjectTask(state), watchObjectTaskOwner(state), cancelObjectTask(state)],
+    migrations,
+    services: { [TASKS_OBSERVER_SERVICE]: (scope) => taskLifecycle(scope, state).observer },
+    hooks: {
+      async open(scope) {
+        await sweepTasksAfterReopen(scope, state);
+      },
+    },
+  });
+}

@@ -770,3 +770,42 @@ describe('reopen (a real SQLite file)', () => {
     expect(second.targets.files.size).toBe(0);
   });
 });
+
+describe('owner watch', () => {
+  it('[OT-43] a watching runner blocked in receive on the watch channel completes with the change notice, which holds no owner data', async () => {
+    const { rt } = await open();
+    const { pid, owner } = await creatorWithOwner(rt);
+    await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: { secret: 'OWNER-CONTENT' } });
+    const t = await start(rt, pid, { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'object-task-owner' }, owner_watch: true });
+    await drive(rt);
+    expect((await get(rt, pid, t.task_id)).status).toBe('waiting_message');
+    await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: { n: 2 } });
+    await drive(rt);
+    expect((await get(rt, pid, t.task_id)).status).toBe('succeeded');
+    const notice = (await rt.messages(t.runner_pid!)).find((m) => m.sender === `object_task_owner_watch:${t.task_id}`);
+    expect(notice).toMatchObject({ channel: 'object-task-owner', correlation_id: t.task_id, subject: `Object owner updated: ${owner}`, payload: { type: 'object_task_owner_change', task_id: t.task_id, owner_oid: owner, event: 'updated', version: 3, change: { operation: 'append', list_field: 'entries', length: 2 } } });
+    expect(JSON.stringify(notice)).not.toContain('OWNER-CONTENT');
+    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([notice!.message_id]);
+  });
+
+  it('[OT-31] [OT-45] a notice to a runner waiting on another channel leaves it waiting (the call ran once); a disabled watch sends nothing', async () => {
+    const { rt, targets } = await open();
+    const { pid, owner } = await creatorWithOwner(rt);
+    const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_write_then_wait', args: { key: 'k' }, owner_watch: true });
+    await drive(rt);
+    await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: 1 });
+    await drive(rt);
+    expect((await get(rt, pid, t.task_id)).status).toBe('waiting_message');
+    expect((await rt.messages(t.runner_pid!)).filter((m) => m.sender === `object_task_owner_watch:${t.task_id}`)).toHaveLength(1);
+    expect(targets.runs).toEqual(['tt_write_then_wait:k']);
+    await ok(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, enabled: false });
+    await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: 2 });
+    expect((await rt.messages(t.runner_pid!)).filter((m) => m.sender === `object_task_owner_watch:${t.task_id}`)).toHaveLength(1);
+    // A task without a watch hears nothing either.
+    const quiet = await start(rt, pid, { owner_oid: owner, tool: 'tt_write_then_wait', args: { key: 'q' } });
+    await drive(rt);
+    await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: 3 });
+    expect(await rt.messages(quiet.runner_pid!)).toEqual([]);
+  });
+});

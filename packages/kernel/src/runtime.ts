@@ -1,5 +1,5 @@
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory } from '@libos/sdk';
+import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
@@ -322,9 +322,12 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   for (const name of Object.keys(builtinServices)) {
     if (reg.services.has(name) && !(name === CAPABILITY_SERVICE_NAME && reg.plugins.some((p) => p.name === CAPABILITIES_PLUGIN))) throw new LibosError('plugin_invalid', `plugins failed to load:\nservice ${JSON.stringify(name)} is provided by the kernel; a plugin cannot replace it`);
   }
+  const eventHooks = new Map<string, ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>();
+  for (const p of reg.plugins) for (const [type, hook] of Object.entries(p.hooks?.events ?? {})) eventHooks.set(type, [...(eventHooks.get(type) ?? []), hook]);
   const scopes: ScopeFactory = {
     clock,
     bus,
+    eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
     service(name, scope) {
       const factory = builtinServices[name] ?? reg.services.get(name);

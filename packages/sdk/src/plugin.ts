@@ -30,9 +30,21 @@ export interface ImageDefinition {
 /** A service factory: called with a scope bound to one transaction. */
 export type ServiceFactory<T = unknown> = (scope: ServiceScope) => T;
 
+/** A durable event as a hook sees it, inside the transaction that emitted it. */
+export interface EmittedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
 export interface PluginHooks {
   /** Runs once at open, after migrations, before any work is admitted (e.g. the reopen sweep). */
   open?(scope: ServiceScope): Promise<void>;
+  /**
+   * Reacts to events of the named types inside the transaction that emits them (e.g. ObjectTasks telling a runner
+   * that its owner Object changed). A throw rolls that transaction back, so handlers should catch what they can.
+   */
+  events?: Readonly<Record<string, (scope: ServiceScope, event: EmittedEvent) => Promise<void>>>;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { definePlugin, skillFromFile, type Plugin } from '@libos/sdk';
 import { taskLifecycle } from './internal/lifecycle.js';
+import { notifyOwnerChange } from './internal/owner-watch.js';
 import { sweepTasksAfterReopen } from './internal/reopen.js';
 import { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TasksState, type TaskTestHooks } from './internal/state.js';
 import { migrations } from './internal/task-store.js';
@@ -20,7 +21,8 @@ export interface TasksOptions {
 
 /**
  * The ObjectTasks plugin (`agent-libos-object-tasks`): the six task tools, the `object_tasks` table, the runner
- * observer (service `object_tasks`, called by the kernel inside a runner's call transaction) and the reopen sweep.
+ * observer (service `object_tasks`, called by the kernel inside a runner's call transaction), owner-watch notices
+ * (on Object Memory's `object_appended` events) and the reopen sweep.
  * It reaches the kernel only through the sdk's `runners`, `processes`, `mailbox` and `objects` services.
  *
  * @example
@@ -45,6 +47,8 @@ export function tasks(options: TasksOptions = {}): Plugin {
       async open(scope) {
         await sweepTasksAfterReopen(scope, state);
       },
+      // Owner watch: Object Memory's change events reach the runners watching that owner, in the same transaction.
+      events: { object_appended: (scope, event) => notifyOwnerChange(scope, state, event) },
     },
   });
 }

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EventSink, type ServiceScope } from '@libos/sdk';
+import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EmittedEvent, type EventSink, type ServiceScope } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 
 /** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
@@ -8,6 +8,8 @@ export interface ScopeFactory {
   readonly bus: EventBus;
   service(name: string, scope: ServiceScope): unknown;
   authority(scope: ServiceScope, pid: string): Authority;
+  /** Plugin handlers by event type, run in the emitting transaction (`PluginHooks.events`). */
+  readonly eventHooks?: ReadonlyMap<string, readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>;
 }
 
 /** A ServiceScope bound to one transaction, plus the actor its audit rows name. */
@@ -29,6 +31,7 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
       const { seq } = await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow();
       const event: RuntimeEvent = { seq: Number(seq), id: row.id, ts: row.ts, pid: row.pid, type, data };
       commits.push(() => f.bus.emit('event', event));
+      for (const hook of f.eventHooks?.get(type) ?? []) await hook(scope, { id: row.id, type, data });
     },
   };
   const audit: AuditSink = {

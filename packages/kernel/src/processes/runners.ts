@@ -7,7 +7,7 @@ import type { TxScope } from '../store/transaction.js';
 import { findPendingAction, savePendingAction } from './pending-actions.js';
 import type { LoadedSkill, ProcessInfo } from './process-record.js';
 import type { Outcome } from './process-state.js';
-import { findProcess, getProcess } from './process-store.js';
+import { getProcess } from './process-store.js';
 import { spawnInScope } from './spawn.js';
 import { wakeIfWaiting } from './wake.js';
 
@@ -164,16 +164,13 @@ export function outcomeOf(how: RunnerEnd): Outcome {
   return { kind: 'killed', code: how.code, reason: how.reason.slice(0, 2000) };
 }
 
-const taskWait = (p: ProcessInfo) => (p.waitState?.kind === 'task' ? (p.waitState as { task_id: string; deadline?: string }) : null);
+type TaskWait = { readonly kind: 'task'; readonly task_id: string; readonly deadline?: string };
+const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 'task' ? (p.waitState as unknown as TaskWait) : null);
 
-async function taskWaiters(db: Kysely<any>): Promise<ProcessInfo[]> {
-  const rows = await db.selectFrom('processes').select('pid').where('status', '=', 'waiting_event').execute();
-  const out: ProcessInfo[] = [];
-  for (const row of rows) {
-    const p = await findProcess(db, row.pid as string);
-    if (p && taskWait(p)) out.push(p);
-  }
-  return out;
+/** Processes parked in a task wait (pid and wait only; a wake re-reads the row under its own check). */
+async function taskWaiters(db: Kysely<any>): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
+  const rows = await db.selectFrom('processes').select(['pid', 'wait_state']).where('status', '=', 'waiting_event').where('wait_state', 'like', '%"kind":"task"%').execute();
+  return rows.map((r) => ({ pid: r.pid as string, waitState: JSON.parse(r.wait_state as string) as Record<string, unknown> })).filter((p) => taskWait(p) !== null);
 }
 
 /** Wakes every process parked in a task wait for `taskId` (in the caller's transaction). */

@@ -6,6 +6,11 @@ import type { WaitSpec } from './waits.js';
 /** Wall clock. Inject a fake one in tests. */
 export interface Clock {
   now(): Date;
+  /**
+   * Waits `ms` of this clock's time (the scheduler, idle until a timer is due). Default: a real timer. A fake clock
+   * can advance itself here instead.
+   */
+  sleep?(ms: number): Promise<void>;
 }
 
 export const systemClock: Clock = { now: () => new Date() };
@@ -140,6 +145,8 @@ export interface ToolContext extends ServiceScope {
   readonly signal: AbortSignal;
   /** True when this run resumes a call that was parked in a wait (the model was not asked again). */
   readonly resumed: boolean;
+  /** On a resumed run, the wait the call was parked in (e.g. a timer's start), else undefined. */
+  readonly resumedWait?: WaitSpec;
   /** Parks the process in a typed wait; the saved call re-runs when the wait is satisfied. Never returns. */
   wait(spec: WaitSpec): never;
 }

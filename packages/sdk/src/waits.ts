@@ -22,7 +22,12 @@ export type WaitSpec =
    * that owns the task wakes it (`RunnerService.wakeTaskWaiters`); when `deadline` (ISO-8601) is set, an idle
    * scheduler wakes it at that time at the latest. The saved call then re-runs and reports what it finds.
    */
-  | { readonly kind: 'task'; readonly task_id: string; readonly deadline?: string };
+  | { readonly kind: 'task'; readonly task_id: string; readonly deadline?: string }
+  /**
+   * One known delay (`sleep`): only the clock reaching `deadline` (ISO-8601) ends it, never a child, message or task.
+   * `started_at` is when timing began, so the resumed call can report the measured elapsed time.
+   */
+  | { readonly kind: 'timer'; readonly started_at: string; readonly deadline: string };
 
 /** Thrown by `ctx.wait`; the broker turns it into a committed wait. Never thrown across a tool boundary otherwise. */
 export class ToolWait {

@@ -88,7 +88,7 @@ export function callArgsHash(tool: string, args: unknown): string {
   return sha256Hex(canonicalJson({ tool, args: args ?? null }));
 }
 
-function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: string, toolName: string, signal: AbortSignal, resumed: boolean, argsHash: string): ToolContext {
+function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: string, toolName: string, signal: AbortSignal, resumed: boolean, argsHash: string, resumedWait?: WaitSpec): ToolContext {
   return {
     ...scope,
     pid,
@@ -99,6 +99,7 @@ function toolContext(deps: KernelDeps, scope: TxScope, pid: string, callId: stri
     flow: deps.engine.flow(scope, pid),
     signal,
     resumed,
+    ...(resumed && resumedWait ? { resumedWait } : {}),
     wait(spec) {
       throw new ToolWait(spec);
     },
@@ -192,7 +193,7 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
       const resumed = Boolean(opts.resume) && !opts.resume?.firstRun;
       await scope.events.emit(resumed ? 'tool_resumed' : 'tool_called', { pid, call_id: callId, tool: name });
       await opts.runner?.start(scope);
-      const ctx = toolContext(deps, scope, pid, callId, name, signal, resumed, callArgsHash(name, args));
+      const ctx = toolContext(deps, scope, pid, callId, name, signal, resumed, callArgsHash(name, args), opts.resume?.wait);
       let out: unknown;
       try {
         out = await reg.tool.run(args, ctx);

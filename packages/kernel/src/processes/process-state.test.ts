@@ -38,7 +38,7 @@ describe('assertStateShape (the one write boundary)', () => {
   });
 
   it('[K-15] rejects a wait of the wrong kind, a wait on a non-waiting status, and an outcome on a live one', () => {
-    expect(ok('waiting_event', { kind: 'human', request_ids: ['hreq_1'] }, null)).toThrow(/kind child\|message\|task \(got human\)/);
+    expect(ok('waiting_event', { kind: 'human', request_ids: ['hreq_1'] }, null)).toThrow(/kind child\|message\|task\|timer \(got human\)/);
     expect(ok('waiting_event', { kind: 'task', task_id: '' }, null)).toThrow(/needs a task wait with a task_id/);
     expect(ok('waiting_human', { kind: 'child', child_pid: 'pid_1' }, null)).toThrow(/kind human \(got child\)/);
     expect(ok('runnable', { kind: 'child', child_pid: 'pid_1' }, null)).toThrow(/runnable carries no wait/);

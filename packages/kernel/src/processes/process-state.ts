@@ -11,7 +11,7 @@ export type Outcome =
   | { readonly kind: 'killed'; readonly reason?: string; readonly code?: string };
 
 const WAIT_KINDS: Partial<Record<ProcessStatus, readonly string[]>> = {
-  waiting_event: ['child', 'message', 'task'],
+  waiting_event: ['child', 'message', 'task', 'timer'],
   waiting_human: ['human'],
   waiting_tool: ['tool'],
   paused: ['paused'],
@@ -26,6 +26,7 @@ function waitShapeError(wait: WaitState): string | null {
   if (wait.kind === 'child') return nonEmptyString(w.child_pid) ? null : 'needs a child wait with a child_pid';
   if (wait.kind === 'message') return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters) ? null : 'needs a message wait with a filters object';
   if (wait.kind === 'tool') return nonEmptyString(w.operation_id) ? null : 'needs a tool wait with an operation_id';
+  if (wait.kind === 'timer') return nonEmptyString(w.started_at) && nonEmptyString(w.deadline) && !Number.isNaN(Date.parse(w.deadline as string)) ? null : 'needs a timer wait with started_at and an ISO deadline';
   if (wait.kind === 'task') return nonEmptyString(w.task_id) && (w.deadline === undefined || nonEmptyString(w.deadline)) ? null : 'needs a task wait with a task_id (and an ISO deadline, if any)';
   if (wait.kind === 'human') {
     const ids = w.request_ids;

@@ -1,7 +1,11 @@
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor/run-quantum.js';
 import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
+import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
 import { inTransaction } from '../store/transaction.js';
+
+/** Waits `ms` on the runtime's clock (a real timer unless the clock brings its own sleep). */
+const idle = (deps: KernelDeps, ms: number): Promise<void> => (deps.clock.sleep ? deps.clock.sleep(ms) : new Promise((resolve) => setTimeout(resolve, ms)));
 
 /** The longest the scheduler sleeps for a task wait's deadline (wait_object_task's timeout bound). */
 export const MAX_TASK_WAIT_MS = 60_000;
@@ -38,9 +42,10 @@ export class Scheduler {
     const deps = this.deps();
     const results: QuantumResult[] = [];
     for (;;) {
+      await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
       const rows = await deps.db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
       if (rows.length === 0) {
-        if (await this.#timeOutTaskWaits(deps)) continue;
+        if ((await this.#sleepUntilTimer(deps)) || (await this.#timeOutTaskWaits(deps))) continue;
         return { quanta: results.length, idle: true, results };
       }
       const round = rows.map((r) => r.pid as string).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
@@ -56,6 +61,22 @@ export class Scheduler {
   }
 
   /**
+   * Nothing is runnable but a process sleeps: the scheduler waits for the earliest timer (real time; a fake clock's
+   * deadline may already have passed) unless a task deadline comes first, then wakes the timers that are due.
+   */
+  async #sleepUntilTimer(deps: KernelDeps): Promise<boolean> {
+    const timer = await earliestTimerDeadline(deps.db);
+    if (timer === null) return false;
+    const task = await earliestTaskDeadline(deps.db);
+    if (task !== null && Date.parse(task) < Date.parse(timer)) return false;
+    const ms = Math.min(MAX_TASK_WAIT_MS, Date.parse(timer) - deps.clock.now().getTime());
+    if (ms > 0) await idle(deps, ms);
+    const woken = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
+    // A clock that did not reach the deadline (an injected one) leaves the sleeper waiting: the run ends idle.
+    return woken.length > 0;
+  }
+
+  /**
    * Nothing is runnable: a process parked in a task wait with a deadline (`wait_object_task{timeout_s}`) is woken at
    * that deadline (the scheduler sleeps until then, at most MAX_TASK_WAIT_MS), so its call returns the task's
    * current state. Returns whether it woke any.
@@ -64,7 +85,7 @@ export class Scheduler {
     const deadline = await earliestTaskDeadline(deps.db);
     if (deadline === null) return false;
     const ms = Math.min(MAX_TASK_WAIT_MS, Date.parse(deadline) - deps.clock.now().getTime());
-    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms));
+    if (ms > 0) await idle(deps, ms);
     const woken = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeTaskDeadlines(scope, deadline));
     return woken.length > 0;
   }

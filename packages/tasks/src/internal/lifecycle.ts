@@ -43,6 +43,9 @@ export function waitStatus(wait: WaitSpec): { status: TaskStatus; wait: Record<s
       return { status: 'waiting_process', wait: { task_id: wait.task_id }, text: `waiting for object task ${wait.task_id}` };
     case 'message':
       return { status: 'waiting_message', wait: { filters: { ...wait.filters } }, text: `waiting for a message matching ${canonicalJson(wait.filters)}` };
+    case 'timer':
+      // A sleeping target is still running: the delay is its work, not a dependency anyone can satisfy.
+      return { status: 'running', wait: { deadline: wait.deadline }, text: `sleeping until ${wait.deadline}` };
   }
 }
 

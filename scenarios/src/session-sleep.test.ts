@@ -1,6 +1,7 @@
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
+import { sequentialIds } from '@libos/sdk';
 import { session } from '@libos/session';
 import { afterEach, expect, it } from 'vitest';
 
@@ -17,7 +18,8 @@ it('[K-26] sleep(5) parks P1 in a timer wait; P2 progresses meanwhile; P1 resume
   rt = await openRuntime({
     path: ':memory:',
     plugins: [capabilities(), objectMemory(), session()],
-    config: { clock: { now: () => new Date(now), sleep: async (ms) => void (now += ms) } },
+    // Sequential ids keep the two processes in spawn order (both are created at the same fake instant).
+    config: { clock: { now: () => new Date(now), sleep: async (ms) => void (now += ms) }, ids: sequentialIds() },
   });
   const p1 = await rt.spawn({ goal: 'back off' });
   const p2 = await rt.spawn({ goal: 'keep working' });

@@ -4,8 +4,15 @@ import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js
 import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
 import { inTransaction } from '../store/transaction.js';
 
-/** Waits `ms` on the runtime's clock (a real timer unless the clock brings its own sleep). */
-const idle = (deps: KernelDeps, ms: number): Promise<void> => (deps.clock.sleep ? deps.clock.sleep(ms) : new Promise((resolve) => setTimeout(resolve, ms)));
+/**
+ * Waits `ms` on the runtime's clock (a real timer unless the clock brings its own sleep). A real timer can fire a
+ * millisecond before the wall clock reaches the deadline, so it waits a little past it.
+ */
+const idle = (deps: KernelDeps, ms: number): Promise<void> =>
+  deps.clock.sleep ? deps.clock.sleep(ms) : new Promise((resolve) => setTimeout(resolve, Math.ceil(ms) + TIMER_SLACK_MS));
+
+/** How far past a deadline a real timer waits (timers may fire early against the wall clock). */
+export const TIMER_SLACK_MS = 5;
 
 /** The longest the scheduler sleeps for a task wait's deadline (wait_object_task's timeout bound). */
 export const MAX_TASK_WAIT_MS = 60_000;

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import { canonicalJson } from '@libos/sdk';
 import type { ProcessInfo } from './process-record.js';
 import type { TxScope } from '../store/transaction.js';
 import { findProcess } from './process-store.js';
@@ -24,6 +23,3 @@ export const waitsForChild = (childPid: string) => (p: ProcessInfo) => p.waitSta
 /** True when p waits on a human wait whose every request is settled. */
 export const waitsForHuman = (settled: (id: string) => boolean) => (p: ProcessInfo) =>
   p.waitState?.kind === 'human' && (p.waitState.request_ids as string[]).every(settled);
-
-/** Stable text of a wait (for comparisons and audit). */
-export const waitKey = (w: unknown) => canonicalJson(w ?? null);

@@ -68,6 +68,7 @@ export const ERROR_CODES = {
   invalid_state: 'conflict',
   not_direct_child: 'permission_denied',
   interrupted_by_message: 'cancelled',
+  call_already_waiting: 'conflict',
   // capabilities
   resource_invalid: 'invalid_argument',
   rights_invalid: 'invalid_argument',

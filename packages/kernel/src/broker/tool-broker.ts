@@ -225,7 +225,16 @@ export async function callTool(deps: KernelDeps, pid: string, name: string, rawA
   } catch (err) {
     controller.abort();
     const e = LibosError.from(err);
-    if (e.code === 'approval_required' && stage === 'run') return parkForApproval(deps, pid, callId, name, args, e, Boolean(opts.resume), opts.runner);
+    if (e.code === 'approval_required' && stage === 'run') {
+      try {
+        return await parkForApproval(deps, pid, callId, name, args, e, opts.resume?.token, opts.runner);
+      } catch (parkErr) {
+        // Another saved call still waits: this one is refused like any failed run, and its park rolled back.
+        if (!(parkErr instanceof LibosError && parkErr.code === 'call_already_waiting')) throw parkErr;
+        await auditFailure(parkErr, !opts.resume);
+        return fail(parkErr);
+      }
+    }
     // A refused charge charged nothing; a failed run still costs the attempt (a resumed one was charged already).
     await auditFailure(e, stage === 'run' && !opts.resume);
     return fail(e);
@@ -266,14 +275,16 @@ async function rejectedApproval(deps: KernelDeps, requestIds: readonly string[])
 /**
  * A tool met an `ask` grant: nothing it did stays (its transaction rolled back). In a transaction of its own the
  * call is charged, a per-use permission request (resource, right, hash of the exact arguments) joins the human
- * queue, the call is saved, and the process waits for the answer. Approval resumes the identical call once.
+ * queue, the call is saved, and the process waits for the answer. Approval resumes the identical call once. A resumed
+ * call re-arms its own saved action (by `resumeToken`); a new call while another is saved throws `call_already_waiting`.
  */
-async function parkForApproval(deps: KernelDeps, pid: string, callId: string, name: string, args: unknown, e: LibosError, resumed: boolean, runner?: RunnerCallHooks): Promise<ToolCallResult> {
+async function parkForApproval(deps: KernelDeps, pid: string, callId: string, name: string, args: unknown, e: LibosError, resumeToken: string | undefined, runner?: RunnerCallHooks): Promise<ToolCallResult> {
   const resource = String(e.details?.resource ?? '');
   const right = String(e.details?.right ?? '');
   const argsHash = callArgsHash(name, args);
   const wait = await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
-    if (!resumed) await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
+    if (resumeToken) await completePendingAction(scope.store, pid, resumeToken);
+    else await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
     const now = scope.clock.now().toISOString();
     const req = await createHumanRequest(scope.store, pid, { kind: 'permission', prompt: `${pid} asks to ${right} ${resource} for ${name}`, details: { mode: 'per_use', resource, rights: [right], args_hash: argsHash, tool: name, call_id: callId } }, now);
     const w: WaitSpec = { kind: 'human', request_ids: [req.id] };

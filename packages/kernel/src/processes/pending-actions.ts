@@ -1,6 +1,14 @@
 import type { Kysely } from 'kysely';
 import { LibosError, newId, type WaitSpec } from '@libos/sdk';
 
+/**
+ * Saved waiting calls. A process holds at most one (the table's key is the pid), and a saved call is never
+ * overwritten: it leaves only by its own resumption (by exact token) or with its process's end. Once its wait is
+ * answered the process is runnable and a host may call its tools before the scheduler resumes the saved call; a
+ * call that would wait then is refused with `call_already_waiting` (its transaction rolls back, so nothing of it
+ * stays) and the saved call keeps its answer until it resumes.
+ */
+
 /** A blocked call saved durably: re-dispatched on wake without a new model call. */
 export interface PendingAction {
   readonly pid: string;
@@ -19,10 +27,20 @@ export async function findPendingAction(db: Kysely<any>, pid: string): Promise<P
   return r ? toAction(r) : null;
 }
 
-/** Saves (or re-arms, after a resumed call waits again) the pid's one pending action. */
+/**
+ * Saves the pid's one pending action. It never replaces another: while one is saved this throws
+ * `call_already_waiting` naming it (a resumed call that waits again completes its own first, by token).
+ */
 export async function savePendingAction(db: Kysely<any>, a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec }, nowIso: string): Promise<string> {
+  const waiting = await findPendingAction(db, a.pid);
+  if (waiting) {
+    throw new LibosError(
+      'call_already_waiting',
+      `${a.tool} would wait, but ${a.pid} already has a saved waiting call ${waiting.callId} (${waiting.tool}); it must be resumed first (libos run)`,
+      { details: { pid: a.pid, tool: a.tool, waiting_call_id: waiting.callId, waiting_tool: waiting.tool } },
+    );
+  }
   const token = newId('resume');
-  await db.deleteFrom('pending_actions').where('pid', '=', a.pid).execute();
   await db
     .insertInto('pending_actions')
     .values({ pid: a.pid, resume_token: token, call_id: a.callId, tool: a.tool, args: JSON.stringify(a.args ?? {}), wait: JSON.stringify(a.wait), status: 'pending', created_at: nowIso, updated_at: nowIso })
@@ -47,6 +65,7 @@ export async function discardPendingAction(db: Kysely<any>, pid: string, token: 
   await db.deleteFrom('pending_actions').where('pid', '=', pid).where('resume_token', '=', token).execute();
 }
 
+/** Drops whatever the pid has saved: only for its end (the terminal transaction), when nothing can resume it. */
 export async function dropPendingAction(db: Kysely<any>, pid: string): Promise<void> {
   await db.deleteFrom('pending_actions').where('pid', '=', pid).execute();
 }

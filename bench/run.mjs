@@ -1,13 +1,63 @@
-// Runs every benchmark under bench/ (each prints its ratio against a floor measured in the same run).
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// `npm run bench`: every figure in this one process, each a ratio of sides measured side by side in interleaved
+// blocks (medians). stdout gets exactly one line per figure, `RATIO <name> <value> goal <target>`; details go to
+// stderr. Exits 0 even when a goal is missed; non-zero only when a benchmark crashed. See bench/README.md.
+//
+// Env: BENCH_BLOCKS (blocks per figure, default 7, at least 5), BENCH_N (scales the ops per block, default 1),
+// BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale (figure groups to run).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { callFigures } from './figures/call-figures.mjs';
+import { scaleFigures } from './figures/scale-figures.mjs';
+import { stepFigures } from './figures/step-figures.mjs';
+import { ratioLine } from './lib/measure.mjs';
 
-const here = fileURLToPath(new URL('.', import.meta.url));
-let failed = 0;
-for (const f of readdirSync(here).filter((f) => f.endsWith('.mjs') && f !== 'run.mjs').sort()) {
-  console.log(`\n# ${f}`);
-  const r = spawnSync(process.execPath, [`${here}${f}`], { stdio: 'inherit' });
-  if (r.status !== 0) failed++;
+const GROUPS = { calls: callFigures, steps: stepFigures, scale: scaleFigures };
+
+function config(env) {
+  const quick = env.BENCH_QUICK === '1';
+  const blocks = Number(env.BENCH_BLOCKS ?? (quick ? 5 : 7));
+  const scale = Number(env.BENCH_N ?? 1) * (quick ? 0.25 : 1);
+  if (!Number.isInteger(blocks) || blocks < 5) throw new Error(`BENCH_BLOCKS: an integer >= 5 (got ${env.BENCH_BLOCKS})`);
+  if (!(scale > 0)) throw new Error(`BENCH_N: a positive number (got ${env.BENCH_N})`);
+  const only = (env.BENCH_ONLY ?? Object.keys(GROUPS).join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const g of only) {
+    if (!(g in GROUPS)) throw new Error(`BENCH_ONLY: unknown group ${JSON.stringify(g)} (groups: ${Object.keys(GROUPS).join(', ')})`);
+  }
+  return { blocks, scale, only };
 }
-process.exit(failed === 0 ? 0 : 1);
+
+const cfg = config(process.env);
+const dir = mkdtempSync(join(tmpdir(), 'libos-bench-'));
+const started = performance.now();
+const ctx = {
+  dir,
+  blocks: cfg.blocks,
+  /** Ops per block: `base` scaled by BENCH_N / quick mode, at least 1. */
+  n: (base) => Math.max(1, Math.round(base * cfg.scale)),
+  note: (text) => process.stderr.write(`# ${text}\n`),
+  report(name, r, goal, detail) {
+    process.stdout.write(`${ratioLine(name, r.ratio, goal)}\n`);
+    process.stderr.write(`#   ${name}: ${detail}; medians ${r.a.toPrecision(4)} / ${r.b.toPrecision(4)} over ${cfg.blocks} blocks\n`);
+  },
+};
+
+ctx.note(`libOS bench: ${cfg.blocks} blocks a figure, ops scale ${cfg.scale}, groups ${cfg.only.join(', ')}; stores in ${dir}`);
+let crashed = 0;
+try {
+  for (const group of cfg.only) {
+    try {
+      await GROUPS[group](ctx);
+    } catch (err) {
+      crashed++;
+      process.stderr.write(`# bench group ${group} crashed: ${err?.stack ?? err}\n`);
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+ctx.note(`done in ${((performance.now() - started) / 1000).toFixed(0)} s${crashed ? `; ${crashed} group(s) crashed` : ''}`);
+process.exit(crashed === 0 ? 0 : 1);

@@ -1,0 +1,72 @@
+// Side-by-side measurement: the sides of a figure run in interleaved blocks in this process, and each figure is a
+// ratio of their medians. Each round starts with a different side, so drift and load spikes hit every side alike.
+
+/** The median of a non-empty list of numbers. */
+export function median(values) {
+  if (values.length === 0) throw new Error('median: no values');
+  const s = [...values].sort((x, y) => x - y);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Milliseconds per op of `n` awaited calls of `op(i)`. */
+export async function msPerOp(n, op) {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await op(i);
+  return (performance.now() - t0) / n;
+}
+
+/**
+ * Milliseconds per op of `n` calls of `op(i, prepared)`, where `prepare(i)` runs before each op and is not timed
+ * (e.g. spawning the process a step then runs).
+ */
+export async function msPerOpWithSetup(n, prepare, op) {
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    const prepared = await prepare(i);
+    const t0 = performance.now();
+    await op(i, prepared);
+    total += performance.now() - t0;
+  }
+  return total / n;
+}
+
+/**
+ * Runs every side (`sides`: name -> async (block) => one number for that block: ms per op, bytes per op, ...) in
+ * `blocks` rounds, after one untimed warm-up round (block -1) unless `warmup` is false. Each round runs every side
+ * once and starts one side later than the round before, so drift and load spikes hit all sides alike.
+ * Returns each side's median and every block's value.
+ */
+export async function interleave({ blocks, warmup = true }, sides) {
+  if (!(blocks >= 5)) throw new Error(`interleave: at least 5 blocks (got ${blocks})`);
+  const names = Object.keys(sides);
+  if (warmup) for (const name of names) await sides[name](-1);
+  const values = Object.fromEntries(names.map((n) => [n, []]));
+  for (let k = 0; k < blocks; k++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(k + j) % names.length];
+      values[name].push(await sides[name](k));
+    }
+  }
+  const medians = Object.fromEntries(names.map((n) => [n, median(values[n])]));
+  return { medians, values };
+}
+
+/** Two sides side by side: `ratio` is median(a) / median(b). */
+export async function sideBySide(opts, a, b) {
+  const { medians, values } = await interleave(opts, { a, b });
+  return { a: medians.a, b: medians.b, ratio: medians.a / medians.b, va: values.a, vb: values.b };
+}
+
+/** A ratio printed with three significant digits at most (41.7, 4.17, 1.05; 280 above 100). */
+export function formatRatio(v) {
+  if (!Number.isFinite(v)) return String(v);
+  if (Math.abs(v) >= 100) return v.toFixed(0);
+  if (Math.abs(v) >= 10) return v.toFixed(1);
+  return v.toFixed(2);
+}
+
+/** The one stdout line of a figure: `RATIO <name> <value> goal <target>`. */
+export function ratioLine(name, value, goal) {
+  return `RATIO ${name} ${formatRatio(value)} goal ${goal}`;
+}

@@ -3,6 +3,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime, ToolCallResult } from '@libos/kernel';
+import { isLibosError } from '@libos/sdk';
+import { checkConfirmation, confirmableInputSchema, takeMcpConfirmation } from './internal/confirmation.js';
 import type { ServerContext } from './internal/server-context.js';
 
 /** The MCP server name and version a client sees at initialize. */
@@ -18,16 +20,39 @@ export function toCallToolResult(r: ToolCallResult): CallToolResult {
 }
 
 /**
+ * One tools/call as the process: the confirmation gate first (`_confirmed` is taken off the arguments; a high-risk
+ * call without it is refused, audited, with the confirmation_required JSON as `isError` text), then the broker.
+ */
+async function callAsProcess(rt: Runtime, pid: string, name: string, raw: Record<string, unknown>): Promise<CallToolResult> {
+  let taken: ReturnType<typeof takeMcpConfirmation>;
+  try {
+    taken = takeMcpConfirmation(raw);
+  } catch (err) {
+    if (!isLibosError(err)) throw err;
+    return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toJSON()) }] };
+  }
+  const refusal = await checkConfirmation(rt, { via: 'mcp', pid, tool: name, args: taken.args, confirmed: taken.confirmed });
+  if (refusal) return { isError: true, content: [{ type: 'text', text: JSON.stringify(refusal) }] };
+  return toCallToolResult(await rt.call(pid, name, taken.args));
+}
+
+/**
  * One MCP server bound to one process: `tools/list` is the process's visible tools (their JSON Schemas generated
- * from zod), `tools/call` is a broker call as that process, so its grants, budget and state decide.
+ * from zod; high-risk tools also list `_confirmed`), `tools/call` is a broker call as that process, so its grants,
+ * budget and state decide. Capabilities: tools, without `listChanged` (a stateless endpoint cannot notify).
  */
 export function processMcpServer(rt: Runtime, pid: string): McpServer {
-  const mcp = new McpServer(MCP_SERVER_INFO, { capabilities: { tools: {} } });
+  const mcp = new McpServer(MCP_SERVER_INFO);
+  // Declared here, not in the constructor options: McpServer would add `listChanged: true` there.
+  mcp.server.registerCapabilities({ tools: {} });
   // The tool table is the process's, read on every request: the low-level handlers take JSON Schemas as they are.
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: (await rt.toolSchemas(pid)).map((t): Tool => ({ name: t.name, description: t.description, inputSchema: t.input_schema as Tool['inputSchema'] })),
+    tools: (await rt.toolSchemas(pid)).map((t): Tool => {
+      const inputSchema = confirmableInputSchema(t.name, t.input_schema) as Tool['inputSchema'];
+      return { name: t.name, description: t.description, inputSchema };
+    }),
   }));
-  mcp.server.setRequestHandler(CallToolRequestSchema, async (req) => toCallToolResult(await rt.call(pid, req.params.name, req.params.arguments ?? {})));
+  mcp.server.setRequestHandler(CallToolRequestSchema, async (req) => callAsProcess(rt, pid, req.params.name, req.params.arguments ?? {}));
   return mcp;
 }
 

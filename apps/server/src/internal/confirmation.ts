@@ -1,10 +1,30 @@
 import type { Context } from 'hono';
 import type { Runtime } from '@libos/kernel';
-import { canonicalJson, LibosError, sha256Hex } from '@libos/sdk';
+import { canonicalJson, LibosError, sha256Hex, type ErrorPayload } from '@libos/sdk';
 
-/** Tools whose call ends, replaces or kills a process: an HTTP caller must confirm them. */
+/**
+ * The one confirmation policy of the server: which operations are high-risk, how each surface confirms them, and
+ * the refusal (audited as `gui.confirmation_required`) an unconfirmed one gets. REST, MCP and the web console all
+ * ask `checkConfirmation` before they run anything.
+ */
+
+/** Tools whose call ends, replaces or kills a process. */
 const HIGH_RISK_TOOLS = new Set(['process_exit', 'exec_process']);
 const KILL_SIGNALS = new Set(['cancel', 'terminate']);
+
+/** Tools that are high-risk for some arguments (MCP lists the confirmation argument on these). */
+const CONFIRMABLE_TOOLS: ReadonlySet<string> = new Set([...HIGH_RISK_TOOLS, 'signal_child_process']);
+
+/** The tools/call argument an MCP client sets to `true` to confirm; stripped before the broker sees the call. */
+export const MCP_CONFIRM_ARG = '_confirmed';
+
+/** Where an operation comes from; each surface confirms its own way. */
+export type ConfirmationSurface = 'http' | 'mcp';
+
+const CONFIRM_WITH: Readonly<Record<ConfirmationSurface, { readonly field: string; readonly how: string }>> = {
+  http: { field: 'confirmed', how: 'repeat the request with "confirmed": true' },
+  mcp: { field: MCP_CONFIRM_ARG, how: `repeat the tools/call with the argument "${MCP_CONFIRM_ARG}": true` },
+};
 
 /** True when a broker call of `tool` with `args` is high-risk (exit, exec, a child cancel/terminate). */
 export function isHighRiskCall(tool: string, args: unknown): boolean {
@@ -18,30 +38,81 @@ export function isHighRiskSignal(signal: string): boolean {
   return KILL_SIGNALS.has(signal);
 }
 
-export interface ConfirmationRequest {
+/** An operation about to run on a process, as one surface received it. */
+export type ConfirmableOperation = {
+  readonly via: ConfirmationSurface;
+  readonly pid: string;
+  /** True only when the caller confirmed explicitly (`confirmed: true`, or `_confirmed: true` over MCP). */
+  readonly confirmed: boolean;
+} & ({ readonly tool: string; readonly args: Readonly<Record<string, unknown>> } | { readonly signal: string; readonly reason?: string });
+
+/** The answer to an unconfirmed high-risk operation: the REST 409 body, the MCP `isError` text. */
+export interface ConfirmationRequired {
+  readonly confirmation_required: true;
   /** What would run, e.g. `tool:process_exit` or `signal:terminate`. */
   readonly action: string;
-  /** The process it would act on. */
-  readonly pid: string;
   /** What the caller sent (echoed back to it; the audit keeps only a digest of `args`). */
   readonly preview: Readonly<Record<string, unknown>>;
+  /** `conflict`; its message and `details.confirm_with` name how this surface confirms. */
+  readonly error: ErrorPayload;
 }
 
 /**
- * The refusal of an unconfirmed high-risk operation: records `gui.confirmation_required` in the audit trail
- * (arguments as sha256 + size only), then answers 409 with `{confirmation_required, action, preview, error}`.
- * Nothing else changes; the caller repeats the request with `confirmed: true`.
+ * The gate every surface passes before it runs an operation: `undefined` when it may run (not high-risk, or
+ * confirmed), else the refusal, already recorded as `gui.confirmation_required` in the audit trail (arguments as
+ * sha256 + size only). Nothing else changes; the caller repeats the operation confirmed.
  */
-export async function refuseUnconfirmed(c: Context, rt: Runtime, req: ConfirmationRequest): Promise<Response> {
-  const argsJson = canonicalJson(req.preview.args ?? null);
+export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): Promise<ConfirmationRequired | undefined> {
+  if (op.confirmed) return undefined;
+  const isCall = 'tool' in op;
+  if (isCall ? !isHighRiskCall(op.tool, op.args) : !isHighRiskSignal(op.signal)) return undefined;
+  const action = isCall ? `tool:${op.tool}` : `signal:${op.signal}`;
+  const preview = isCall
+    ? { pid: op.pid, tool: op.tool, args: op.args }
+    : { pid: op.pid, signal: op.signal, ...(op.reason ? { reason: op.reason } : {}) };
+  const argsJson = canonicalJson(isCall ? op.args : null);
   await rt.transaction((scope) =>
     scope.audit.record({
       action: 'gui.confirmation_required',
-      target: `process:${req.pid}`,
+      target: `process:${op.pid}`,
       decision: 'confirmation_required',
-      details: { via: 'http', action: req.action, pid: req.pid, args_sha256: sha256Hex(argsJson), args_bytes: Buffer.byteLength(argsJson) },
+      details: { via: op.via, action, pid: op.pid, args_sha256: sha256Hex(argsJson), args_bytes: Buffer.byteLength(argsJson) },
     }),
   );
-  const error = new LibosError('conflict', `${req.action} on ${req.pid} is high-risk: repeat the request with "confirmed": true`, { details: { confirmation_required: true, action: req.action } });
-  return c.json({ confirmation_required: true, action: req.action, preview: req.preview, error: error.toJSON() }, 409);
+  const confirm = CONFIRM_WITH[op.via];
+  const error = new LibosError('conflict', `${action} on ${op.pid} is high-risk: ${confirm.how}`, {
+    details: { confirmation_required: true, action, confirm_with: { [confirm.field]: true } },
+  });
+  return { confirmation_required: true, action, preview, error: error.toJSON() };
+}
+
+/** REST: runs the gate and answers 409 with the refusal, or `undefined` when the operation may run. */
+export async function refuseUnconfirmed(c: Context, rt: Runtime, op: ConfirmableOperation): Promise<Response | undefined> {
+  const refusal = await checkConfirmation(rt, op);
+  return refusal && c.json(refusal, 409);
+}
+
+/**
+ * MCP: splits the confirmation argument off tools/call arguments. `_confirmed` must be a boolean when present
+ * (else `invalid_arguments` naming it); it never reaches the broker, whatever the tool.
+ */
+export function takeMcpConfirmation(args: Readonly<Record<string, unknown>>): { args: Record<string, unknown>; confirmed: boolean } {
+  const { [MCP_CONFIRM_ARG]: flag, ...rest } = args;
+  if (flag !== undefined && typeof flag !== 'boolean') {
+    const message = `${MCP_CONFIRM_ARG}: must be a boolean (got ${typeof flag})`;
+    throw new LibosError('invalid_arguments', message, { details: { field: MCP_CONFIRM_ARG } });
+  }
+  return { args: rest, confirmed: flag === true };
+}
+
+const MCP_CONFIRM_PROPERTY = {
+  type: 'boolean',
+  description: 'true confirms a high-risk call (exit, exec, a child cancel/terminate); without it the call is refused and nothing runs',
+} as const;
+
+/** A tool's input JSON Schema as MCP `tools/list` shows it: the confirmable tools also list `_confirmed`. */
+export function confirmableInputSchema(tool: string, schema: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  if (!CONFIRMABLE_TOOLS.has(tool)) return { ...schema };
+  const properties = (schema.properties ?? {}) as Record<string, unknown>;
+  return { ...schema, properties: { ...properties, [MCP_CONFIRM_ARG]: MCP_CONFIRM_PROPERTY } };
 }

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { isHighRiskCall, isHighRiskSignal, refuseUnconfirmed } from '../internal/confirmation.js';
+import { refuseUnconfirmed } from '../internal/confirmation.js';
 import { readBody } from '../internal/parse.js';
 import { humanSender } from '../internal/schemas.js';
 import type { ServerContext } from '../internal/server-context.js';
@@ -41,9 +41,8 @@ export function processActionRoutes(ctx: ServerContext): Hono {
       const body = await readBody(c, CallBody);
       const args = body.args ?? {};
       await rt.process(pid);
-      if (isHighRiskCall(body.tool, args) && body.confirmed !== true) {
-        return refuseUnconfirmed(c, rt, { action: `tool:${body.tool}`, pid, preview: { pid, tool: body.tool, args } });
-      }
+      const refused = await refuseUnconfirmed(c, rt, { via: 'http', pid, tool: body.tool, args, confirmed: body.confirmed === true });
+      if (refused) return refused;
       return c.json(await rt.call(pid, body.tool, args));
     })
     .post('/processes/:pid/message', async (c) => {
@@ -62,9 +61,9 @@ export function processActionRoutes(ctx: ServerContext): Hono {
       const pid = c.req.param('pid');
       const body = await readBody(c, SignalBody);
       await rt.process(pid);
-      if (isHighRiskSignal(body.signal) && body.confirmed !== true) {
-        return refuseUnconfirmed(c, rt, { action: `signal:${body.signal}`, pid, preview: { pid, signal: body.signal, ...(body.reason ? { reason: body.reason } : {}) } });
-      }
+      const op = { via: 'http', pid, signal: body.signal, confirmed: body.confirmed === true } as const;
+      const refused = await refuseUnconfirmed(c, rt, body.reason ? { ...op, reason: body.reason } : op);
+      if (refused) return refused;
       return c.json(await rt.signal(pid, body.signal, body.reason));
     });
 }

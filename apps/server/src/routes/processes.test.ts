@@ -46,7 +46,12 @@ describe('processes', () => {
     const refused = await h.api(`/api/processes/${p.pid}/call`, { json: { tool: 'process_exit', args: { message: 'done' } } });
     expect(refused).toMatchObject({
       status: 409,
-      body: { confirmation_required: true, action: 'tool:process_exit', preview: { pid: p.pid, tool: 'process_exit', args: { message: 'done' } }, error: { code: 'conflict', details: { confirmation_required: true } } },
+      body: {
+        confirmation_required: true,
+        action: 'tool:process_exit',
+        preview: { pid: p.pid, tool: 'process_exit', args: { message: 'done' } },
+        error: { code: 'conflict', details: { confirmation_required: true, confirm_with: { confirmed: true } } },
+      },
     });
     expect(await h.rt.process(p.pid)).toEqual(before);
     const audit = await h.rt.audit({ action: 'gui.confirmation_required' });

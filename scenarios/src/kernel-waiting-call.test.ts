@@ -48,7 +48,16 @@ function twoGatesPlugin(runs: string[]) {
     version: '0.0.0',
     skills: [skillFromText(md, 'test-two-gates')],
     tools: [tool],
-    images: [{ id: 'two-gates:v0', description: 'two_gates only.', systemPrompt: 'Pass the gates.', promptMode: 'libos_default', defaultSkills: ['test-two-gates'], defaultTools: ['two_gates'] }],
+    images: [
+      {
+        id: 'two-gates:v0',
+        description: 'two_gates only.',
+        systemPrompt: 'Pass the gates.',
+        promptMode: 'libos_default',
+        defaultSkills: ['test-two-gates'],
+        defaultTools: ['two_gates'],
+      },
+    ],
   });
 }
 
@@ -75,7 +84,8 @@ describe('one saved waiting call per process', () => {
     const second = await rt.call(pid, 'ask_human', { question: 'second?' });
     expect(second.ok).toBe(false);
     if (second.ok) return;
-    expect(second.error).toMatchObject({ code: 'call_already_waiting', category: 'conflict', details: { pid, waiting_call_id: first.call_id, waiting_tool: 'ask_human' } });
+    expect(second.error).toMatchObject({ code: 'call_already_waiting', category: 'conflict' });
+    expect(second.error.details).toMatchObject({ pid, waiting_call_id: first.call_id, waiting_tool: 'ask_human' });
     expect(second.error.message).toContain(first.call_id);
     expect(second.error.message).toContain('libos run');
     // Nothing of the refused call stays: no second question, the process is still runnable, its failure is audited.
@@ -86,7 +96,9 @@ describe('one saved waiting call per process', () => {
     const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'process_exit', args: { message: 'done' } }]] } });
     const report = await rt.run({ provider });
     expect(report.results[0]).toMatchObject({ pid, kind: 'resumed', executed: ['ask_human'] });
-    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, call_id: first.call_id, payload: { request_id: h1!.id, status: 'approved', answer: 'ANSWER-1' } });
+    const resumed = report.results[0]!.results[0];
+    expect(resumed).toMatchObject({ ok: true, call_id: first.call_id });
+    expect(resumed!.ok && resumed!.payload).toMatchObject({ request_id: h1!.id, status: 'approved', answer: 'ANSWER-1' });
     expect(await decisionsOf(rt, first.call_id)).toEqual(['waiting', 'ok']);
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
     expect(probe.runs).toEqual(['meanwhile']);
@@ -101,7 +113,7 @@ describe('one saved waiting call per process', () => {
     const pid = (await rt.spawn({ goal: 'writes to shared' })).pid;
     await rt.activateSkill(pid, 'agent-libos-object-memory');
     await rt.grant(pid, 'object_namespace:shared', ['write'], { effect: 'ask' });
-    const create = (name: string) => rt.call(pid, 'create_memory_object', { type: 'observation', namespace: 'shared', name, payload: { v: name } });
+    const create = (name: string) => rt.call(pid, 'create_memory_object', { type: 'observation', namespace: 'shared', name, payload: {} });
 
     const first = await create('a');
     expect(first).toMatchObject({ ok: true, wait: { kind: 'human' } });
@@ -110,7 +122,8 @@ describe('one saved waiting call per process', () => {
     expect((await rt.process(pid)).status).toBe('runnable');
 
     const second = await create('b');
-    expect(second).toMatchObject({ ok: false, error: { code: 'call_already_waiting', details: { waiting_call_id: first.call_id, waiting_tool: 'create_memory_object' } } });
+    const details = { waiting_call_id: first.call_id, waiting_tool: 'create_memory_object' };
+    expect(second).toMatchObject({ ok: false, error: { code: 'call_already_waiting', details } });
     expect(await rt.humanRequests({ pid, status: 'pending' })).toEqual([]);
     expect((await rt.process(pid)).status).toBe('runnable');
     expect(await decisionsOf(rt, second.call_id)).toEqual(['call_already_waiting']);
@@ -120,7 +133,8 @@ describe('one saved waiting call per process', () => {
     expect(report.results[0]!.results[0]).toMatchObject({ ok: true, call_id: first.call_id, payload: { name: 'a', namespace: 'shared' } });
     expect(await decisionsOf(rt, first.call_id)).toEqual(['approval_required', 'ok']);
     await rt.grant(pid, 'object_namespace:shared', ['read']);
-    expect((await ok(rt, pid, 'list_memory_namespace', { namespace: 'shared' })).objects.map((o: { name: string }) => o.name)).toEqual(['a']);
+    const listed = await ok(rt, pid, 'list_memory_namespace', { namespace: 'shared' });
+    expect(listed.objects.map((o: { name: string }) => o.name)).toEqual(['a']);
 
     // With the saved call resumed, the same second call may wait now.
     expect(await create('b')).toMatchObject({ ok: true, wait: { kind: 'human' } });
@@ -141,13 +155,15 @@ describe('one saved waiting call per process', () => {
     await rt.answerHuman(alpha!.id, { approved: true });
 
     const rearmed = await rt.run({ provider: noModel, maxQuanta: 1 });
-    expect(rearmed.results[0]).toMatchObject({ kind: 'resumed', stopReason: 'waiting_human', results: [{ ok: true, call_id: call.call_id, wait: { kind: 'human' } }] });
+    expect(rearmed.results[0]).toMatchObject({ kind: 'resumed', stopReason: 'waiting_human' });
+    expect(rearmed.results[0]!.results).toMatchObject([{ ok: true, call_id: call.call_id, wait: { kind: 'human' } }]);
     const [beta] = await rt.humanRequests({ pid, status: 'pending' });
     expect(beta).toMatchObject({ details: { resource: 'human:beta', call_id: call.call_id } });
     await rt.answerHuman(beta!.id, { approved: true });
 
     const done = await rt.run({ provider: noModel, maxQuanta: 1 });
-    expect(done.results[0]).toMatchObject({ kind: 'resumed', results: [{ ok: true, call_id: call.call_id, payload: { label: 'through' } }] });
+    expect(done.results[0]).toMatchObject({ kind: 'resumed', stopReason: 'completed' });
+    expect(done.results[0]!.results).toMatchObject([{ ok: true, call_id: call.call_id, payload: { label: 'through' } }]);
     expect(runs).toEqual(['through']);
     expect(await decisionsOf(rt, call.call_id)).toEqual(['approval_required', 'approval_required', 'ok']);
   });

@@ -5,8 +5,8 @@ import { LibosError, newId, type WaitSpec } from '@libos/sdk';
  * Saved waiting calls. A process holds at most one (the table's key is the pid), and a saved call is never
  * overwritten: it leaves only by its own resumption (by exact token) or with its process's end. Once its wait is
  * answered the process is runnable and a host may call its tools before the scheduler resumes the saved call; a
- * call that would wait then is refused with `call_already_waiting` (its transaction rolls back, so nothing of it
- * stays) and the saved call keeps its answer until it resumes.
+ * call that would wait then is refused with `call_already_waiting` (its transaction rolls back: only its failure is
+ * audited) and the saved call keeps its answer until it resumes.
  */
 
 /** A blocked call saved durably: re-dispatched on wake without a new model call. */
@@ -36,7 +36,8 @@ export async function savePendingAction(db: Kysely<any>, a: { pid: string; callI
   if (waiting) {
     throw new LibosError(
       'call_already_waiting',
-      `${a.tool} would wait, but ${a.pid} already has a saved waiting call ${waiting.callId} (${waiting.tool}); it must be resumed first (libos run)`,
+      `${a.tool} would wait, but ${a.pid} already has a saved waiting call ${waiting.callId} (${waiting.tool}); ` +
+        'it must be resumed first (libos run)',
       { details: { pid: a.pid, tool: a.tool, waiting_call_id: waiting.callId, waiting_tool: waiting.tool } },
     );
   }

@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { LlmProvider, Runtime } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { bearerAuth } from './auth.js';
+import { hostGuard, type HostGuardOptions } from './host-guard.js';
 import { asLibosError, errorResponse, reportToStderr } from './internal/errors.js';
 import type { ServerContext } from './internal/server-context.js';
 import { mcpRoutes } from './mcp.js';
@@ -22,6 +23,8 @@ export interface AppOptions {
   readonly runtime: Runtime;
   /** The bearer token every request must carry. */
   readonly token: string;
+  /** The Host/Origin guard (DNS rebinding): the port Host must name, extra hostnames; `serve()` sets both. Default: loopback, any port. */
+  readonly hosts?: HostGuardOptions;
   /** The model `POST /api/scheduler/run` uses; without one that route is 409. */
   readonly provider?: LlmProvider;
   /** Milliseconds between SSE heartbeat comments (default 15,000). */
@@ -37,9 +40,9 @@ export interface AppOptions {
 }
 
 /**
- * The HTTP face of a runtime as a Hono app: bearer auth on every route, the REST API under `/api`, the SSE
- * stream at `/api/events/stream`, and MCP at `/mcp/processes/:pid`. Errors answer `{ error }` with the status of
- * their LibosError category. `serve()` runs it on Node; use `createApp` to mount it elsewhere.
+ * The HTTP face of a runtime as a Hono app: a Host/Origin guard and bearer auth on every route, the REST API under
+ * `/api`, the SSE stream at `/api/events/stream`, and MCP at `/mcp/processes/:pid`. Errors answer `{ error }` with
+ * the status of their LibosError category. `serve()` runs it on Node; use `createApp` to mount it elsewhere.
  *
  * @example
  * const app = createApp({ runtime: rt, token: 'a-long-random-token' });
@@ -71,6 +74,7 @@ export function createApp(opts: AppOptions): Hono {
     });
   }
   const app = new Hono();
+  app.use('*', hostGuard(opts.hosts));
   app.use('*', bearerAuth(opts.token));
   app.route('/api', api);
   app.route('/mcp', mcpRoutes(ctx));

@@ -19,7 +19,10 @@ export interface ServeOptions {
   readonly token?: string;
   /** The model `POST /api/scheduler/run` uses; without one that route is 409. */
   readonly provider?: LlmProvider;
-  /** Serve on a non-loopback host (anyone who can reach it and holds the token controls the runtime). */
+  /**
+   * Serve on a non-loopback host (anyone who can reach it and holds the token controls the runtime); the Host and
+   * Origin headers may then name `host` too.
+   */
   readonly allowNonLoopback?: boolean;
   /** Milliseconds between SSE heartbeat comments (default 15,000). */
   readonly heartbeatMs?: number;
@@ -60,10 +63,13 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   assertUsableToken(token);
 
   let close: () => Promise<void> = async () => {};
+  // The Host guard wants the listening port: with port 0 it is known once listening, before any request arrives.
+  let listeningPort = port;
   const onError = opts.onError ?? reportToStderr;
   const app = createApp({
     runtime: opts.runtime,
     token,
+    hosts: { port: () => listeningPort, hostnames: isLoopbackHost(host) ? [] : [host] },
     onShutdown: () => void close().catch(onError),
     ...(opts.provider ? { provider: opts.provider } : {}),
     ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
@@ -75,6 +81,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
+      listeningPort = (server.address() as AddressInfo).port;
       server.off('error', reject);
       resolve();
     });
@@ -89,6 +96,5 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       // Open SSE streams never end by themselves: end every connection so close() completes.
       server.closeAllConnections();
     }).then(resolveClosed));
-  const address = server.address() as AddressInfo;
-  return { url: originOf(host, address.port), token, closed, close: () => close() };
+  return { url: originOf(host, listeningPort), token, closed, close: () => close() };
 }

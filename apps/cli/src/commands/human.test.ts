@@ -144,6 +144,39 @@ describe('libos human', { timeout: 120_000 }, () => {
     expect(json('show', pid)).toMatchObject({ status: 'exited' });
   });
 
+  it('[K-8.1] an answered question survives a second libos call that would wait: it is refused, and the next run resumes the first', () => {
+    const { run, json } = libosOn(`${dir}/second-call.db`);
+    const pid = json('spawn', '--goal', 'ask the owner twice').pid;
+    json('grant', pid, 'skill:agent-libos-child-processes', 'execute');
+    json('grant', pid, 'human:owner', 'write');
+    expect(run('call', pid, 'activate_skill', '{"skill_id":"agent-libos-child-processes"}').code).toBe(0);
+    const first = json('call', pid, 'ask_human', '{"question":"first?"}');
+    expect(first).toMatchObject({ ok: true, wait: { kind: 'human' } });
+    const [h1] = json('human', 'list', '--pid', pid);
+    expect(run('human', 'answer', h1.id, '--approve', '--answer', 'ANSWER-1').code).toBe(0);
+
+    const second = run('--json', 'call', pid, 'ask_human', '{"question":"second?"}');
+    expect(second.code, second.stderr).toBe(1);
+    const refused = JSON.parse(second.stdout);
+    const details = { waiting_call_id: first.call_id, waiting_tool: 'ask_human' };
+    expect(refused).toMatchObject({ ok: false, error: { code: 'call_already_waiting', details } });
+    expect(refused.error.message).toContain('libos run');
+    expect(json('human', 'list', '--pid', pid, '--status', 'all').map((r: { id: string }) => r.id)).toEqual([h1.id]);
+    expect(json('show', pid)).toMatchObject({ status: 'runnable' });
+
+    const script = writeScript(dir, 'second-call.yaml', '- - tool: process_exit\n    args: { message: done }\n');
+    const resumed = run('run', '--script', script);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +completed +ask_human`));
+    expect(json('show', pid)).toMatchObject({ status: 'exited' });
+    const audit: { callId: string; decision: string }[] = json('audit', '--pid', pid, '--action', 'tool.call', '--limit', '10000');
+    const decisions = (callId: string) => audit.filter((a) => a.callId === callId).map((a) => a.decision);
+    expect(decisions(first.call_id)).toEqual(['waiting', 'ok']);
+    expect(decisions(refused.call_id)).toEqual(['call_already_waiting']);
+    // The answered call published its result (the answer) for the process.
+    expect(json('objects', '--pid', pid).map((o: { name: string }) => o.name)).toContain(`tool_result:${first.call_id}`);
+  });
+
   it('a standing request (request_permission) answered --reject --decision always_deny installs a deny record', () => {
     const { run, json } = libosOn(`${dir}/standing.db`);
     const pid = json('spawn', '--goal', 'ask for a standing permission').pid;

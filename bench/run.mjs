@@ -3,14 +3,15 @@
 // stderr. Exits 0 even when a goal is missed; non-zero only when a benchmark crashed. See bench/README.md.
 //
 // Env: BENCH_BLOCKS (blocks per figure, default 7, at least 5), BENCH_N (scales the ops per block, default 1),
-// BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale (figure groups to run).
+// BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale (figure groups to run),
+// BENCH_CLOCK=wall|cpu (what a millisecond is; default wall).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callFigures } from './figures/call-figures.mjs';
 import { scaleFigures } from './figures/scale-figures.mjs';
 import { stepFigures } from './figures/step-figures.mjs';
-import { ratioLine } from './lib/measure.mjs';
+import { ratioLine, useClock } from './lib/measure.mjs';
 
 const GROUPS = { calls: callFigures, steps: stepFigures, scale: scaleFigures };
 
@@ -27,7 +28,9 @@ function config(env) {
   for (const g of only) {
     if (!(g in GROUPS)) throw new Error(`BENCH_ONLY: unknown group ${JSON.stringify(g)} (groups: ${Object.keys(GROUPS).join(', ')})`);
   }
-  return { blocks, scale, only };
+  const clock = env.BENCH_CLOCK ?? 'wall';
+  useClock(clock);
+  return { blocks, scale, only, clock };
 }
 
 const cfg = config(process.env);
@@ -45,7 +48,7 @@ const ctx = {
   },
 };
 
-ctx.note(`libOS bench: ${cfg.blocks} blocks a figure, ops scale ${cfg.scale}, groups ${cfg.only.join(', ')}; stores in ${dir}`);
+ctx.note(`libOS bench: ${cfg.blocks} blocks a figure, ops x${cfg.scale}, ${cfg.clock} clock, groups ${cfg.only}; stores in ${dir}`);
 let crashed = 0;
 try {
   for (const group of cfg.only) {

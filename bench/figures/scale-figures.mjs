@@ -2,7 +2,7 @@
 // processes in the store vs 10, and openRuntime on a store with 100k history rows vs 10k.
 import { copyFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { msPerOpWithSetup, sideBySide } from '../lib/measure.mjs';
+import { msPerOpWithSetup, now, sideBySide } from '../lib/measure.mjs';
 import { openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
 import { buildTemplate, cloneTemplate, historyRows } from '../lib/history-store.mjs';
 
@@ -37,7 +37,7 @@ async function quantumFigure(ctx, template) {
   const big = cloneTemplate(template, join(ctx.dir, 'processes-10k.db'), 10_000 / TEMPLATE_PROCESSES - 1);
   ctx.note(`quantum_10k_vs_10: cloned a store of 10,000 processes, ${historyRows(big)} history rows (${mb(big)}) in ${secondsSince(t0)}`);
   const smallPath = join(ctx.dir, 'processes-10.db');
-  const nStep = ctx.n(4);
+  const nStep = ctx.n(3);
   const perQuantum = (path, copy) => async () => {
     const rt = await openBenchRuntime(copy ? freshCopy(template.path, path) : path);
     try {
@@ -63,9 +63,9 @@ async function reopenFigure(ctx, template) {
   ctx.note(`reopen_100k_vs_10k: cloned stores of ${rows.big} (${mb(r100k)}) and ${rows.small} (${mb(r10k)}) rows in ${secondsSince(t0)}`);
   const open = (from, to) => async () => {
     freshCopy(from, to);
-    const t = performance.now();
+    const t = now();
     const rt = await openBenchRuntime(to);
-    const ms = performance.now() - t;
+    const ms = now() - t;
     await rt.close();
     return ms;
   };

@@ -170,7 +170,11 @@ export interface HumanRequest {
   readonly answeredAt: string | null;
 }
 
-/** The durable human request queue (provided by the kernel as `human`). */
+/**
+ * The durable human request queue (provided by the kernel as `human`). `create` first clears the pid's flow labels
+ * for the sink `human:<details.human ?? 'owner'>:<kind>`: a human not cleared for them is `egress_denied`, and
+ * nothing is queued.
+ */
 export interface HumanService {
   create(pid: string, req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> }): Promise<HumanRequest>;
   get(id: string): Promise<HumanRequest | null>;
@@ -307,7 +311,7 @@ export interface HostMessage {
 /**
  * The process mailbox for host code (provided by the kernel as `mailbox`). `post` wakes a recipient waiting for a
  * matching message, in the caller's transaction. A missing recipient is `process_not_found`, a terminal one
- * `invalid_state`.
+ * `invalid_state`; labels the sink `process:<recipient>` is not cleared for are `egress_denied` (nothing posted).
  */
 export interface MailboxService {
   post(message: HostMessage): Promise<{ readonly message_id: string }>;

@@ -5,6 +5,7 @@ import { endProcess } from '../processes/exit.js';
 import { TERMINAL_STATUSES, type ProcessInfo } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
 import { spawnInScope } from '../processes/spawn.js';
+import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import { transition } from '../processes/transition.js';
 import type { TxScope } from '../store/transaction.js';
 
@@ -50,12 +51,14 @@ export function childProcessTools(deps: () => KernelDeps) {
       if (imageId !== parent.imageId) await ctx.authority.require(`image:${imageId}`, 'read');
       const d = deps();
       const specs = inherit_capabilities as { resource: string; rights: never[] }[];
+      const labels = await ctx.flow.labels();
       // Every inherited spec is checked as a delegation before any child state exists.
       if (specs.length) await d.engine.preflightInherit(scopeOf(ctx), ctx.pid, specs);
       const child = await spawnInScope(d, scopeOf(ctx), {
         goal,
         image: imageId,
         parentPid: ctx.pid,
+        labels,
         ...(budget ? { budget } : {}),
         beforeRunnable: async (pid) => {
           if (specs.length) await d.engine.inheritForSpawn(scopeOf(ctx), ctx.pid, pid, specs);
@@ -108,7 +111,8 @@ export function childProcessTools(deps: () => KernelDeps) {
 
   const askHuman = defineTool({
     name: 'ask_human',
-    description: 'Ask a human one question and wait for the answer. A rejected or cancelled question fails this call.',
+    description:
+      'Ask a human one question and wait for the answer. Fails if rejected, cancelled, or the human is not cleared for what you read.',
     input: z.object({ question: z.string().min(1).max(8000), human: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('owner') }),
     async run({ question, human }, ctx) {
       const db = scopeOf(ctx).store;
@@ -122,6 +126,8 @@ export function childProcessTools(deps: () => KernelDeps) {
         return { request_id: req.id, status: req.status, answer: (req.response?.answer as string | undefined) ?? null };
       }
       await ctx.authority.require(`human:${human}`, 'write');
+      // The question carries what the process has observed: it leaves only for a human cleared for it.
+      await clearSink(deps().engine, ctx, ctx.pid, humanSink(human, 'question'), { labels: await ctx.flow.labels(), field: 'question' });
       const req = await createHumanRequest(db, ctx.pid, { kind: 'question', prompt: question, details: { human } }, nowIso(ctx));
       await ctx.events.emit('human_request_created', { pid: ctx.pid, request_id: req.id, kind: 'question' });
       ctx.wait({ kind: 'human', request_ids: [req.id] });

@@ -35,6 +35,8 @@ export function forkChildProcess(deps: () => KernelDeps) {
         goal: goal ?? parent.goal,
         image: parent.imageId,
         parentPid: ctx.pid,
+        // The fork's goal and shared roots derive from all the parent observed: its high-water carries over.
+        labels: await ctx.flow.labels(),
         beforeRunnable: async (pid) => {
           const childAuthority = ctx.authorityFor(pid);
           const namespaces = new Set<string>();

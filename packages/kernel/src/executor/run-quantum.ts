@@ -1,4 +1,4 @@
-import { joinLabels, LibosError, type DataLabels } from '@libos/sdk';
+import { canonicalJson, joinLabels, LibosError, type DataLabels } from '@libos/sdk';
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -9,6 +9,7 @@ import { TERMINAL_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
 import { findRunner, runnerCallHooks } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
+import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
 import { renderPrompt } from './render-prompt.js';
@@ -159,16 +160,15 @@ async function chargeTokens(deps: KernelDeps, pid: string, r: LlmResponse, token
 /**
  * Sink clearance before a prompt leaves the runtime: the labels of everything the prompt carries (the process's
  * flow high-water joined with its materialized view) must fit the sink's rule; otherwise nothing is sent, the
- * provider is never called, and the quantum fails with `egress_denied`.
+ * provider is never called, and the quantum fails with `egress_denied`. A cleared prompt is then observed: what the
+ * model writes next derives from the view, so a view above the high-water raises it (no view source is listed).
  */
-async function clearEgress(deps: KernelDeps, pid: string, sink: string, viewLabels: DataLabels): Promise<void> {
-  const decision = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-    const labels = joinLabels([await deps.engine.flow(scope, pid).labels(), viewLabels]);
-    return deps.engine.egress(scope, pid, { sink, labels });
-  });
-  if (decision.decision !== 'allow') {
-    throw new LibosError('egress_denied', `the prompt of ${pid} may not go to ${sink}: ${decision.reason}`, { details: { sink, decision: decision.decision, rule: decision.rule, labels_sha256: decision.labelsSha256 } });
-  }
+async function clearPrompt(deps: KernelDeps, pid: string, sink: string, viewLabels: DataLabels): Promise<void> {
+  const flow = await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.flow(scope, pid).labels());
+  const labels = joinLabels([flow, viewLabels]);
+  await clearSinkDurably(deps, pid, sink, { labels, field: 'prompt' });
+  if (canonicalJson(labels) === canonicalJson(flow)) return;
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.flow(scope, pid).taint(viewLabels));
 }
 
 async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<LlmResponse> {
@@ -176,7 +176,7 @@ async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Pr
   const prompt = await renderPrompt(deps, p);
   const visible = new Set(p.visibleTools);
   const messages = [...prompt.messages];
-  await clearEgress(deps, pid, `llm:${opts.provider.name}`, prompt.labels);
+  await clearPrompt(deps, pid, `llm:${opts.provider.name}`, prompt.labels);
   for (let attempt = 1; ; attempt++) {
     // One llm call and the context it is sent (≈ chars / 4, as rendered) are charged before it is made; an exhausted
     // llm_calls or context_total_tokens budget kills the process and the provider is never called.

@@ -37,7 +37,10 @@ export function execProcessTool(deps: () => KernelDeps) {
       }
       let goalOid = before.goalOid;
       if (goal !== undefined && d.registry.services.has(SERVICE_NAMES.objects)) {
-        goalOid = (await ctx.service<ObjectsService>(SERVICE_NAMES.objects).createForProcess(ctx.pid, { type: 'goal', payload: goal, immutable: true })).oid;
+        // The new goal is the process's own text: it carries everything the process has observed.
+        const labels = await ctx.flow.labels();
+        const objects = ctx.service<ObjectsService>(SERVICE_NAMES.objects);
+        goalOid = (await objects.createForProcess(ctx.pid, { type: 'goal', payload: goal, immutable: true, labels })).oid;
       }
       const revoked: string[] = [];
       if (!preserve_capabilities) {

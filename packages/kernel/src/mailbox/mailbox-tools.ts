@@ -2,6 +2,7 @@ import { assertNotMintingGrant } from '@libos/capabilities';
 import { defineTool, LibosError, z, type ToolContext, type WaitSpec } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess } from '../processes/process-store.js';
+import { clearSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
 import { ackMessages, assertMessagePayload, messagesLabels, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
 import { postMessage } from './post-message.js';
@@ -80,8 +81,7 @@ export function mailboxTools(deps: () => KernelDeps) {
       assertNotMintingGrant(payload, 'payload');
       // Sink clearance: the content carries the sender's flow labels to the recipient.
       const labels = await ctx.flow.labels();
-      const clearance = await deps().engine.egress(scopeOf(ctx), ctx.pid, { sink: `process:${to_pid}`, labels });
-      if (clearance.decision !== 'allow') throw new LibosError('egress_denied', `to_pid: ${ctx.pid} may not send its data to process:${to_pid}: ${clearance.reason}`, { details: { sink: clearance.sink, decision: clearance.decision } });
+      await clearSink(deps().engine, ctx, ctx.pid, `process:${to_pid}`, { labels, field: 'to_pid' });
       const m = await postMessage(scopeOf(ctx), {
         labels,
         recipientPid: to_pid,

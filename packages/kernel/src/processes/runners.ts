@@ -112,6 +112,8 @@ export async function spawnRunner(deps: KernelDeps, scope: TxScope, req: RunnerS
     goal: req.goal,
     image: creator.imageId,
     parentPid: req.creatorPid,
+    // The creator wrote the call's arguments: the runner's flow (and so its result) starts at the creator's.
+    labels: await deps.engine.flow(scope, req.creatorPid).labels(),
     budget: RUNNER_BUDGET,
     beforeRunnable: async (pid) => {
       if (inherit.length) await deps.engine.inheritForSpawn(scope, req.creatorPid, pid, inherit);

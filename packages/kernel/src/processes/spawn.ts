@@ -1,4 +1,4 @@
-import { LibosError, SERVICE_NAMES, type ObjectsService } from '@libos/sdk';
+import { canonicalJson, DEFAULT_LABELS, joinLabels, LibosError, SERVICE_NAMES, type DataLabels, type ObjectsService } from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { loadSkillOnProcess } from '../skills/skill-navigation.js';
@@ -18,6 +18,11 @@ export interface SpawnOptions {
    * and it starts with no grants. (The model's path is `spawn_child_process`.)
    */
   readonly parentPid?: string;
+  /**
+   * Labels of what the parent hands the child (its goal text, a runner's arguments, shared roots): the goal Object
+   * carries them and the child's flow starts at them. Omitted for host text (nothing to inherit).
+   */
+  readonly labels?: DataLabels;
 }
 
 /** Upper bound on a goal's text. */
@@ -74,7 +79,12 @@ export async function spawnInScope(deps: KernelDeps, scope: TxScope, opts: Spawn
   if (deps.registry.services.has(SERVICE_NAMES.objects)) {
     const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
     await objects.initProcess(pid);
-    goalOid = (await objects.createForProcess(pid, { type: 'goal', name: 'goal', payload: opts.goal, immutable: true })).oid;
+    const labels = opts.labels ? { labels: opts.labels } : {};
+    goalOid = (await objects.createForProcess(pid, { type: 'goal', name: 'goal', payload: opts.goal, immutable: true, ...labels })).oid;
+  }
+  // The child observes what it was handed: its high-water starts at the parent's (a default flow adds nothing).
+  if (opts.labels && canonicalJson(joinLabels([DEFAULT_LABELS, opts.labels])) !== canonicalJson(DEFAULT_LABELS)) {
+    await deps.engine.flow(scope, pid).taint(opts.labels);
   }
   for (const skill of image.defaultSkills) await loadSkillOnProcess(scope.store, deps.registry, pid, skill, now);
   if (opts.beforeRunnable) await opts.beforeRunnable(pid);

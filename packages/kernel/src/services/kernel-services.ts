@@ -1,4 +1,14 @@
-import { LibosError, type HumanService, type MailboxService, type ProcessService, type RunnerService, type ServiceScope } from '@libos/sdk';
+import {
+  DEFAULT_LABELS,
+  LibosError,
+  SERVICE_NAMES,
+  type HumanService,
+  type MailboxService,
+  type ObjectsService,
+  type ProcessService,
+  type RunnerService,
+  type ServiceScope,
+} from '@libos/sdk';
 import { observedSuccessfulTools } from '../events/observed-tools.js';
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -8,6 +18,7 @@ import { endProcess, liveChildren } from '../processes/exit.js';
 import { TERMINAL_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
 import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
+import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
 
 /**
@@ -28,6 +39,16 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         for (const child of await liveChildren(scope as TxScope, pid)) if (!(await findRunner(scope.store as TxScope['store'], child))) live.push(child);
         if (live.length > 0) {
           throw new LibosError('invalid_state', `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`, { details: { live_children: live } });
+        }
+        // The result goes to the parent (wait_child_process hands it a read handle): it leaves only if cleared.
+        const me = await getProcess(scope.store as TxScope['store'], pid);
+        if (me.parentPid && outcome.resultOid) {
+          const result = await scope.service<ObjectsService>(SERVICE_NAMES.objects).describe(outcome.resultOid);
+          if (!result) {
+            const details = { result_oid: outcome.resultOid };
+            throw new LibosError('object_not_found', `result_oid: no live Object ${outcome.resultOid}`, { details });
+          }
+          await clearSink(deps().engine, scope, pid, `process:${me.parentPid}`, { labels: result.labels, field: 'result' });
         }
         const ended = await endProcess(deps(), scope as TxScope, pid, { kind: 'exited', result_oid: outcome.resultOid });
         return { pid, status: 'exited', result_oid: outcome.resultOid, state_generation: ended.stateGeneration };
@@ -59,6 +80,9 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
     },
     mailbox: (scope): MailboxService => ({
       async post(m) {
+        // What a subsystem posts (e.g. an ObjectTask's notification) carries its labels to the recipient: cleared first.
+        const labels = m.labels ?? DEFAULT_LABELS;
+        await clearSink(deps().engine, scope, m.sender, `process:${m.recipientPid}`, { labels, field: 'message' });
         const msg = await postMessage(scope as TxScope, {
           recipientPid: m.recipientPid,
           sender: m.sender,
@@ -75,7 +99,12 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       },
     }),
     human: (scope): HumanService => ({
-      create: (pid, req) => createHumanRequest(scope.store as TxScope['store'], pid, req, scope.clock.now().toISOString()),
+      async create(pid, req) {
+        // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.
+        const human = typeof req.details?.human === 'string' ? req.details.human : 'owner';
+        await clearSink(deps().engine, scope, pid, humanSink(human, req.kind), { field: 'prompt' });
+        return createHumanRequest(scope.store as TxScope['store'], pid, req, scope.clock.now().toISOString());
+      },
       get: (id) => getHumanRequest(scope.store as TxScope['store'], id),
     }),
   };

@@ -1,4 +1,4 @@
-import { LibosError, SERVICE_NAMES, type ObjectsService, type ToolContext } from '@libos/sdk';
+import { LibosError, SERVICE_NAMES, type DataLabels, type ObjectsService, type ToolContext } from '@libos/sdk';
 
 /** The result inputs of an exit. */
 export interface ExitResultInput {
@@ -35,7 +35,21 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
     await ctx.authority.consume(readable);
     return obj.oid;
   }
-  if (args.payload !== undefined) return (await hasObjects().createForProcess(ctx.pid, { type: 'summary', payload: args.payload, immutable: true, metadata: { title: 'final result' }, attachToView: false })).oid;
-  if (args.message !== undefined) return (await hasObjects().createForProcess(ctx.pid, { type: 'summary', payload: { message: args.message }, immutable: true, metadata: { title: 'exit message' }, attachToView: false })).oid;
-  return null;
+  if (args.payload === undefined && args.message === undefined) return null;
+  const objects = hasObjects();
+  const derived = await derivedFrom(ctx, objects);
+  const [payload, title] = args.payload !== undefined ? [args.payload, 'final result'] : [{ message: args.message }, 'exit message'];
+  const input = { type: 'summary', payload, immutable: true, metadata: { title }, attachToView: false, ...derived };
+  return (await objects.createForProcess(ctx.pid, input)).oid;
+}
+
+/**
+ * A summary is written from everything the process observed: it carries the flow's labels (never below them, so a
+ * secret child never hands its parent a normal result) and names the still-live Objects it observed as parents.
+ */
+async function derivedFrom(ctx: ToolContext, objects: ObjectsService): Promise<{ labels: DataLabels; parentOids: string[] }> {
+  const labels = await ctx.flow.labels(); // loads the process's sources too
+  const parentOids: string[] = [];
+  for (const oid of ctx.flow.sources()) if (/^obj_[0-9a-f]{16}$/.test(oid) && (await objects.describe(oid))) parentOids.push(oid);
+  return { labels, parentOids };
 }

@@ -5,6 +5,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import type { Runtime, ToolCallResult } from '@libos/kernel';
 import { isLibosError } from '@libos/sdk';
 import { checkConfirmation, confirmableInputSchema, takeMcpConfirmation } from './internal/confirmation.js';
+import { clearForMcpClient } from './internal/mcp-result-clearance.js';
 import type { ServerContext } from './internal/server-context.js';
 
 /** The MCP server name and version a client sees at initialize. */
@@ -33,7 +34,8 @@ async function callAsProcess(rt: Runtime, pid: string, name: string, raw: Record
   }
   const refusal = await checkConfirmation(rt, { via: 'mcp', pid, tool: name, args: taken.args, confirmed: taken.confirmed });
   if (refusal) return { isError: true, content: [{ type: 'text', text: JSON.stringify(refusal) }] };
-  return toCallToolResult(await rt.call(pid, name, taken.args));
+  // The result leaves for an external client: it is handed over only if cleared for the sink `mcp:client`.
+  return toCallToolResult(await clearForMcpClient(rt, pid, await rt.call(pid, name, taken.args)));
 }
 
 /**

@@ -1,6 +1,7 @@
 export { openRuntime, Runtime } from './runtime.js';
 export type { OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
 export type { ToolCallResult } from './broker/tool-result.js';
+export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';
 export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';
 export { PROCESS_STATUSES, TERMINAL_STATUSES } from './processes/process-record.js';
 export type { SpawnOptions } from './processes/spawn.js';

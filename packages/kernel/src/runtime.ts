@@ -29,6 +29,7 @@ import { transition } from './processes/transition.js';
 import { kernelMigrations } from './store/kernel-schema.js';
 import { migrate } from './store/migrate.js';
 import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
+import { clearSinkDurably } from './sinks/clear-sink.js';
 import { inTransaction, type ScopeFactory, type TxScope } from './store/transaction.js';
 
 export interface RuntimeConfig {
@@ -133,6 +134,16 @@ export class Runtime {
   /** Calls a tool as process `pid`, through the ToolBroker. Never throws for a tool failure: see the envelope. */
   async call(pid: string, tool: string, args: unknown = {}, opts: { signal?: AbortSignal } = {}): Promise<ToolCallResult> {
     return callTool(this.#live(), pid, tool, args, opts);
+  }
+
+  /**
+   * Sink clearance for data the host delivers outside on `pid`'s behalf (e.g. an MCP tool result to `mcp:client`):
+   * the pid's flow labels must fit the sink's rule, else `egress_denied` naming the sink, labels and rule. The one
+   * kernel check every sink uses; its audit record commits either way.
+   */
+  async clearSink(pid: string, sink: string): Promise<void> {
+    await getProcess(this.#live().db, pid);
+    await clearSinkDurably(this.#live(), pid, sink, { field: 'result' });
   }
 
   async process(pid: string): Promise<ProcessInfo> {

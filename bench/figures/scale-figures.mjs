@@ -1,10 +1,10 @@
 // Scaling figures on stores with history (see lib/history-store.mjs): the cost of a scheduler quantum with 10,000
 // processes in the store vs 10, and openRuntime on a store with 100k history rows vs 10k.
-import { copyFileSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { msPerOpWithSetup, now, sideBySide } from '../lib/measure.mjs';
 import { openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
-import { buildTemplate, cloneTemplate, historyRows } from '../lib/history-store.mjs';
+import { buildTemplate, cloneTemplate, copyStore, historyRows } from '../lib/history-store.mjs';
 
 /** Processes in the template (each one agent step, exited); also the small store of the quantum figure. */
 const TEMPLATE_PROCESSES = 10;
@@ -12,16 +12,8 @@ const TEMPLATE_PROCESSES = 10;
 const secondsSince = (t0) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 const mb = (path) => `${(statSync(path).size / 1e6).toFixed(0)} MB`;
 
-/** A fresh copy of `from` at `to` (any WAL of an earlier copy removed first). */
-function freshCopy(from, to) {
-  rmSync(`${to}-wal`, { force: true });
-  rmSync(`${to}-shm`, { force: true });
-  copyFileSync(from, to);
-  return to;
-}
-
 export async function scaleFigures(ctx) {
-  let t0 = performance.now();
+  const t0 = performance.now();
   const template = await buildTemplate(join(ctx.dir, 'template.db'), TEMPLATE_PROCESSES);
   ctx.note(`template: ${template.processes} processes, ${template.rows} rows in processes+events+audit_records, in ${secondsSince(t0)}`);
   await quantumFigure(ctx, template);
@@ -39,7 +31,7 @@ async function quantumFigure(ctx, template) {
   const smallPath = join(ctx.dir, 'processes-10.db');
   const nStep = ctx.n(3);
   const perQuantum = (path, copy) => async () => {
-    const rt = await openBenchRuntime(copy ? freshCopy(template.path, path) : path);
+    const rt = await openBenchRuntime(copy ? copyStore(template.path, path) : path);
     try {
       await runStep(rt, await prepareStep(rt));
       return (await msPerOpWithSetup(nStep, () => prepareStep(rt), (_, s) => runStep(rt, s))) / 2;
@@ -62,7 +54,7 @@ async function reopenFigure(ctx, template) {
   const rows = { big: historyRows(r100k), small: historyRows(r10k) };
   ctx.note(`reopen_100k_vs_10k: cloned stores of ${rows.big} (${mb(r100k)}) and ${rows.small} (${mb(r10k)}) rows in ${secondsSince(t0)}`);
   const open = (from, to) => async () => {
-    freshCopy(from, to);
+    copyStore(from, to);
     const t = now();
     const rt = await openBenchRuntime(to);
     const ms = now() - t;

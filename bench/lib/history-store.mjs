@@ -2,7 +2,7 @@
 // API (real agent steps on the scheduler), then its rows are cloned with SQL into as many copies as needed. Every id
 // inside every text value (`<prefix>_<hex>`, in columns and inside JSON) is remapped per copy by a bijection, so a
 // copy is a consistent set of processes with their events, audit, grants, accounts, Objects and model calls.
-import { copyFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { openBenchRuntime, prepareStep, runStep } from './libos.mjs';
 
@@ -63,6 +63,14 @@ function maxRowids(path) {
   }
 }
 
+/** Copies the SQLite store at `from` (with its WAL, if one was left) to `to`, replacing whatever was there. */
+export function copyStore(from, to) {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${to}${suffix}`, { force: true });
+  copyFileSync(from, to);
+  if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
+  return to;
+}
+
 /** Rows of `HISTORY_TABLES` in the store at `path`. */
 export function historyRows(path) {
   const db = new Database(path, { readonly: true });
@@ -101,9 +109,7 @@ export async function buildTemplate(path, steps) {
  * template's processes). Integer primary keys are renumbered; ids in text are remapped per copy.
  */
 export function cloneTemplate(template, out, copies) {
-  rmSync(out, { force: true });
-  rmSync(`${out}-wal`, { force: true });
-  copyFileSync(template.path, out);
+  copyStore(template.path, out);
   if (copies === 0) return out;
   const db = new Database(out);
   try {

@@ -32,7 +32,14 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
     const readable = await ctx.authority.check(`object:${args.result_oid}`, 'read');
     const obj = readable.allowed ? await objects.describe(args.result_oid) : null;
     if (!obj) throw new LibosError('object_not_found', `result_oid: no readable Object ${args.result_oid}`, { details: { result_oid: args.result_oid } });
-    await ctx.authority.consume(readable);
+    // The parent gets a standing read+materialize handle on the result: a finite read must not turn into one.
+    if (readable.consumeId !== undefined) {
+      const why = `is readable only through a finite grant (${readable.consumeId}); the parent would get a standing handle on it`;
+      const instead = 'exit with an Object you can read without limit, or with a payload';
+      throw new LibosError('delegation_denied', `result_oid: ${args.result_oid} ${why}; ${instead}`, {
+        details: { result_oid: args.result_oid, capability_id: readable.consumeId },
+      });
+    }
     return obj.oid;
   }
   if (args.payload === undefined && args.message === undefined) return null;

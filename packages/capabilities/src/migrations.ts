@@ -133,4 +133,13 @@ export const CAPABILITY_MIGRATIONS: readonly Migration[] = Object.freeze([
       await db.schema.createIndex('cap_permission_requests_pid').on('cap_permission_requests').columns(['pid', 'created_at']).execute();
     },
   },
+  {
+    // A check probes (subject, resource) once per pattern that can cover the resource, instead of reading every
+    // grant of the subject's kind: its cost stays flat however many grants the subject holds.
+    name: 'capabilities_0006_grants_by_resource',
+    async up(raw: unknown) {
+      const db = raw as Db;
+      await db.schema.createIndex('cap_grants_subject_resource').on('cap_grants').columns(['subject', 'resource', 'status']).execute();
+    },
+  },
 ]);

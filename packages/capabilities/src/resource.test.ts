@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { covers, overlaps, parseResource } from './resource.js';
+import { covers, coveringResources, overlaps, parseResource } from './resource.js';
 
 describe('resources', () => {
   it('[CAP-2] rejects untyped, bare and inner wildcards; canonicalizes // and trailing /', () => {
@@ -89,6 +89,24 @@ describe('resources', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it('coveringResources lists every pattern that covers a resource (the keys a check looks up)', () => {
+    expect(coveringResources('k:a/b')).toEqual(['k:*', 'k:a/b', 'k:a/b:*', 'k:a/b/*', 'k:a/*']);
+    expect(coveringResources('k:*')).toEqual(['k:*']);
+    fc.assert(
+      fc.property(pattern, pattern, (g, r) => {
+        if (covers(g, r)) expect(coveringResources(r)).toContain(parseResource(g).canonical);
+      }),
+      { numRuns: 4000 },
+    );
+    // Exhaustively over short bodies: every covering pattern is listed, and nothing listed fails to cover.
+    const all = concretes.filter((c) => c.split(/[:/]/).length <= 3).flatMap((c) => [`k:${c}`, `k:${c}:*`, `k:${c}/*`]).concat('k:*').map((x) => parseResource(x));
+    for (const r of all) {
+      const keys = new Set(coveringResources(r));
+      const missing = all.filter((g) => covers(g, r) && !keys.has(g.canonical)).map((g) => g.canonical);
+      expect(missing, r.canonical).toEqual([]);
+    }
   });
 
   it('overlaps agrees with brute-force intersection', () => {

@@ -99,6 +99,28 @@ export function covers(granted: string | ParsedResource, requested: string | Par
 }
 
 /**
+ * Every canonical resource that can cover `r` (`covers(G, r)` ⇒ `G.canonical` is in the list): `kind:*`, the root
+ * itself exact and as `root:*` / `root/*`, and `head:*` / `head/*` for each head of the root that ends before a `:`
+ * or `/`. At most 4 + (separators in the root) strings, so a grant lookup by (subject, resource) stays an index
+ * probe per string instead of a scan of every grant of the kind.
+ *
+ * @example
+ * coveringResources('k:a/b');  // ['k:*', 'k:a/b', 'k:a/b:*', 'k:a/b/*', 'k:a/*']
+ */
+export function coveringResources(r: string | ParsedResource): string[] {
+  const p = asParsed(r);
+  const out = new Set<string>([`${p.kind}:*`]);
+  if (isAll(p)) return [...out];
+  const root = p.root;
+  out.add(`${p.kind}:${root}`).add(`${p.kind}:${root}:*`).add(`${p.kind}:${root}/*`);
+  for (let i = 1; i < root.length; i++) {
+    const c = root[i];
+    if (c === ':' || c === '/') out.add(`${p.kind}:${root.slice(0, i)}${c}*`);
+  }
+  return [...out];
+}
+
+/**
  * `overlaps(A, B)`: the denotations intersect. Kinds never cross.
  *
  * @example

@@ -5,7 +5,7 @@ import { combineVerdicts, compareCandidates, policyOf, verdictOf, type Authority
 import { covers, parseResource, type ParsedResource } from '../resource.js';
 import { parseRight } from '../rights.js';
 import { audit, type EngineEnv } from './env.js';
-import { activeGrantsOf, casSpend, validChain } from './grant-store.js';
+import { casSpend, grantsCovering, validChain } from './grant-store.js';
 import type { Db } from './store.js';
 
 /** Request facts for one decision (the sdk `CheckOptions` plus rule/approval inputs). */
@@ -73,7 +73,7 @@ export async function decideAmong(
 export async function authorizeIn(env: EngineEnv, db: Db, subject: string, resource: string, right: Right, ctx: AuthorizeContext): Promise<AuthorityDecision> {
   const parsed = parseResource(resource);
   const r = parseRight(right);
-  const records = await activeGrantsOf(db, subject, parsed.kind);
+  const records = await grantsCovering(db, subject, parsed);
   return decideAmong(env, db, subject, parsed, r, records, ctx);
 }
 

@@ -5,7 +5,7 @@ import type { AttenuatedShape } from '../delegation.js';
 import { covers, overlaps, type ParsedResource } from '../resource.js';
 import type { EngineEnv } from './env.js';
 import type { GrantDraft } from './grant-draft.js';
-import { activeGrantsOf, insertGrant, validChain } from './grant-store.js';
+import { activeGrantsOf, grantsCovering, insertGrant, validChain } from './grant-store.js';
 import type { Db } from './store.js';
 
 export interface Lineage {
@@ -94,7 +94,7 @@ export async function chooseParent(env: EngineEnv, db: Db, holder: string, draft
   const now = env.clock.now();
   const cache = new Map<string, CapabilityRecord | null>();
   const ok: CapabilityRecord[] = [];
-  for (const rec of await activeGrantsOf(db, holder, draft.resource.kind)) {
+  for (const rec of await grantsCovering(db, holder, draft.resource)) {
     if (rec.effect !== 'allow' || !pred(rec) || !covers(rec.resource, draft.resource) || !draft.rights.every((r) => rec.rights.includes(r))) continue;
     if (await validChain(db, rec, now, cache)) ok.push(rec);
   }

@@ -1,6 +1,7 @@
 import type { Effect, Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { isExpired } from '../expiry.js';
+import { coveringResources, type ParsedResource } from '../resource.js';
 import { changed, parseJsonColumn, T, type Db } from './store.js';
 
 /** Row shape of `cap_grants`. */
@@ -92,6 +93,24 @@ export async function activeGrantsOf(db: Db, subject: string, kind?: string): Pr
   let q = db.selectFrom(T.grants).selectAll().where('subject', '=', subject).where('status', '=', 'active');
   if (kind !== undefined) q = q.where('kind', '=', kind);
   const rows = (await q.execute()) as GrantRow[];
+  return rows.map(recordFromRow);
+}
+
+/**
+ * Stored records of `subject` that can cover `resource`: a probe of the (subject, resource) index per covering
+ * pattern (`coveringResources`), so the cost does not grow with the subject's other grants. Active records, plus
+ * the record `alsoId` in any status (a stored row that replaces an implicit owner record). Oldest first.
+ */
+export async function grantsCovering(db: Db, subject: string, resource: ParsedResource, alsoId?: string): Promise<CapabilityRecord[]> {
+  const rows = (await db
+    .selectFrom(T.grants)
+    .selectAll()
+    .where('subject', '=', subject)
+    .where('resource', 'in', coveringResources(resource))
+    .where((eb) => (alsoId === undefined ? eb('status', '=', 'active') : eb.or([eb('status', '=', 'active'), eb('id', '=', alsoId)])))
+    .orderBy('issued_at')
+    .orderBy('id')
+    .execute()) as GrantRow[];
   return rows.map(recordFromRow);
 }
 

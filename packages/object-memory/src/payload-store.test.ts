@@ -34,4 +34,26 @@ describe('PayloadStore', () => {
     s.restore(snap);
     expect(s.get('b')).toEqual({ k: 'v' });
   });
+
+  test('an append changes neither a snapshot nor a value handed out before it; its undo brings the payload back', () => {
+    const s = createPayloadStore();
+    s.set('o', { entries: [1] });
+    const handed = s.get('o');
+    const snap = s.snapshot();
+    const plan = s.planAppend('o', 'entries', 2, 1);
+    expect([plan.listField, plan.length, plan.after]).toEqual(['entries', 2, { size: 19, canonicalChars: 17 }]);
+    const undo = plan.apply();
+    expect(s.get('o')).toEqual({ entries: [1, 2] });
+    expect(s.stats('o')).toEqual({ size: 19, canonicalChars: 17 });
+    expect(handed).toEqual({ entries: [1] });
+    expect(snap.get('o')).toEqual({ entries: [1] });
+    s.delete('o');
+    undo();
+    expect(s.get('o')).toEqual({ entries: [1] });
+    expect(s.canonical('o')?.text).toBe('{"entries":[1]}');
+  });
+
+  test('planAppend on an oid with no cached payload is an internal error', () => {
+    expect(() => createPayloadStore().planAppend('o', 'entries', 1, 1)).toThrow(/no payload is cached/);
+  });
 });

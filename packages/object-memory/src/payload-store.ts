@@ -1,3 +1,11 @@
+import { LibosError } from '@libos/sdk';
+import type { Canonical } from './internal/canonical.js';
+import type { JsonValue } from './internal/json-value.js';
+import { PayloadCell, type AppendPlan, type PayloadStats } from './internal/payload-cell.js';
+
+export type { AppendPlan, PayloadStats } from './internal/payload-cell.js';
+export type { Canonical } from './internal/canonical.js';
+
 /**
  * Where Object payloads live: runtime-local memory, never the durable store (whose row holds only a marker).
  * One store belongs to one `objectMemory()` plugin instance. `snapshot`/`restore` let a checkpoint capture
@@ -17,6 +25,15 @@ export interface PayloadStore {
   set(oid: string, payload: unknown): void;
   delete(oid: string): void;
   has(oid: string): boolean;
+  /** SIZE and CANON length of the payload of `oid` (kept current by every append), or undefined when none is cached. */
+  stats(oid: string): PayloadStats | undefined;
+  /** CANON of the whole payload of `oid` with its bytes and sha256 (computed once per content), or undefined. */
+  canonical(oid: string): Canonical | undefined;
+  /**
+   * Checks an append of `entry` (a JSON copy of SIZE `entrySize`) to the payload of `oid` at `listField` (spec §4)
+   * and returns its outcome; `apply()` then appends in O(entry) and returns the undo. Throws when none is cached.
+   */
+  planAppend(oid: string, listField: string, entry: JsonValue, entrySize: number): AppendPlan;
   /** An independent copy of every cached payload. */
   snapshot(): ReadonlyMap<string, unknown>;
   /** Replaces the cache with a snapshot's contents (copied again, so the snapshot stays reusable). */
@@ -25,27 +42,40 @@ export interface PayloadStore {
 
 /**
  * The in-memory PayloadStore. Payloads are JSON values; they are kept deep-frozen, so a reference handed out
- * can never change what is stored.
+ * can never change what is stored, and an append never changes a reference handed out before it.
  */
 export function createPayloadStore(): PayloadStore {
-  const payloads = new Map<string, unknown>();
+  const cells = new Map<string, PayloadCell>();
+  const cell = (oid: string): PayloadCell => {
+    const c = cells.get(oid);
+    if (c === undefined) throw new LibosError('internal_error', `payload store: no payload is cached for ${oid}`, { details: { oid } });
+    return c;
+  };
   return {
-    get: (oid) => payloads.get(oid),
-    set: (oid, payload) => void payloads.set(oid, deepFreeze(payload)),
-    delete: (oid) => void payloads.delete(oid),
-    has: (oid) => payloads.has(oid),
-    snapshot: () => new Map(payloads),
+    get: (oid) => cells.get(oid)?.value(),
+    set: (oid, payload) => void cells.set(oid, new PayloadCell(payload as JsonValue)),
+    delete: (oid) => void cells.delete(oid),
+    has: (oid) => cells.has(oid),
+    stats: (oid) => cells.get(oid)?.stats(),
+    canonical: (oid) => cells.get(oid)?.canonical(),
+    planAppend: (oid, listField, entry, entrySize) => {
+      const target = cell(oid);
+      const plan = target.planAppend(listField, entry, entrySize);
+      return {
+        ...plan,
+        apply: () => {
+          const undo = plan.apply();
+          return () => {
+            undo();
+            cells.set(oid, target);
+          };
+        },
+      };
+    },
+    snapshot: () => new Map([...cells].map(([oid, c]) => [oid, c.value()])),
     restore: (snapshot) => {
-      payloads.clear();
-      for (const [oid, payload] of snapshot) payloads.set(oid, deepFreeze(payload));
+      cells.clear();
+      for (const [oid, payload] of snapshot) cells.set(oid, new PayloadCell(payload as JsonValue));
     },
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as object)) deepFreeze(v);
-  }
-  return value;
 }

@@ -1,6 +1,17 @@
 import { describe, expect, test } from 'vitest';
-import { appendEntry } from './append.js';
+import { appendTarget } from './append.js';
+import type { JsonValue } from './json-value.js';
+import { PayloadCell } from './payload-cell.js';
+import { jsonSize } from './size.js';
 import { codeOf } from './testing/code-of.js';
+
+/** One append through a payload cell, as the tool does it: plan, apply, read back. */
+function appendEntry(payload: JsonValue, listField: string, entry: JsonValue) {
+  const cell = new PayloadCell(payload);
+  const plan = cell.planAppend(listField, entry, jsonSize(entry));
+  plan.apply();
+  return { payload: cell.value(), listField: plan.listField, length: plan.length };
+}
 
 describe('append (spec §4)', () => {
   test('[OM-49] appending {"x":1} to a ledger gives list_field entries, length 1', () => {
@@ -28,10 +39,12 @@ describe('append (spec §4)', () => {
   });
 
   test('[OM-83] no dedupe: the same entry twice gives length 2', () => {
-    const once = appendEntry({ entries: [] }, 'entries', { x: 1 });
-    const twice = appendEntry(once.payload, 'entries', { x: 1 });
+    const cell = new PayloadCell({ entries: [] });
+    cell.planAppend('entries', { x: 1 }, jsonSize({ x: 1 })).apply();
+    const twice = cell.planAppend('entries', { x: 1 }, jsonSize({ x: 1 }));
+    twice.apply();
     expect(twice.length).toBe(2);
-    expect(twice.payload).toEqual({ entries: [{ x: 1 }, { x: 1 }] });
+    expect(cell.value()).toEqual({ entries: [{ x: 1 }, { x: 1 }] });
   });
 
   test('"" is a key and "__proto__" stays an own field', () => {
@@ -39,5 +52,13 @@ describe('append (spec §4)', () => {
     const r = appendEntry({}, '__proto__', 1).payload as Record<string, unknown>;
     expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
     expect(Object.prototype.hasOwnProperty.call(r, '__proto__')).toBe(true);
+  });
+
+  test('appendTarget names the list and changes nothing', () => {
+    const payload = { entries: [1] };
+    expect(appendTarget(payload, 'entries')).toEqual({ key: 'entries', list: [1] });
+    expect(appendTarget(payload, 'notes')).toEqual({ key: 'notes', list: undefined });
+    expect(appendTarget([1], 'x')).toEqual({ key: null, list: [1] });
+    expect(payload).toEqual({ entries: [1] });
   });
 });

@@ -1,29 +1,23 @@
 import { LibosError } from '@libos/sdk';
 import { isJsonObject, jsonKind, type JsonValue } from './json-value.js';
 
-/** The outcome of one append: the new payload (a copy; the input is untouched) and what to report. */
-export interface AppendOutcome {
-  readonly payload: JsonValue;
-  /** The list field appended to, or null when the root itself is the list. */
-  readonly listField: string | null;
-  /** Length of the list after the append. */
-  readonly length: number;
-}
+/** Where an append lands (spec §4): the root list, or the list at `key` of an object root. */
+export type AppendTarget =
+  | { readonly key: null; readonly list: readonly JsonValue[] }
+  /** `list` is undefined when the field is missing: the append creates it. */
+  | { readonly key: string; readonly list: readonly JsonValue[] | undefined };
 
 /**
- * Appends `entry` (spec §4). Object root: the list at `listField` (created as `[]` when missing, so a typo
- * creates a field); a present non-array value is `append_field_not_list`. Array root: pushed, `listField`
- * ignored. A scalar, string or null root is `append_target_not_container`. No dedupe.
+ * Resolves the list an append goes to (spec §4). Object root: the list at `listField` (missing: created as `[]`,
+ * so a typo creates a field); a present non-array value is `append_field_not_list`. Array root: the root itself,
+ * `listField` ignored. A scalar, string or null root is `append_target_not_container`. Changes nothing.
  *
  * @example
- * appendEntry({ entries: [] }, 'entries', { x: 1 }); // { payload: { entries: [{ x: 1 }] }, listField: 'entries', length: 1 }
- * appendEntry([1], 'x', 2);                           // { payload: [1, 2], listField: null, length: 2 }
+ * appendTarget({ entries: [] }, 'entries'); // { key: 'entries', list: [] }
+ * appendTarget([1], 'x');                   // { key: null, list: [1] }
  */
-export function appendEntry(payload: JsonValue, listField: string, entry: JsonValue): AppendOutcome {
-  if (Array.isArray(payload)) {
-    const next = [...(payload as readonly JsonValue[]), entry];
-    return { payload: next, listField: null, length: next.length };
-  }
+export function appendTarget(payload: JsonValue, listField: string): AppendTarget {
+  if (Array.isArray(payload)) return { key: null, list: payload as readonly JsonValue[] };
   if (isJsonObject(payload)) {
     const current = Object.prototype.hasOwnProperty.call(payload, listField) ? payload[listField]! : undefined;
     if (current !== undefined && !Array.isArray(current)) {
@@ -33,10 +27,7 @@ export function appendEntry(payload: JsonValue, listField: string, entry: JsonVa
         { details: { field: 'list_field', list_field: listField } },
       );
     }
-    const list = [...((current as readonly JsonValue[] | undefined) ?? []), entry];
-    // Spread plus a computed key keeps "__proto__" an own data property.
-    const next = { ...payload, [listField]: list };
-    return { payload: next, listField, length: list.length };
+    return { key: listField, list: current as readonly JsonValue[] | undefined };
   }
   throw new LibosError('append_target_not_container', `payload: a ${jsonKind(payload)} cannot be appended to; only an object or array payload can`, {
     details: { field: 'payload', payload_type: jsonKind(payload) },

@@ -1,5 +1,5 @@
 import { DEFAULT_LABELS, INTEGRITY_ORDER, LibosError, SENSITIVITY_ORDER, TRUST_ORDER, type DataLabels } from '@libos/sdk';
-import { canonicalText } from './canonical.js';
+import { canonicalLength } from './canonical.js';
 import { codePointLength, copyJson, type JsonValue } from './json-value.js';
 import { identityLabelProblem } from './labels.js';
 import { jsonSize } from './size.js';
@@ -191,5 +191,15 @@ function parseMetadataFields(obj: Record<string, unknown>, opts: { readonly orig
  * tokenEstimate({ a: 1 }); // 1
  */
 export function tokenEstimate(payload: JsonValue): number {
-  return Math.max(1, Math.floor(codePointLength(canonicalText(payload)) / 4));
+  return tokensForChars(canonicalLength(payload));
+}
+
+/**
+ * The token estimate of a payload whose CANON has `chars` code points (what an append keeps up to date).
+ *
+ * @example
+ * tokensForChars(27); // 6
+ */
+export function tokensForChars(chars: number): number {
+  return Math.max(1, Math.floor(chars / 4));
 }

@@ -52,6 +52,12 @@ export async function spendOnce(authority: Authority, decisions: readonly Decisi
  * The payload of a record, failing closed when it did not survive a reopen.
  */
 export function requirePayload(payloads: PayloadStore, record: ObjectRecord): unknown {
+  requireAvailable(payloads, record);
+  return payloads.get(record.oid);
+}
+
+/** Fails closed, as `requirePayload`, when the record's payload did not survive a reopen; reads nothing. */
+export function requireAvailable(payloads: PayloadStore, record: ObjectRecord): void {
   if (record.lifecycle !== 'live' || !payloads.has(record.oid)) {
     throw new LibosError(
       'payload_unavailable_after_reopen',
@@ -59,5 +65,4 @@ export function requirePayload(payloads: PayloadStore, record: ObjectRecord): un
       { details: { oid: record.oid, namespace: record.namespace, name: record.name, version: record.version } },
     );
   }
-  return payloads.get(record.oid);
 }

@@ -1,14 +1,12 @@
 import { defineTool, LibosError, z } from '@libos/sdk';
-import { appendEntry } from '../internal/append.js';
 import { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE } from '../internal/bounds.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
-import { requireJson, type JsonValue } from '../internal/json-value.js';
+import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
-import { tokenEstimate } from '../internal/metadata.js';
+import { tokensForChars } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
-import { objectNotFound, openReadableObject, requirePayload, spendOnce } from '../internal/object-access.js';
+import { objectNotFound, openReadableObject, requireAvailable, spendOnce } from '../internal/object-access.js';
 import { getObject, nextSeq, writeAppend } from '../internal/object-repo.js';
-import { writePayload } from '../internal/payload-writes.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
 
@@ -62,7 +60,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           details: { field: 'name', oid: record.oid },
         });
       }
-      const current = requirePayload(deps.payloads, record) as JsonValue;
+      requireAvailable(deps.payloads, record);
       const entry = requireJson(args.entry, 'entry');
       const entrySize = jsonSize(entry);
       if (entrySize > MAX_ENTRY_SIZE) {
@@ -70,8 +68,9 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           details: { field: 'entry', size: entrySize, maximum: MAX_ENTRY_SIZE },
         });
       }
-      const outcome = appendEntry(current, args.list_field, entry);
-      const newSize = jsonSize(outcome.payload);
+      // O(entry): the store knows the payload's SIZE and CANON length, so nothing re-reads the whole ledger.
+      const outcome = deps.payloads.planAppend(record.oid, args.list_field, entry, entrySize);
+      const newSize = outcome.after.size;
       if (newSize > MAX_PAYLOAD_SIZE) {
         throw new LibosError('payload_too_large', `entry: the payload would grow to SIZE ${newSize}, above ${MAX_PAYLOAD_SIZE}; nothing was appended`, {
           details: { field: 'entry', size: newSize, maximum: MAX_PAYLOAD_SIZE },
@@ -80,7 +79,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const labels = requireValidLabels(mergeLabels(record.labels, [await ctx.flow.labels()]), 'labels');
       const sources = ctx.flow.sources().filter((oid) => oid !== record.oid);
       const provenance = { ...record.provenance, parent_oids: [...new Set([...record.provenance.parent_oids, ...sources])] };
-      const metadata = { ...record.metadata, token_estimate: tokenEstimate(outcome.payload) };
+      const metadata = { ...record.metadata, token_estimate: tokensForChars(outcome.after.canonicalChars) };
       await deps.testHooks.beforeAppendWrite?.({ store: ctx.store, oid: record.oid, version: record.version });
       const written = await writeAppend(db, {
         oid: record.oid,
@@ -100,7 +99,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           details: { field: 'name', oid: record.oid, expected_version: record.version },
         });
       }
-      writePayload(ctx, deps.payloads, record.oid, outcome.payload);
+      ctx.onRollback(outcome.apply());
       const version = record.version + 1;
       await deps.testHooks.afterAppendWrite?.({ store: ctx.store, oid: record.oid, version });
       await ctx.events.emit('object_appended', { oid: record.oid, namespace: record.namespace, name: record.name, version, list_field: outcome.listField, length: outcome.length });

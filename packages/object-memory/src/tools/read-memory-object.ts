@@ -79,8 +79,10 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const { record, read } = await openReadableObject(omDb(ctx.store), ctx.authority, namespace, name);
       await ctx.authority.consume(read);
       const payload = requirePayload(deps.payloads, record) as JsonValue;
-      const selection = resolvePointer(payload, parsePointer(args.json_pointer));
-      const canonical = canonicalize(selection);
+      const tokens = parsePointer(args.json_pointer);
+      const selection = resolvePointer(payload, tokens);
+      // The whole payload's CANON and digest are cached until its next change (every page of a paged read uses them).
+      const canonical = tokens.length === 0 ? deps.payloads.canonical(record.oid)! : canonicalize(selection);
       await ctx.flow.taint(record.labels, [record.oid]);
       return readPage({
         selection,

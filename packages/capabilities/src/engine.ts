@@ -9,6 +9,7 @@ import {
   type GrantSpec,
   type IdSource,
   type Migration,
+  type OwnershipResolver,
   type RequireOptions,
   type Right,
   type ServiceScope,
@@ -29,7 +30,8 @@ import { revokeImpl, revokeTrustedImpl } from './internal/revoke.js';
 import { authorizeHandleImpl } from './internal/handles.js';
 import { withAuthorityImpl, type AuthorityCheck } from './internal/authority-transaction.js';
 import { duplicateAuthorityImpl, type DuplicationResult } from './internal/transitions.js';
-import { getGrant } from './internal/grant-store.js';
+import { ownerResolvers } from './internal/owner-grants.js';
+import { getRecord } from './internal/record-lookup.js';
 import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreReservationImpl } from './internal/reservations.js';
 import { dbOf } from './internal/store.js';
 import { CAPABILITY_MIGRATIONS } from './migrations.js';
@@ -79,15 +81,18 @@ export interface AuthorityEngine {
   authorizeHandle(scope: ServiceScope, pid: string, capId: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
   /** Fork / checkpoint restore: copies the source's live records to the target, minus finite ones and deny/ask-overlapped rights. */
   duplicateAuthority(scope: ServiceScope, source: string, target: string, kind: 'fork' | 'checkpoint_restore'): Promise<DuplicationResult>;
-  /** Host-only, unchecked issue (bootstrap, CLI `libos grant`, human decisions, tests). Audited + event `capability.granted`. */
+  /**
+   * Host-only, unchecked issue (bootstrap, CLI `libos grant`, human decisions, tests). Audited + event `capability.granted`.
+   * With `spec.ownership` it only records (audit + event) the owner's implicit record and stores nothing.
+   */
   issueTrusted(scope: ServiceScope, spec: IssueSpec, issuer: string): Promise<CapabilityRecord>;
   /** Checked issue by a pid: covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held unlimited allow. */
   issue(scope: ServiceScope, actor: string, spec: IssueSpec): Promise<CapabilityRecord>;
   /** Installs a one-use allow bound to exact arguments (per-use approval), issued by `approver`. */
   approveOnce(scope: ServiceScope, subject: string, resource: string, right: Right, binding: ApprovalBinding, approver: string): Promise<CapabilityRecord>;
-  /** One record by id, or null. */
+  /** One record by id (stored, or an implicit owner record `cap_own:<resource>`), or null. */
   get(scope: ServiceScope, capId: string): Promise<CapabilityRecord | null>;
-  /** Grants held by subject; by default only active + chain-valid + unexpired ones. */
+  /** Grants held by subject, implicit owner records included; by default only active + chain-valid + unexpired ones. */
   list(scope: ServiceScope, subject: string, opts?: { includeInactive?: boolean }): Promise<CapabilityRecord[]>;
   /** Checked revoke (spec §3). actor is a pid or the string 'host'. */
   revoke(scope: ServiceScope, actor: string, capId: string): Promise<void>;
@@ -194,7 +199,8 @@ class PidAuthority implements EngineAuthority {
 
 /**
  * Creates the authority engine. Inject the clock (expiry, timestamps) and ids (`cap_…`, `res_…`, `bres_…`);
- * extend the constraint registry with `constraints`.
+ * extend the constraint registry with `constraints`; `owners` are the plugins' ownership resolvers (an owner's
+ * rights on what it owns are implicit `cap_own:<resource>` records, never one stored grant per resource).
  *
  * @example
  * const engine = createAuthorityEngine({ clock: systemClock });
@@ -204,8 +210,13 @@ class PidAuthority implements EngineAuthority {
  *   await engine.authority(scope, pid).require('object:obj_1', 'read');
  * });
  */
-export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; constraints?: readonly ConstraintEvaluator[] }): AuthorityEngine {
-  const env: EngineEnv = { clock: opts.clock, ids: opts.ids ?? randomIds, registry: new ConstraintRegistry([...BUILTIN_CONSTRAINTS, ...(opts.constraints ?? [])]) };
+export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; constraints?: readonly ConstraintEvaluator[]; owners?: readonly OwnershipResolver[] }): AuthorityEngine {
+  const env: EngineEnv = {
+    clock: opts.clock,
+    ids: opts.ids ?? randomIds,
+    registry: new ConstraintRegistry([...BUILTIN_CONSTRAINTS, ...(opts.constraints ?? [])]),
+    owners: ownerResolvers(opts.owners),
+  };
   const engine: AuthorityEngine = {
     migrations: CAPABILITY_MIGRATIONS,
     authority: (scope, pid) => new PidAuthority(env, scope, pid),
@@ -217,7 +228,7 @@ export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; cons
     issue: (scope, actor, spec) => issueCheckedImpl(env, scope, actor, spec),
     approveOnce: (scope, subject, resource, right, binding, approver) =>
       issueTrustedImpl(env, scope, { subject, resource, rights: [right], effect: 'allow', usesRemaining: 1, constraints: { approval_binding: { ...binding } } }, approver),
-    get: (scope, capId) => getGrant(dbOf(scope), capId),
+    get: (scope, capId) => getRecord(env.owners, dbOf(scope), capId),
     list: (scope, subject, o) => listImpl(env, scope, subject, o?.includeInactive === true),
     revoke: (scope, actor, capId) => revokeImpl(env, scope, actor, capId),
     revokeTrusted: (scope, capId, reason) => revokeTrustedImpl(env, scope, capId, reason),

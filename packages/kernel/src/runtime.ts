@@ -323,7 +323,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     return deps;
   };
   const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...(opts.plugins ?? [])], BUILTIN_IMAGES);
-  const engine = createAuthorityEngine({ clock, ids });
+  const engine = createAuthorityEngine({ clock, ids, owners: [...registry.owners.values()] });
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
   // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.
   const builtinServices: Record<string, ServiceFactory> = { ...kernelServices(getDeps), [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope) };

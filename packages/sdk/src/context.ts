@@ -60,6 +60,13 @@ export interface GrantSpec {
   readonly maxDepth?: number;
   readonly constraints?: Readonly<Record<string, unknown>>;
   readonly metadata?: Readonly<Record<string, string>>;
+  /**
+   * The subject's rights as the owner of `resource` (a kind with a registered `OwnershipResolver`): nothing is
+   * stored, the engine derives the grant from ownership at every check. It confirms the resolver agrees (same
+   * owner, same rights; only subject, resource and rights may be given, and the issuer must be the owner), records
+   * the usual `capability.issue` audit and `capability.granted` event, and returns the id `cap_own:<resource>`.
+   */
+  readonly ownership?: boolean;
 }
 
 /**

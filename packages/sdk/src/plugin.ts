@@ -1,4 +1,5 @@
 import type { ServiceScope } from './context.js';
+import type { Right } from './rights.js';
 import type { SkillSource } from './skill.js';
 import type { AnyTool } from './tool.js';
 
@@ -47,6 +48,35 @@ export interface PluginHooks {
   events?: Readonly<Record<string, (scope: ServiceScope, event: EmittedEvent) => Promise<void>>>;
 }
 
+/** What an owner holds on one resource because it owns it (see `OwnershipResolver`). */
+export interface OwnedResource {
+  /** The resource body after `kind:` (e.g. an oid). */
+  readonly body: string;
+  /** The owner: the subject that holds the rights (a pid, or another owner id such as a task id). */
+  readonly owner: string;
+  readonly rights: readonly Right[];
+  /** When ownership began (ISO-8601): the implicit grant's `issuedAt`. */
+  readonly since: string;
+  /** Attribution shown on the implicit grant; never authorizes. */
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Declares that resources of one kind have owners and how to find them. The authority engine then treats "S owns
+ * `kind:body`" as an allow of the owner's `rights` on exactly `kind:body`, held and issued by S, unlimited,
+ * non-delegable and revocable, with the id `cap_own:kind:body`, instead of one stored grant per resource. A stored
+ * row with that id (written when the implicit grant is revoked) replaces it. Both functions run in the caller's
+ * store transaction (`store` is `ServiceScope.store`).
+ */
+export interface OwnershipResolver {
+  /** A resource kind, e.g. `object`. */
+  readonly kind: string;
+  /** The owner of `kind:<body>`, or null when it has none (or does not exist). */
+  ownerOf(store: unknown, body: string): Promise<OwnedResource | null>;
+  /** Everything of this kind `owner` owns, oldest first (listing a subject's grants, fork duplication). */
+  ownedBy(store: unknown, owner: string): Promise<readonly OwnedResource[]>;
+}
+
 /**
  * A Skill plugin: SKILL.md files, the tools they name, migrations, services and images.
  */
@@ -59,6 +89,8 @@ export interface Plugin {
   readonly services?: Readonly<Record<string, ServiceFactory>>;
   readonly images?: readonly ImageDefinition[];
   readonly hooks?: PluginHooks;
+  /** Resource kinds whose owners hold rights by ownership (at most one resolver per kind across plugins). */
+  readonly owners?: readonly OwnershipResolver[];
 }
 
 /**

@@ -5,7 +5,8 @@ import { combineVerdicts, compareCandidates, policyOf, verdictOf, type Authority
 import { covers, parseResource, type ParsedResource } from '../resource.js';
 import { parseRight } from '../rights.js';
 import { audit, type EngineEnv } from './env.js';
-import { casSpend, grantsCovering, validChain } from './grant-store.js';
+import { casSpend } from './grant-store.js';
+import { coveringRecords, validChain } from './record-lookup.js';
 import type { Db } from './store.js';
 
 /** Request facts for one decision (the sdk `CheckOptions` plus rule/approval inputs). */
@@ -41,7 +42,7 @@ export async function decideAmong(
   const chains = new Map<string, CapabilityRecord[]>();
   for (const rec of records) {
     if (rec.subject !== subject || rec.status !== 'active' || !rec.rights.includes(right) || !covers(rec.resource, resource)) continue;
-    const chain = await validChain(db, rec, now, cache);
+    const chain = await validChain(env.owners, db, rec, now, cache);
     if (!chain) continue;
     chains.set(rec.id, chain);
     const res = env.registry.evaluate(rec.id, rec.constraints, { ...ctx, subject });
@@ -69,11 +70,11 @@ export async function decideAmong(
   return Object.freeze(decision);
 }
 
-/** Loads the subject's candidates and decides. Throws `resource_invalid` / `rights_invalid` on bad input. */
+/** Loads the subject's candidates (stored and implicit owner records that can cover the resource) and decides. Throws `resource_invalid` / `rights_invalid` on bad input. */
 export async function authorizeIn(env: EngineEnv, db: Db, subject: string, resource: string, right: Right, ctx: AuthorizeContext): Promise<AuthorityDecision> {
   const parsed = parseResource(resource);
   const r = parseRight(right);
-  const records = await grantsCovering(db, subject, parsed);
+  const records = await coveringRecords(env.owners, db, subject, parsed);
   return decideAmong(env, db, subject, parsed, r, records, ctx);
 }
 

@@ -4,18 +4,18 @@ import { checkAttenuation, specCovers, type AttenuatedShape } from '../delegatio
 import { audit, type EngineEnv } from './env.js';
 import { parseDraft, parseSubject, type GrantDraft } from './grant-draft.js';
 import { assertNoLaundering, chooseParent, issueDetails, makeRecord, publish } from './grant-publish.js';
-import { getGrant, validChain } from './grant-store.js';
+import { getRecord, validChain } from './record-lookup.js';
 import { dbOf, type Db } from './store.js';
 
 /** Delegation of one record (spec §3). */
 export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCapId: string, childSubject: string, spec: DelegationSpec, actor: string): Promise<CapabilityRecord> {
   const db = dbOf(scope);
-  const parent = await getGrant(db, parentCapId);
+  const parent = await getRecord(env.owners, db, parentCapId);
   if (!parent) throw new LibosError('capability_not_found', `parentCapId: no capability ${parentCapId}`, { details: { field: 'parentCapId', capId: parentCapId } });
   if (actor !== 'host' && actor !== parent.subject) {
     throw new LibosError('delegation_denied', `actor: ${actor} does not hold ${parentCapId} (held by ${parent.subject})`, { details: { field: 'actor', capId: parentCapId } });
   }
-  if (!(await validChain(db, parent, env.clock.now(), new Map()))) {
+  if (!(await validChain(env.owners, db, parent, env.clock.now(), new Map()))) {
     throw new LibosError('delegation_denied', `parentCapId: ${parentCapId} or one of its ancestors is revoked, disabled or expired`, { details: { field: 'parentCapId', capId: parentCapId } });
   }
   const { subject: _ignored, ...rest } = spec;

@@ -5,7 +5,8 @@ import type { AttenuatedShape } from '../delegation.js';
 import { covers, overlaps, type ParsedResource } from '../resource.js';
 import type { EngineEnv } from './env.js';
 import type { GrantDraft } from './grant-draft.js';
-import { activeGrantsOf, grantsCovering, insertGrant, validChain } from './grant-store.js';
+import { activeGrantsOf, insertGrant } from './grant-store.js';
+import { coveringRecords, validChain } from './record-lookup.js';
 import type { Db } from './store.js';
 
 export interface Lineage {
@@ -82,7 +83,7 @@ export async function assertNoLaundering(env: EngineEnv, db: Db, holder: string,
   for (const rec of await activeGrantsOf(db, holder, resource.kind)) {
     if (rec.effect === 'allow' && !hasRestrictiveRules(rec.constraints)) continue;
     if (!overlaps(rec.resource, resource) || !rec.rights.some((r) => rights.includes(r))) continue;
-    if (!(await validChain(db, rec, now, cache))) continue;
+    if (!(await validChain(env.owners, db, rec, now, cache))) continue;
     throw new LibosError('delegation_denied', `resource: ${holder} holds ${rec.effect} record ${rec.id} on ${rec.resource} overlapping ${resource.canonical}; passing on the wider allow would launder it`, {
       details: { field: 'resource', conflictCapId: rec.id },
     });
@@ -94,9 +95,9 @@ export async function chooseParent(env: EngineEnv, db: Db, holder: string, draft
   const now = env.clock.now();
   const cache = new Map<string, CapabilityRecord | null>();
   const ok: CapabilityRecord[] = [];
-  for (const rec of await grantsCovering(db, holder, draft.resource)) {
+  for (const rec of await coveringRecords(env.owners, db, holder, draft.resource)) {
     if (rec.effect !== 'allow' || !pred(rec) || !covers(rec.resource, draft.resource) || !draft.rights.every((r) => rec.rights.includes(r))) continue;
-    if (await validChain(db, rec, now, cache)) ok.push(rec);
+    if (await validChain(env.owners, db, rec, now, cache)) ok.push(rec);
   }
   return ok.sort(compareCandidates)[0] ?? null;
 }

@@ -1,6 +1,5 @@
 import type { Effect, Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
-import { isExpired } from '../expiry.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
 import { changed, parseJsonColumn, T, type Db } from './store.js';
 
@@ -117,28 +116,6 @@ export async function grantsCovering(db: Db, subject: string, resource: ParsedRe
 export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {
   const rows = (await db.selectFrom(T.grants).selectAll().where('subject', '=', subject).orderBy('issued_at').orderBy('id').execute()) as GrantRow[];
   return rows.map(recordFromRow);
-}
-
-/**
- * Walks parent links from `record` (inclusive). Returns the chain when every member is active and
- * unexpired at `now`, else null. `cache` memoizes loads within one decision.
- */
-export async function validChain(db: Db, record: CapabilityRecord, now: Date, cache: Map<string, CapabilityRecord | null>): Promise<CapabilityRecord[] | null> {
-  const chain: CapabilityRecord[] = [];
-  let cur: CapabilityRecord | null = record;
-  const seen = new Set<string>();
-  while (cur) {
-    if (seen.has(cur.id) || chain.length > 64) return null;
-    seen.add(cur.id);
-    if (cur.status !== 'active' || isExpired(cur.expiresAt, now)) return null;
-    chain.push(cur);
-    const pid: string | null = cur.parentCapId;
-    if (pid === null) break;
-    if (!cache.has(pid)) cache.set(pid, await getGrant(db, pid));
-    cur = cache.get(pid) ?? null;
-    if (cur === null) return null;
-  }
-  return chain;
 }
 
 /**

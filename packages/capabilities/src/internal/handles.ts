@@ -4,7 +4,7 @@ import { covers, parseResource } from '../resource.js';
 import { parseRight } from '../rights.js';
 import { authorizeIn, type AuthorizeContext } from './authorize.js';
 import type { EngineEnv } from './env.js';
-import { getGrant, validChain } from './grant-store.js';
+import { getRecord, validChain } from './record-lookup.js';
 import { dbOf } from './store.js';
 
 /**
@@ -22,10 +22,10 @@ export async function authorizeHandleImpl(env: EngineEnv, scope: ServiceScope, p
     return Object.freeze({ ...rest, allowed: false, effect: global.effect === 'deny' ? 'deny' : 'missing', policy: global.effect === 'deny' ? 'always_deny' : 'none', reason, ...(global.effect === 'deny' && global.selectedId ? { selectedId: global.selectedId } : {}) });
   };
   if (global.effect === 'deny') return global;
-  const rec = await getGrant(db, capId);
+  const rec = await getRecord(env.owners, db, capId);
   if (!rec || rec.subject !== pid) return refuse(`handle ${capId} is not a grant of ${pid}`);
   if (rec.effect !== 'allow' || !rec.rights.includes(r) || !covers(rec.resource, parsed)) return refuse(`handle ${capId} does not allow ${r} on ${parsed.canonical}`);
-  if (!(await validChain(db, rec, env.clock.now(), new Map()))) return refuse(`handle ${capId} is revoked, expired or derived from a revoked or expired grant`);
+  if (!(await validChain(env.owners, db, rec, env.clock.now(), new Map()))) return refuse(`handle ${capId} is revoked, expired or derived from a revoked or expired grant`);
   const v = verdictOf(rec, env.registry.evaluate(rec.id, rec.constraints, { ...ctx, subject: pid }));
   if (v.verdict !== 'ALLOW') return refuse(`handle ${capId}: ${v.reason}`);
   if (global.effect === 'ask' && !v.approvalBound) return global;

@@ -88,4 +88,14 @@ describe('plugin loader', () => {
     const r = loadPlugins([], [img]);
     expect(r.images.get('x-agent:v0')!.defaultTools).toEqual([]);
   });
+
+  it('collects ownership resolvers by kind; a second resolver for a kind or a malformed kind fails naming the plugin', () => {
+    const owners = (kind: string) => [{ kind, ownerOf: async () => null, ownedBy: async () => [] }];
+    const r = loadPlugins([plugin('p1', { owners: owners('thing') })], []);
+    expect([...r.owners.keys()]).toEqual(['thing']);
+    expect(loadError([plugin('p1', { owners: owners('thing') }), plugin('p2', { owners: owners('thing') })]).message).toContain(
+      'plugin p2: owners[0].kind: resource kind "thing" already has owners from plugin p1',
+    );
+    expect(loadError([plugin('p1', { owners: owners('Thing') })]).message).toContain('plugin p1: owners[0].kind: "Thing" must match');
+  });
 });

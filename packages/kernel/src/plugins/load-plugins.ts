@@ -1,4 +1,5 @@
-import { LibosError, parseSkill, TOOL_NAME_PATTERN, type ImageDefinition, type Plugin, type ServiceFactory, type SkillProblem } from '@libos/sdk';
+import { RESOURCE_KIND_PATTERN } from '@libos/capabilities';
+import { LibosError, parseSkill, TOOL_NAME_PATTERN, type ImageDefinition, type OwnershipResolver, type Plugin, type ServiceFactory, type SkillProblem } from '@libos/sdk';
 import type { MigrationSet } from '../store/migrate.js';
 import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
 
@@ -12,7 +13,8 @@ export interface BuiltinImages {
 /**
  * Validates plugins and builds the registry. Fails fast with every problem, each naming the file (or plugin) and
  * the field: a malformed SKILL.md, a name that differs from its folder, an `allowed-tools` entry with no definition,
- * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools.
+ * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools, two
+ * ownership resolvers for one resource kind.
  *
  * @example
  * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
@@ -75,6 +77,16 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Image
     if (p.migrations?.length) migrations.push({ owner: p.name, migrations: p.migrations });
   }
 
+  // Ownership resolvers: one per resource kind.
+  const owners = new Map<string, { plugin: string; resolver: OwnershipResolver }>();
+  for (const p of plugins)
+    (p.owners ?? []).forEach((resolver, i) => {
+      const where = `plugin ${p.name}`;
+      if (typeof resolver.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(resolver.kind)) bad(where, `owners[${i}].kind`, `${JSON.stringify(resolver.kind)} must match ${RESOURCE_KIND_PATTERN}`);
+      else if (owners.has(resolver.kind)) bad(where, `owners[${i}].kind`, `resource kind ${JSON.stringify(resolver.kind)} already has owners from plugin ${owners.get(resolver.kind)!.plugin}`);
+      else owners.set(resolver.kind, { plugin: p.name, resolver });
+    });
+
   // Images: builtins narrowed to what is loaded; plugin images must be exact.
   const images = new Map<string, ImageDefinition>();
   const addImage = (img: ImageDefinition, where: string, strict: boolean) => {
@@ -96,5 +108,5 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Image
   }
   const tools = new Map<string, RegisteredTool>();
   for (const [name, d] of defs) tools.set(name, { tool: d.tool, plugin: d.plugin, skill: owner.get(name)! });
-  return { plugins, tools, skills, images, services, migrations };
+  return { plugins, tools, skills, images, services, migrations, owners: new Map([...owners].map(([kind, o]) => [kind, o.resolver])) };
 }

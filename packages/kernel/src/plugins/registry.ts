@@ -1,4 +1,4 @@
-import type { AnyTool, ImageDefinition, Plugin, ServiceFactory, SkillManifest } from '@libos/sdk';
+import type { AnyTool, ImageDefinition, OwnershipResolver, Plugin, ServiceFactory, SkillManifest } from '@libos/sdk';
 import type { MigrationSet } from '../store/migrate.js';
 
 export interface RegisteredTool {
@@ -21,4 +21,6 @@ export interface Registry {
   readonly images: ReadonlyMap<string, ImageDefinition>;
   readonly services: ReadonlyMap<string, ServiceFactory>;
   readonly migrations: readonly MigrationSet[];
+  /** Ownership resolvers by resource kind (the authority engine derives owners' rights through them). */
+  readonly owners: ReadonlyMap<string, OwnershipResolver>;
 }

@@ -62,6 +62,9 @@ export interface ProcessRow {
   image_id: string;
   status: string;
   wait_state: string | null;
+  /** Mirrors of wait_state for the wait index (wait-columns.ts). */
+  wait_kind: string | null;
+  wait_deadline: string | null;
   outcome: string | null;
   state_generation: number;
   revision: number;

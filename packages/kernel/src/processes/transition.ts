@@ -3,6 +3,7 @@ import { LibosError } from '@libos/sdk';
 import type { ProcessInfo, ProcessStatus } from './process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from './process-state.js';
 import { getProcess } from './process-store.js';
+import { waitColumns } from './wait-columns.js';
 
 export interface TransitionSpec {
   /** The statuses the process must be in (omitted = unchecked; [] matches nothing). */
@@ -31,6 +32,7 @@ export async function transition(db: Kysely<any>, pid: string, spec: TransitionS
     .set({
       status: spec.to,
       wait_state: wait ? JSON.stringify(wait) : null,
+      ...waitColumns(wait),
       outcome: outcome ? JSON.stringify(outcome) : null,
       state_generation: p.stateGeneration + 1,
       revision: p.revision + 1,

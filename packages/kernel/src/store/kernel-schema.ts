@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration } from '@libos/sdk';
+import { waitColumns } from '../processes/wait-columns.js';
 
 /** Version of the kernel's own schema. A store written by another version is refused at open. */
 export const KERNEL_SCHEMA_VERSION = 1;
@@ -156,4 +157,35 @@ export const kernelMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    name: '0006_scaling_indexes',
+    async up(raw) {
+      // Cost per quantum independent of history (issue 9): every hot query reads live rows through an index.
+      const db = raw as Kysely<any>;
+      // A wait's kind and deadline as columns (written by `transition`, the one write boundary of wait_state), so
+      // due timers and task deadlines are found by deadline instead of by parsing every waiting row.
+      await db.schema.alterTable('processes').addColumn('wait_kind', 'text').execute();
+      await db.schema.alterTable('processes').addColumn('wait_deadline', 'text').execute();
+      for (const r of await db.selectFrom('processes').select(['pid', 'wait_state']).where('wait_state', 'is not', null).execute()) {
+        const w = waitColumns(JSON.parse(r.wait_state as string) as Record<string, unknown>);
+        await db.updateTable('processes').set(w).where('pid', '=', r.pid).execute();
+      }
+      // The runnable set in scheduling order and the running rows at reopen: a live status never reads terminal rows.
+      await db.schema.createIndex('processes_status').on('processes').columns(['status', 'created_at', 'pid']).execute();
+      // Only waiting rows are indexed (a terminal process has no wait).
+      await db.schema
+        .createIndex('processes_wait')
+        .on('processes')
+        .columns(['wait_kind', 'wait_deadline'])
+        .where(sql.ref('wait_kind'), 'is not', null)
+        .execute();
+      // Saved calls found `resuming` at reopen (the table holds only calls of live processes; this keeps it a lookup).
+      await db.schema.createIndex('pending_actions_status').on('pending_actions').column('status').execute();
+      // A process's recent events (its prompt) and `events --pid`.
+      await db.schema.createIndex('events_pid').on('events').columns(['pid', 'seq']).execute();
+      // A process's latest question (ask_human resuming).
+      await db.schema.createIndex('human_requests_pid').on('human_requests').columns(['pid', 'kind', 'seq']).execute();
+    },
+  },
 ];
+

@@ -39,10 +39,36 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-export async function createTestStore(opts: { file?: string; clock?: FakeClock; engine?: AuthorityEngine; migrate?: boolean } = {}): Promise<TestStore> {
+/** Counts rows that SELECTs naming `table` return (wraps `prepare` of a better-sqlite3 connection). */
+export function countRowsRead(sqlite: Database.Database, table: string): { rows: number } {
+  const counter = { rows: 0 };
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    const stmt = prepare(source);
+    if (!stmt.reader || !source.includes(`"${table}"`)) return stmt;
+    const all = stmt.all.bind(stmt);
+    const get = stmt.get.bind(stmt);
+    stmt.all = ((...params: unknown[]) => {
+      const rows = all(...params);
+      counter.rows += rows.length;
+      return rows;
+    }) as typeof stmt.all;
+    stmt.get = ((...params: unknown[]) => {
+      const row = get(...params);
+      if (row !== undefined) counter.rows += 1;
+      return row;
+    }) as typeof stmt.get;
+    return stmt;
+  }) as typeof sqlite.prepare;
+  return counter;
+}
+
+export async function createTestStore(
+  opts: { file?: string; sqlite?: Database.Database; clock?: FakeClock; engine?: AuthorityEngine; migrate?: boolean } = {},
+): Promise<TestStore> {
   const clock = opts.clock ?? fakeClock();
   const engine = opts.engine ?? createAuthorityEngine({ clock, ids: counterIds() });
-  const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: new Database(opts.file ?? ':memory:') }) }) as unknown as Db;
+  const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: opts.sqlite ?? new Database(opts.file ?? ':memory:') }) }) as unknown as Db;
   if (opts.migrate !== false) for (const m of engine.migrations) await m.up(db);
   const events: EmittedEvent[] = [];
   const audit: AuditEntry[] = [];

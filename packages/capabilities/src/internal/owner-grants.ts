@@ -1,0 +1,86 @@
+import { LibosError, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
+import type { CapabilityRecord } from '../capability-record.js';
+import { parseResource, RESOURCE_KIND_PATTERN, type ParsedResource } from '../resource.js';
+import { parseRights } from '../rights.js';
+import type { Db } from './store.js';
+
+/** Id prefix of an implicit owner record: `cap_own:<resource>`. Generated ids (`cap_<hex>`) never hold a `:`. */
+export const OWNER_CAP_PREFIX = 'cap_own:';
+
+/** The id of the implicit owner record on a canonical exact resource. */
+export const ownerCapId = (resource: string): string => `${OWNER_CAP_PREFIX}${resource}`;
+
+/** The ownership resolvers the engine consults, by resource kind. */
+export type OwnerResolvers = ReadonlyMap<string, OwnershipResolver>;
+
+/** Validates resolvers (one per kind, kind well-formed). Throws `invalid_arguments` naming the kind. */
+export function ownerResolvers(list: readonly OwnershipResolver[] = []): OwnerResolvers {
+  const out = new Map<string, OwnershipResolver>();
+  for (const r of list) {
+    if (typeof r.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(r.kind)) {
+      throw new LibosError('invalid_arguments', `owners: kind ${JSON.stringify(r.kind)} must match ${RESOURCE_KIND_PATTERN}`, { details: { field: 'owners.kind' } });
+    }
+    if (out.has(r.kind)) throw new LibosError('invalid_arguments', `owners: kind ${JSON.stringify(r.kind)} has two ownership resolvers`, { details: { field: 'owners.kind', kind: r.kind } });
+    out.set(r.kind, r);
+  }
+  return out;
+}
+
+/**
+ * The implicit record "owner holds `rights` on `kind:body`": an unlimited, non-delegable, revocable allow that
+ * the owner issued itself (exactly what one stored creator grant used to say).
+ */
+export function ownerRecord(kind: string, owned: OwnedResource): CapabilityRecord {
+  const parsed = parseResource(`${kind}:${owned.body}`);
+  if (parsed.form !== 'exact') throw new LibosError('internal_error', `owners: the ${kind} resolver named a pattern ${parsed.canonical}; owners own exact resources`);
+  const resource = parsed.canonical;
+  return Object.freeze({
+    id: ownerCapId(resource),
+    subject: owned.owner,
+    resource,
+    rights: parseRights(owned.rights),
+    effect: 'allow',
+    issuer: owned.owner,
+    issuerCapId: null,
+    parentCapId: null,
+    depth: 0,
+    maxDepth: null,
+    issuedAt: owned.since,
+    expiresAt: null,
+    usesRemaining: null,
+    status: 'active',
+    revokeCause: null,
+    delegable: false,
+    revocable: true,
+    constraints: Object.freeze({}),
+    metadata: Object.freeze({ ...(owned.metadata ?? {}) }),
+  });
+}
+
+/** The resolver and the id of the implicit record for an exact resource of an owned kind, or null. */
+export function ownedTarget(owners: OwnerResolvers, resource: ParsedResource): { readonly resolver: OwnershipResolver; readonly id: string } | null {
+  if (resource.form !== 'exact') return null;
+  const resolver = owners.get(resource.kind);
+  return resolver ? { resolver, id: ownerCapId(resource.canonical) } : null;
+}
+
+/** The implicit owner record on an exact resource as the resolver sees it now (any owner), or null. */
+export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: ParsedResource): Promise<CapabilityRecord | null> {
+  const target = ownedTarget(owners, resource);
+  if (!target) return null;
+  const owned = await target.resolver.ownerOf(db, resource.root);
+  return owned ? ownerRecord(resource.kind, { ...owned, body: resource.root }) : null;
+}
+
+/** Every implicit owner record `subject` holds, minus those a stored row replaces (`storedIds`). */
+export async function ownerRecordsOf(owners: OwnerResolvers, db: Db, subject: string, storedIds: ReadonlySet<string>): Promise<CapabilityRecord[]> {
+  const out: CapabilityRecord[] = [];
+  for (const [kind, resolver] of owners) {
+    for (const owned of await resolver.ownedBy(db, subject)) {
+      if (owned.owner !== subject) continue;
+      const rec = ownerRecord(kind, owned);
+      if (!storedIds.has(rec.id)) out.push(rec);
+    }
+  }
+  return out;
+}

@@ -15,11 +15,11 @@ import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
-import { findObjectByName, getObject, listVisibleObjects } from './internal/object-repo.js';
+import { findObjectByName, getObject, listVisibleObjects, lookupName } from './internal/object-repo.js';
 import { requireObjectType } from './internal/object-types.js';
 import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
-import { storeObject } from './internal/store-object.js';
+import { requireFreeName, storeObject } from './internal/store-object.js';
 import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type RootCandidate } from './internal/view-plan.js';
 import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter, type ViewMode } from './internal/view-repo.js';
 
@@ -102,7 +102,8 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const oid = newId('obj');
     const namespace = input.namespace == null || input.namespace.trim() === '' ? processNamespace(ownerPid) : normalizeNamespace(input.namespace);
     const name = input.name == null || input.name === '' ? `${type}:${oid}` : normalizeName(input.name);
-    if ((await getNamespace(db, namespace)) === null) {
+    const lookup = await lookupName(db, namespace, name);
+    if (!lookup.namespaceExists) {
       const scope0 = processNamespace(ownerPid);
       if (!input.ensureNamespace || pathParent(namespace) !== scope0) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
@@ -122,11 +123,13 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const own: DataLabels = { ...parsed.declared, ...hostLabels };
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
     const immutable = input.immutable ?? true;
+    const holder = requireFreeName(lookup.object, namespace, name);
     await storeObject(scope, deps.payloads, {
       oid,
       namespace,
       name,
       type,
+      holder,
       payload,
       immutable,
       metadata: parsed.descriptive,

@@ -1,6 +1,5 @@
 import { LibosError, type Authority, type Decision } from '@libos/sdk';
-import { getNamespace } from './namespace-repo.js';
-import { findObjectByName } from './object-repo.js';
+import { lookupName } from './object-repo.js';
 import type { ObjectRecord } from './records.js';
 import type { OmDb } from './schema.js';
 import type { PayloadStore } from '../payload-store.js';
@@ -28,10 +27,10 @@ export async function requireRight(authority: Authority, resource: string, right
  */
 export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
   await requireRight(authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
-  if ((await getNamespace(db, namespace)) === null) {
+  const { namespaceExists, object: record } = await lookupName(db, namespace, name);
+  if (!namespaceExists) {
     throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
   }
-  const record = await findObjectByName(db, namespace, name);
   if (record === null) throw objectNotFound(namespace, name);
   const read = await authority.check(`object:${record.oid}`, 'read');
   if (!read.allowed) throw objectNotFound(namespace, name);

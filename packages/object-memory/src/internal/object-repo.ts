@@ -1,10 +1,20 @@
 import type { DataLabels } from '@libos/sdk';
+import { sql } from 'kysely';
 import type { ObjectMetadata } from './metadata.js';
 import { objectFromRow, type ObjectRecord, type Provenance } from './records.js';
-import type { LifecycleState, OmDb, OwnerKind } from './schema.js';
+import type { LifecycleState, ObjectTable, OmDb, OwnerKind } from './schema.js';
 
 /** Lifecycle states that hold a name and appear in listings. */
 export const VISIBLE_STATES: readonly LifecycleState[] = ['live', 'payload_unavailable'];
+
+/**
+ * The same states as SQL literals: only with literals (not bound parameters) can the planner prove a name lookup
+ * matches the partial unique index `om_objects_live_name`, so it is one index probe, not a scan of the namespace.
+ */
+const VISIBLE_LITERALS = VISIBLE_STATES.map((state) => sql.lit(state));
+
+/** The next write sequence number, computed inside the statement that writes it (the transaction serializes writers). */
+const NEXT_SEQ = sql<number>`(select coalesce(max(updated_seq), 0) + 1 from om_objects)`;
 
 export async function getObject(db: OmDb, oid: string): Promise<ObjectRecord | null> {
   const row = await db.selectFrom('om_objects').selectAll().where('oid', '=', oid).executeTakeFirst();
@@ -18,18 +28,30 @@ export async function findObjectByName(db: OmDb, namespace: string, name: string
     .selectAll()
     .where('namespace', '=', namespace)
     .where('name', '=', name)
-    .where('lifecycle_state', 'in', VISIBLE_STATES)
+    .where('lifecycle_state', 'in', VISIBLE_LITERALS)
     .executeTakeFirst();
   return row === undefined ? null : objectFromRow(row);
 }
 
-/** The next write sequence number (the call's transaction serializes writers). */
-export async function nextSeq(db: OmDb): Promise<number> {
+/** Whether a namespace exists, and the live (or payload-unavailable) Object holding a name in it. */
+export interface NameLookup {
+  readonly namespaceExists: boolean;
+  readonly object: ObjectRecord | null;
+}
+
+/**
+ * One statement for what read, append and create check in turn: the namespace row and the Object holding
+ * `name` in it (two index probes).
+ */
+export async function lookupName(db: OmDb, namespace: string, name: string): Promise<NameLookup> {
   const row = await db
-    .selectFrom('om_objects')
-    .select((eb) => eb.fn.max('updated_seq').as('seq'))
+    .selectFrom('om_namespaces as n')
+    .leftJoin('om_objects as o', (join) => join.onRef('o.namespace', '=', 'n.namespace').on('o.name', '=', name).on('o.lifecycle_state', 'in', VISIBLE_LITERALS))
+    .selectAll('o')
+    .where('n.namespace', '=', namespace)
     .executeTakeFirst();
-  return Number(row?.seq ?? 0) + 1;
+  if (row === undefined) return { namespaceExists: false, object: null };
+  return { namespaceExists: true, object: row.oid === null ? null : objectFromRow(row as ObjectTable) };
 }
 
 export interface NewObjectRow {
@@ -46,9 +68,9 @@ export interface NewObjectRow {
   readonly ownerId: string;
   readonly createdBy: string;
   readonly at: string;
-  readonly seq: number;
 }
 
+/** Inserts a new Object row at version 1, taking the next write sequence number in the same statement. */
 export async function insertObject(db: OmDb, o: NewObjectRow): Promise<void> {
   await db
     .insertInto('om_objects')
@@ -70,7 +92,7 @@ export async function insertObject(db: OmDb, o: NewObjectRow): Promise<void> {
       created_by: o.createdBy,
       created_at: o.at,
       updated_at: o.at,
-      updated_seq: o.seq,
+      updated_seq: NEXT_SEQ,
       deleted_at: null,
     })
     .execute();
@@ -86,10 +108,12 @@ export interface AppendWrite {
   readonly labels: DataLabels;
   readonly provenance: Provenance;
   readonly at: string;
-  readonly seq: number;
 }
 
-/** Conditional write of an append: true when the row still had the expected version, owner and live state. */
+/**
+ * Conditional write of an append, one statement (the next write sequence number included): true when the row
+ * still had the expected version, owner and live state.
+ */
 export async function writeAppend(db: OmDb, w: AppendWrite): Promise<boolean> {
   const result = await db
     .updateTable('om_objects')
@@ -99,7 +123,7 @@ export async function writeAppend(db: OmDb, w: AppendWrite): Promise<boolean> {
       labels: JSON.stringify(w.labels),
       provenance: JSON.stringify(w.provenance),
       updated_at: w.at,
-      updated_seq: w.seq,
+      updated_seq: NEXT_SEQ,
     })
     .where('oid', '=', w.oid)
     .where('version', '=', w.expectVersion)

@@ -2,11 +2,11 @@ import { LibosError, type DataLabels, type Right, type ServiceScope } from '@lib
 import type { PayloadStore } from '../payload-store.js';
 import type { JsonValue } from './json-value.js';
 import { tokenEstimate, type ObjectMetadata, type ParsedMetadata } from './metadata.js';
-import { findObjectByName, insertObject, markSuperseded, nextSeq } from './object-repo.js';
+import { insertObject, markSuperseded } from './object-repo.js';
 import { writePayload } from './payload-writes.js';
 import type { ObjectRecord, Provenance } from './records.js';
 import { PAYLOAD_PRESENT_MARKER, type OmDb, type OwnerKind } from './schema.js';
-import { addRoot, ensureView } from './view-repo.js';
+import { attachNewRoot } from './view-repo.js';
 
 /** Rights a creator holds on its new Object: `write` only when it is mutable. */
 export function creatorRights(immutable: boolean): Right[] {
@@ -15,11 +15,10 @@ export function creatorRights(immutable: boolean): Right[] {
 }
 
 /**
- * Throws `object_name_exists` when a live Object holds `name` in `namespace`. Returns a payload-unavailable
- * holder (which a new Object supersedes), or null.
+ * Throws `object_name_exists` when `holder` (the Object holding `name` in `namespace`, from `lookupName`) is live.
+ * Returns a payload-unavailable holder (which a new Object supersedes), or null.
  */
-export async function requireFreeName(db: OmDb, namespace: string, name: string): Promise<ObjectRecord | null> {
-  const holder = await findObjectByName(db, namespace, name);
+export function requireFreeName(holder: ObjectRecord | null, namespace: string, name: string): ObjectRecord | null {
   if (holder !== null && holder.lifecycle === 'live') {
     throw new LibosError('object_name_exists', `name: ${JSON.stringify(name)} is already taken in namespace ${JSON.stringify(namespace)}; list and read it, or choose a new name`, {
       details: { field: 'name', namespace, name },
@@ -33,6 +32,8 @@ export interface StoreObjectInput {
   readonly namespace: string;
   readonly name: string;
   readonly type: string;
+  /** The payload-unavailable Object that holds the name (from `requireFreeName`), superseded by this one; or null. */
+  readonly holder: ObjectRecord | null;
   readonly payload: JsonValue;
   readonly immutable: boolean;
   readonly metadata: ParsedMetadata['descriptive'];
@@ -48,14 +49,14 @@ export interface StoreObjectInput {
 }
 
 /**
- * Claims the name (a live holder is `object_name_exists`; a payload-unavailable holder is superseded), inserts
- * the row with the present-marker, caches the payload (undone on rollback), grants the owner its handle,
+ * Claims the name (the caller checked it with `requireFreeName`; a payload-unavailable holder is superseded),
+ * inserts the row with the present-marker, caches the payload (undone on rollback), grants the owner its handle,
  * attaches the handle to a view, and records the event and audit. All in the scope's transaction.
  */
 export async function storeObject(scope: ServiceScope, payloads: PayloadStore, input: StoreObjectInput): Promise<{ readonly capabilityId: string }> {
   const db = scope.store as OmDb;
   const at = scope.clock.now().toISOString();
-  const holder = await requireFreeName(db, input.namespace, input.name);
+  const holder = input.holder;
   if (holder !== null) {
     await markSuperseded(db, holder.oid, at);
     await scope.events.emit('object_superseded', { oid: holder.oid, namespace: holder.namespace, name: holder.name, by: input.oid });
@@ -75,7 +76,6 @@ export async function storeObject(scope: ServiceScope, payloads: PayloadStore, i
     ownerId: input.ownerId,
     createdBy: input.createdBy,
     at,
-    seq: await nextSeq(db),
   });
   writePayload(scope, payloads, input.oid, input.payload);
   const capabilityId = await scope.authorityFor(input.ownerId).grantTrusted({
@@ -84,10 +84,7 @@ export async function storeObject(scope: ServiceScope, payloads: PayloadStore, i
     rights: creatorRights(input.immutable),
     metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' },
   });
-  if (input.attachTo !== null) {
-    const view = await ensureView(db, input.attachTo, 'read_only', input.action, at);
-    await addRoot(db, view.viewId, input.oid, capabilityId);
-  }
+  if (input.attachTo !== null) await attachNewRoot(db, input.attachTo, input.oid, capabilityId, input.action, at);
   await scope.events.emit('object_created', {
     oid: input.oid,
     namespace: input.namespace,

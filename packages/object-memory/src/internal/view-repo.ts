@@ -1,4 +1,4 @@
-import { newId } from '@libos/sdk';
+import { LibosError, newId } from '@libos/sdk';
 import type { OmDb } from './schema.js';
 
 /** A MemoryView filter: fields AND-ed, filters OR-ed. */
@@ -79,4 +79,41 @@ export async function addRoot(db: OmDb, viewId: string, oid: string, capabilityI
   const position = last?.position == null ? 0 : Number(last.position) + 1;
   await db.insertInto('om_view_roots').values({ view_id: viewId, oid, position, capability_id: capabilityId }).execute();
   return true;
+}
+
+/**
+ * Appends a new Object's handle as the last root of the pid's view, creating the view (`read_only`) if it has
+ * none. One statement when the view exists. The oid is new, so it cannot be a root already.
+ */
+export async function attachNewRoot(db: OmDb, pid: string, oid: string, capabilityId: string | null, createdFrom: string, at: string): Promise<void> {
+  if (await insertLastRoot(db, pid, oid, capabilityId)) return;
+  await ensureView(db, pid, 'read_only', createdFrom, at);
+  if (!(await insertLastRoot(db, pid, oid, capabilityId))) {
+    throw new LibosError('internal_error', `view of ${pid}: the root ${oid} was not attached after the view was created`, { details: { pid, oid } });
+  }
+}
+
+/** Inserts `oid` after the last root of the pid's view, reading the view and the position in the same statement. */
+async function insertLastRoot(db: OmDb, pid: string, oid: string, capabilityId: string | null): Promise<boolean> {
+  const result = await db
+    .insertInto('om_view_roots')
+    .columns(['view_id', 'oid', 'position', 'capability_id'])
+    .expression((eb) =>
+      eb
+        .selectFrom('om_views as v')
+        .where('v.owner_pid', '=', pid)
+        .select((s) => [
+          'v.view_id',
+          s.val(oid).as('oid'),
+          s.fn
+            .coalesce(
+              s.selectFrom('om_view_roots as r').whereRef('r.view_id', '=', 'v.view_id').select((r) => r(r.fn.max('r.position'), '+', 1).as('next')),
+              s.lit(0),
+            )
+            .as('position'),
+          s.val(capabilityId).as('capability_id'),
+        ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }

@@ -6,7 +6,7 @@ import { mergeLabels, requireValidLabels } from '../internal/labels.js';
 import { tokensForChars } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
 import { objectNotFound, openReadableObject, requireAvailable, spendOnce } from '../internal/object-access.js';
-import { getObject, nextSeq, writeAppend } from '../internal/object-repo.js';
+import { getObject, writeAppend } from '../internal/object-repo.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
 
@@ -90,7 +90,6 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         labels,
         provenance,
         at: ctx.clock.now().toISOString(),
-        seq: await nextSeq(db),
       });
       if (!written) {
         const now = await getObject(db, record.oid);

@@ -4,10 +4,9 @@ import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
 import { parseModelMetadata } from '../internal/metadata.js';
-import { getNamespace } from '../internal/namespace-repo.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
 import { requireRight } from '../internal/object-access.js';
-import { getObject } from '../internal/object-repo.js';
+import { getObject, lookupName } from '../internal/object-repo.js';
 import { OBJECT_TYPES, requireObjectType } from '../internal/object-types.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
@@ -65,10 +64,11 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = args.name == null || args.name === '' ? `${type}:${oid}` : normalizeName(args.name);
       await requireRight(ctx.authority, `object_namespace:${namespace}`, 'write', 'namespace_denied', 'namespace');
-      if ((await getNamespace(db, namespace)) === null) {
+      const lookup = await lookupName(db, namespace, name);
+      if (!lookup.namespaceExists) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, { details: { field: 'namespace', namespace } });
       }
-      await requireFreeName(db, namespace, name);
+      const holder = requireFreeName(lookup.object, namespace, name);
       const explicit = [...new Set([...(args.parent_oids ?? []), ...(args.parents ?? [])])];
       const parentLabels: DataLabels[] = [];
       for (const [i, parent] of explicit.entries()) {
@@ -95,6 +95,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         namespace,
         name,
         type,
+        holder,
         payload,
         immutable: args.immutable,
         metadata: parsed.descriptive,

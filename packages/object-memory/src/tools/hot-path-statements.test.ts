@@ -1,0 +1,112 @@
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { DEFAULT_LABELS, type Authority, type Decision, type ToolContext, type ToolDefinition } from '@libos/sdk';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { ObjectMemoryDeps } from '../internal/deps.js';
+import { migrations } from '../internal/migrations.js';
+import { createObjectsService } from '../objects-service.js';
+import { createPayloadStore } from '../payload-store.js';
+import { appendMemoryObjectTool } from './append-memory-object.js';
+import { createMemoryObjectTool } from './create-memory-object.js';
+import { readMemoryObjectTool } from './read-memory-object.js';
+
+// The SQL each hot-path tool issues on Object Memory's own tables, counted through kysely's query log. The kernel's
+// share (events, audit, grants, budgets) goes through the fakes below, so only this package's statements count.
+
+const PID = 'pid_00000000000000a1';
+let database: Database.Database;
+let db: Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+let statements: { sql: string; parameters: readonly unknown[] }[];
+let deps: ObjectMemoryDeps;
+let ctx: ToolContext;
+
+const allow = (resource: string, right: Decision['right']): Decision => ({ subject: PID, resource, right, allowed: true, effect: 'allow', reason: 'test', matchedIds: [] });
+const authority: Authority = {
+  pid: PID,
+  check: async (resource, right) => allow(resource, right),
+  require: async (resource, right) => allow(resource, right),
+  consume: async () => {},
+  grantTrusted: async () => 'cap_00000000000000c1',
+};
+
+beforeEach(async () => {
+  database = new Database(':memory:');
+  statements = [];
+  db = new Kysely({ dialect: new SqliteDialect({ database }), log: (e) => void (e.level === 'query' && statements.push({ sql: e.query.sql, parameters: e.query.parameters })) });
+  for (const m of migrations) await m.up(db);
+  deps = { payloads: createPayloadStore(), testHooks: {} };
+  ctx = {
+    store: db,
+    clock: { now: () => new Date('2026-01-01T00:00:00.000Z') },
+    events: { emit: async () => {} },
+    audit: { record: async () => {} },
+    afterCommit: () => {},
+    onRollback: () => {},
+    service: () => {
+      throw new Error('no services in this test');
+    },
+    authorityFor: () => authority,
+    pid: PID,
+    callId: 'call_00000000000000b1',
+    toolName: 'test',
+    authority,
+    budgets: { charge: async () => {}, remaining: async () => ({}) },
+    flow: { labels: async () => DEFAULT_LABELS, sources: () => [], taint: async () => {} },
+    signal: new AbortController().signal,
+    resumed: false,
+    wait: () => {
+      throw new Error('no waits in this test');
+    },
+  };
+  const objects = createObjectsService(ctx, deps);
+  await objects.initProcess(PID);
+  const entries = Array.from({ length: 1_000 }, (_, i) => ({ i }));
+  await objects.createForProcess(PID, { type: 'plan', name: 'ledger', payload: { entries }, immutable: false });
+});
+afterEach(async () => db.destroy());
+
+/** Runs a tool as the model would (arguments parsed by its schema) and returns the SQL it issued. */
+async function sqlOf(tool: ToolDefinition, raw: Record<string, unknown>, expected: Record<string, unknown> = {}): Promise<string[]> {
+  statements = [];
+  expect(await tool.run(tool.input.parse(raw), ctx)).toMatchObject(expected);
+  return statements.map((s) => s.sql);
+}
+
+describe('Object Memory hot path: statements per call', () => {
+  test('an append to a 1,000-entry ledger issues two: one name lookup and one conditional update', async () => {
+    const sql = await sqlOf(appendMemoryObjectTool(deps), { name: 'ledger', entry: { i: 1_000 } }, { version: 2, length: 1_001 });
+    expect(sql).toHaveLength(2);
+    expect(sql[0]).toMatch(/^select .* from "om_namespaces" as "n" left join "om_objects"/);
+    expect(sql[1]).toMatch(/^update "om_objects" set .*"updated_seq" = \(select coalesce\(max\(updated_seq\)/);
+  });
+
+  test('a read issues one statement', async () => {
+    expect(await sqlOf(readMemoryObjectTool(deps), { name: 'ledger' }, { version: 1, representation: 'json_value' })).toHaveLength(1);
+  });
+
+  test('a create into a process scope with a view issues three: name lookup, row insert, view-root insert', async () => {
+    const sql = await sqlOf(createMemoryObjectTool(deps), { type: 'plan', name: 'notes', payload: { entries: [] }, immutable: false });
+    expect(sql.map((s) => s.split(' ').slice(0, 3).join(' '))).toEqual(['select "o".* from', 'insert into "om_objects"', 'insert into "om_view_roots"']);
+  });
+
+  test('view roots: each new Object goes last; a process with no view gets a read_only one holding the root', async () => {
+    const create = createMemoryObjectTool(deps);
+    await sqlOf(create, { type: 'plan', name: 'a', payload: 1 });
+    const roots = () => db.selectFrom('om_view_roots').select(['oid', 'position']).orderBy('position').execute();
+    expect((await roots()).map((r) => r.position)).toEqual([0, 1]); // the ledger, then a
+    await db.deleteFrom('om_view_roots').execute();
+    await db.deleteFrom('om_views').execute();
+    const sql = await sqlOf(create, { type: 'plan', name: 'b', payload: 2 });
+    expect(sql.filter((s) => s.includes('om_view'))).toHaveLength(4); // insert (no view), view lookup, view insert, insert
+    const view = await db.selectFrom('om_views').select(['mode', 'view_id']).executeTakeFirstOrThrow();
+    expect(view.mode).toBe('read_only');
+    expect(await roots()).toEqual([{ oid: expect.stringMatching(/^obj_/), position: 0 }]);
+  });
+
+  test('the name lookup is one probe of the live-name index, not a scan of the namespace', async () => {
+    await sqlOf(readMemoryObjectTool(deps), { name: 'ledger' });
+    const lookup = statements[0]!;
+    const plan = database.prepare(`explain query plan ${lookup.sql}`).all(...(lookup.parameters as unknown[])) as { detail: string }[];
+    expect(plan.map((r) => r.detail).join(' | ')).toMatch(/SEARCH o USING INDEX om_objects_live_name \(namespace=\? AND name=\?\)/);
+  });
+});

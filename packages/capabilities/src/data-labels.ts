@@ -1,4 +1,4 @@
-import { DEFAULT_LABELS, INTEGRITY_ORDER, LibosError, SENSITIVITY_ORDER, TRUST_ORDER, compareSensitivity, joinLabels, type DataLabels } from '@libos/sdk';
+import { DEFAULT_LABELS, INTEGRITY_ORDER, JSON_LIMITS, LibosError, SENSITIVITY_ORDER, TRUST_ORDER, compareSensitivity, joinLabels, type DataLabels } from '@libos/sdk';
 
 const LABEL_KEYS = ['sensitivity', 'trust_level', 'integrity', 'origin', 'tenant', 'principal', 'declassification_authority'] as const;
 
@@ -92,7 +92,10 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
   let visited = 0;
   while (stack.length > 0) {
     const { v, path, depth } = stack.pop()!;
-    if (++visited > 100_000 || depth > 64) throw new LibosError('invalid_arguments', `${field}: too deep or too large to inspect`, { details: { field } });
+    if (++visited > JSON_LIMITS.nodes || depth > JSON_LIMITS.depth) {
+      const bound = `at most ${JSON_LIMITS.depth} levels, ${JSON_LIMITS.nodes} values`;
+      throw new LibosError('invalid_arguments', `${field}: too deep or too large to inspect (${bound})`, { details: { field } });
+    }
     if (typeof v !== 'object' || v === null) continue;
     if (Array.isArray(v)) {
       v.forEach((x, i) => stack.push({ v: x, path: `${path}[${i}]`, depth: depth + 1 }));

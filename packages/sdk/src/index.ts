@@ -1,6 +1,7 @@
 export * from './errors.js';
 export * from './ids.js';
 export * from './canonical-json.js';
+export * from './json-bounds.js';
 export * from './labels.js';
 export * from './rights.js';
 export * from './context.js';

@@ -1,7 +1,10 @@
-import { isRight, type Right } from '@libos/sdk';
+import { assertJsonBounds, isRight, type Right } from '@libos/sdk';
 import { UsageError } from '../output.js';
 
-/** Parses a JSON object argument; a usage error (exit 2) names the argument when it does not parse. */
+/**
+ * Parses a JSON object argument; a usage error (exit 2) names the argument when it does not parse, and a field past
+ * the shared JSON bounds is `invalid_arguments` (exit 1) naming it. Nothing is opened or written either way.
+ */
 export function parseJsonObject(text: string, what: string): Record<string, unknown> {
   let v: unknown;
   try {
@@ -10,6 +13,8 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
     throw new UsageError(`${what} is not valid JSON: ${(err as Error).message}`);
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new UsageError(`${what} must be a JSON object`);
+  // The shared JSON bounds, before the store is opened: too deep is invalid_arguments naming the field (exit 1).
+  for (const [field, value] of Object.entries(v)) assertJsonBounds(value, field);
   return v as Record<string, unknown>;
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { assertJsonBounds } from '@libos/sdk';
 import { print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { withRuntime } from './with-runtime.js';
@@ -28,6 +29,7 @@ async function send(cmd: Command, kit: CommandKit, pid: string, text: string, fl
   if (flags.channel !== undefined && !LABEL.test(flags.channel)) throw new UsageError(`--channel must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.channel)}`);
   if (flags.kind !== undefined && !LABEL.test(flags.kind)) throw new UsageError(`--kind must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.kind)}`);
   const payload = messagePayload(text);
+  assertJsonBounds(payload, 'payload'); // before the store is opened (rt.sendMessage checks the same)
   await withRuntime(o, async (rt) => {
     const before = await rt.process(pid);
     const m = await rt.sendMessage(pid, payload, { from: flags.from, delivery: flags.interrupt ? 'interrupt' : 'normal', ...(flags.channel ? { channel: flags.channel } : {}), ...(flags.kind ? { kind: flags.kind } : {}) });

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { LibosError } from '@libos/sdk';
+import { assertJsonBounds, LibosError } from '@libos/sdk';
 import type { z } from 'zod';
 
 /**
@@ -33,6 +33,9 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
       throw new LibosError('invalid_arguments', `body: malformed JSON (${(err as Error).message})`, { details: { field: 'body' }, cause: err });
     }
   }
+  // The shared JSON bounds, per field, before any (recursive) validation: too deep or too large is a 400, never a 500.
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) assertJsonBounds(raw, 'body');
+  else for (const [field, value] of Object.entries(raw)) assertJsonBounds(value, field);
   return parseWith(schema, raw, 'body');
 }
 

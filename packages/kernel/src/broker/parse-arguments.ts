@@ -1,4 +1,4 @@
-import { canonicalJson, LibosError, type AnyTool } from '@libos/sdk';
+import { assertJsonBounds, canonicalJson, LibosError, type AnyTool } from '@libos/sdk';
 import type { z } from 'zod';
 
 /** Upper bound on the canonical JSON of one call's arguments. */
@@ -11,12 +11,14 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 
 /**
  * Parses raw arguments against a tool's zod `input`. Throws `invalid_arguments` naming every bad field and the
- * bound; nothing else runs when this throws.
+ * bound (each argument within `JSON_LIMITS`, all of them within MAX_ARGUMENT_BYTES); nothing else runs when this throws.
  */
 export function parseArguments(tool: AnyTool, raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new LibosError('invalid_arguments', `arguments of ${tool.name} must be a JSON object (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`);
   }
+  // Each argument is held to the shared JSON bounds first (iteratively), so the serialization below cannot overflow.
+  for (const [field, value] of Object.entries(raw)) if (value !== undefined) assertJsonBounds(value, field);
   let bytes: number;
   try {
     bytes = Buffer.byteLength(canonicalJson(raw), 'utf8');

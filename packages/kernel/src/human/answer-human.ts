@@ -16,11 +16,31 @@ export interface HumanAnswer {
   readonly responder?: string;
 }
 
+/** Most characters of an answer's text (the HTTP server holds its bodies to the same). */
+export const MAX_ANSWER_CHARS = 8_000;
+
+const DECISIONS: readonly unknown[] = ['always_allow', 'always_deny', 'ask_each_time'];
+
+/** A host answer comes from outside (REST, CLI, code): its fields are checked before anything is read or written. */
+function assertAnswerShape(a: HumanAnswer): void {
+  const bad = (field: string, why: string) => new LibosError('invalid_arguments', `${field}: ${why}`, { details: { field } });
+  if (typeof a.approved !== 'boolean') throw bad('approved', `must be true or false (got ${typeof a.approved})`);
+  if (a.answer !== undefined) {
+    if (typeof a.answer !== 'string') throw bad('answer', `must be a string (got ${Array.isArray(a.answer) ? 'an array' : typeof a.answer})`);
+    if (a.answer.length > MAX_ANSWER_CHARS) throw bad('answer', `must be at most ${MAX_ANSWER_CHARS} characters (got ${a.answer.length})`);
+  }
+  if (a.decision !== undefined && !DECISIONS.includes(a.decision)) throw bad('decision', `must be one of ${DECISIONS.join(', ')}`);
+  if (a.responder !== undefined && (typeof a.responder !== 'string' || a.responder.length > 128)) {
+    throw bad('responder', 'must be a string of at most 128 characters');
+  }
+}
+
 /**
  * Answers a pending human request, and in the same transaction wakes its process if this settles every request
  * its wait names. Only a pending request can be answered (exactly one of two concurrent answers commits).
  */
 export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer): Promise<HumanRequest> {
+  assertAnswerShape(a);
   return inTransaction(deps.db, deps.scopes, a.responder ?? 'human:owner', null, async (scope) => {
     const req = await getHumanRequest(scope.store, id);
     if (!req) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { joinLabels, LibosError, newId, type DataLabels, type MessageFilters } from '@libos/sdk';
+import { assertJsonBounds, joinLabels, LibosError, newId, type DataLabels, type MessageFilters } from '@libos/sdk';
 
 export type Delivery = 'normal' | 'interrupt';
 
@@ -163,9 +163,15 @@ export async function unreadSummary(db: Kysely<any>, pid: string, delivery: Deli
   return { count: Number(n), message_ids: rows.map((r) => r.id as string), channels: uniq(rows.map((r) => r.channel as string)), correlation_ids: uniq(rows.map((r) => r.correlation_id as string | null)) };
 }
 
-/** Throws unless `payload` is JSON within the message bound. */
+/** Most UTF-8 bytes of a message payload's JSON. */
 export const MAX_MESSAGE_BYTES = 65_536;
+
+/**
+ * Throws `invalid_arguments` unless `payload` is JSON within the shared bounds (`JSON_LIMITS`: depth, values) and
+ * the message bound. One check for both paths: a process's `send_process_message` and the host's `sendMessage`.
+ */
 export function assertMessagePayload(payload: unknown): void {
+  assertJsonBounds(payload ?? null, 'payload');
   const text = JSON.stringify(payload ?? null);
   if (Buffer.byteLength(text, 'utf8') > MAX_MESSAGE_BYTES) throw new LibosError('invalid_arguments', `payload: must be at most ${MAX_MESSAGE_BYTES} bytes of JSON (got ${Buffer.byteLength(text, 'utf8')})`);
 }

@@ -44,6 +44,8 @@ export interface OpenRuntimeOptions {
   /** Skill plugins to load (the kernel's own skill-navigation plugin is always loaded first). */
   readonly plugins?: readonly Plugin[];
   readonly config?: RuntimeConfig;
+  /** Caps the SQLite store at this many 4 KiB pages: a write past it fails `disk_full`, as on a full disk. */
+  readonly maxStorePages?: number;
 }
 
 /** One entry of the Skill catalog. */
@@ -327,7 +329,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
   // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.
   const builtinServices: Record<string, ServiceFactory> = { ...kernelServices(getDeps), [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope) };
-  const store = openSqliteStore(opts.path);
+  const store = openSqliteStore(opts.path, opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {});
   const bus = new EventBus();
   const reg = registry;
   for (const name of Object.keys(builtinServices)) {
@@ -348,7 +350,8 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   };
   deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus };
   try {
-    await migrate(store.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }, { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations }, ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN)], () => clock.now().toISOString());
+    const sets = [{ owner: '@libos/kernel', migrations: kernelMigrations }, { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations }, ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN)];
+    await migrate(store.db, sets, () => clock.now().toISOString(), store.location);
     for (const p of reg.plugins) {
       if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }

@@ -55,6 +55,10 @@ export const ERROR_CODES = {
   store_closed: 'unavailable',
   store_poisoned: 'internal',
   schema_version_mismatch: 'unavailable',
+  store_corrupt: 'conflict',
+  not_a_libos_store: 'invalid_argument',
+  store_read_only: 'unavailable',
+  disk_full: 'resource_exhausted',
   // plugins, skills, images
   plugin_invalid: 'invalid_argument',
   skill_invalid: 'invalid_argument',

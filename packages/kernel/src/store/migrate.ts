@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { LibosError, type Migration } from '@libos/sdk';
+import { isLibosError, LibosError, type Migration } from '@libos/sdk';
 import { KERNEL_SCHEMA_VERSION } from './kernel-schema.js';
 
 /** A named group of migrations (the kernel's, the authority engine's, each plugin's). */
@@ -8,11 +8,23 @@ export interface MigrationSet {
   readonly migrations: readonly Migration[];
 }
 
+/** A migration's `up` met schema that is already there: its libos_migrations row is gone, not its tables. */
+const ALREADY_APPLIED = /already exists|duplicate column name/i;
+
+const corrupt = (location: string, owner: string, name: string, why: string) => {
+  const missing = `migration ${owner}/${name} is missing from libos_migrations, ${why}`;
+  return new LibosError('store_corrupt', `store ${location} is corrupt: ${missing}; restore the store from a backup`, {
+    details: { path: location, missing: `${owner}/${name}` },
+  });
+};
+
 /**
  * Checks the schema version, then runs every migration not yet applied, in order, each group in its own
- * transaction. A store written by a different kernel schema version is refused.
+ * transaction. A store written by a different kernel schema version is refused. Applied migrations of a group
+ * are always a prefix of it: a missing row before an applied one, or a pending migration whose schema is already
+ * there, is `store_corrupt` naming it (nothing is run). `location` names the store in errors.
  */
-export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], now: () => string): Promise<void> {
+export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], now: () => string, location = 'store'): Promise<void> {
   await db.schema.createTable('libos_meta').ifNotExists().addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
   await db.schema
     .createTable('libos_migrations')
@@ -31,6 +43,14 @@ export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], no
   if (!row) await db.insertInto('libos_meta').values({ key: 'schema_version', value: String(KERNEL_SCHEMA_VERSION) }).execute();
   const applied = new Set((await db.selectFrom('libos_migrations').select(['owner', 'name']).execute()).map((r) => `${r.owner}\u0000${r.name}`));
   for (const set of sets) {
+    const done = set.migrations.map((m) => applied.has(`${set.owner}\u0000${m.name}`));
+    const gap = done.findIndex((d, i) => !d && done.indexOf(true, i + 1) !== -1);
+    if (gap !== -1) {
+      const later = set.migrations[done.lastIndexOf(true)]!.name;
+      throw corrupt(location, set.owner, set.migrations[gap]!.name, `yet ${set.owner}/${later} after it is applied`);
+    }
+  }
+  for (const set of sets) {
     const pending = set.migrations.filter((m) => !applied.has(`${set.owner}\u0000${m.name}`));
     if (pending.length === 0) continue;
     await db.transaction().execute(async (trx) => {
@@ -38,6 +58,9 @@ export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], no
         try {
           await m.up(trx);
         } catch (err) {
+          if (isLibosError(err)) throw err;
+          const msg = (err as Error).message;
+          if (ALREADY_APPLIED.test(msg)) throw corrupt(location, set.owner, m.name, `yet its schema is in the store (${msg})`);
           throw new LibosError('internal_error', `migration ${set.owner}/${m.name} failed: ${(err as Error).message}`, { cause: err });
         }
         await trx.insertInto('libos_migrations').values({ owner: set.owner, name: m.name, applied_at: now() }).execute();

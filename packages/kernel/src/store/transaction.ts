@@ -58,6 +58,32 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
 }
 
 /**
+ * BEGIN, `body`, COMMIT; ROLLBACK on any failure. The error that failed the transaction is the one thrown: a
+ * ROLLBACK that fails too (the store is then in an unknown state) is `store_poisoned`, whose message starts with
+ * that error and whose cause holds both.
+ */
+async function runTransaction<T>(db: Kysely<any>, body: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+  const trx = await db.startTransaction().execute();
+  try {
+    const result = await body(trx);
+    await trx.commit().execute();
+    return result;
+  } catch (err) {
+    try {
+      await trx.rollback().execute();
+    } catch (rollbackErr) {
+      const first = LibosError.from(err);
+      const both = `${first.code}: ${first.message} (and the rollback that followed failed: ${(rollbackErr as Error).message})`;
+      throw new LibosError('store_poisoned', both, {
+        details: { error: first.toJSON() },
+        cause: new AggregateError([err, rollbackErr]),
+      });
+    }
+    throw err;
+  }
+}
+
+/**
  * Runs `fn` in one store transaction. State, events and audit commit together or not at all; `afterCommit`
  * callbacks run after a commit, `onRollback` callbacks (newest first) after a rollback.
  *
@@ -69,7 +95,7 @@ export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: 
   const rollbacks: (() => void)[] = [];
   let result: T;
   try {
-    result = await db.transaction().execute((trx) => fn(makeScope(trx, f, actor, callId, commits, rollbacks)));
+    result = await runTransaction(db, (trx) => fn(makeScope(trx, f, actor, callId, commits, rollbacks)));
   } catch (err) {
     const undoErrors: unknown[] = [];
     for (const undo of rollbacks.reverse()) {

@@ -1,9 +1,9 @@
-import { realpathSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { mkdirSync, chmodSync, existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import { LibosError } from '@libos/sdk';
+import { asStoreFault, storeFault } from './store-faults.js';
 
 /** Everything SQLite-specific lives in this folder; the rest of the kernel speaks kysely only. */
 export interface OpenedStore {
@@ -13,37 +13,123 @@ export interface OpenedStore {
   close(): Promise<void>;
 }
 
+export interface SqliteStoreOptions {
+  /**
+   * Caps the store at this many pages (`PRAGMA max_page_count`, 4,096 bytes each): a write that would grow it
+   * further fails with `disk_full`, exactly as on a full disk. Unset: no cap of libOS's own.
+   */
+  readonly maxPageCount?: number;
+}
+
+/** The table every libOS store has (its first migration run creates it): a SQLite file with tables but not this one is another's. */
+export const STORE_MARKER_TABLE = 'libos_meta';
+
 const isBusy = (err: unknown) => err instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ''} ${err.message}`);
+
+const lockedError = (location: string, cause: unknown) =>
+  new LibosError('store_locked', `store ${location} is already open for writing by another runtime (one writer at a time); close it first`, {
+    details: { path: location },
+    cause,
+  });
+
+/** An error met while opening: busy is `store_locked`, a store fault keeps its code, anything else names the file. */
+function openError(err: unknown, location: string): LibosError {
+  if (err instanceof LibosError) return err;
+  if (isBusy(err)) return lockedError(location, err);
+  const message = `cannot open store ${location}: ${(err as Error).message}`;
+  return storeFault(err, location) ?? new LibosError('internal_error', message, { details: { path: location }, cause: err });
+}
+
+/**
+ * Refuses, before anything is written, a path that is not a libOS store: a directory or other non-file is
+ * `not_a_libos_store`, an unreadable database `store_corrupt`, a SQLite file of another application (tables, but
+ * no `libos_meta`) `not_a_libos_store`. Read through a read-only connection, so the file is left byte for byte as
+ * it was (no journal rollback, no checkpoint, no mode change). An empty file is a new store.
+ */
+function assertLibosStoreFile(location: string): void {
+  const notAStore = (why: string) => new LibosError('not_a_libos_store', `store ${location} ${why}`, { details: { path: location } });
+  const st = statSync(location);
+  if (st.isDirectory()) throw notAStore(`is a directory, not a libOS store file; pass the path of a store file (e.g. ${location}/libos.db)`);
+  if (!st.isFile()) throw notAStore('is not a regular file, so not a libOS store');
+  if (st.size === 0) return;
+  let tables: string[];
+  let probe: Database.Database | undefined;
+  try {
+    probe = new Database(location, { readonly: true, fileMustExist: true, timeout: 200 });
+    const rows = probe.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[];
+    tables = rows.map((r) => r.name);
+  } catch (err) {
+    throw openError(err, location);
+  } finally {
+    probe?.close();
+  }
+  if (tables.length > 0 && !tables.includes(STORE_MARKER_TABLE)) {
+    const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? `, … (${tables.length} tables)` : '');
+    const why = `is a SQLite database of another application (tables: ${shown}; no ${STORE_MARKER_TABLE})`;
+    throw new LibosError('not_a_libos_store', `store ${location} ${why}; libOS leaves it unchanged: pass a new path or a libOS store`, {
+      details: { path: location, tables: tables.slice(0, 20) },
+    });
+  }
+}
+
+/**
+ * Refuses a store libOS could read but not write (SQLite would open it read-only without a word, and every write
+ * would then fail as an I/O error): the file, or the folder its journal files go in, is read-only to this process.
+ */
+function assertWritable(location: string): void {
+  const paths = existsSync(location) ? [location, dirname(location)] : [dirname(location)];
+  for (const path of paths) {
+    try {
+      accessSync(path, constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw openError(err, location);
+      const why = `is read-only (${path} is not writable: ${code})`;
+      throw new LibosError('store_read_only', `store ${location} ${why}; libOS writes its store and files beside it: make both writable`, {
+        details: { path: location, not_writable: path },
+        cause: err,
+      });
+    }
+  }
+}
 
 /**
  * Opens a SQLite store with a writer lease: `locking_mode=EXCLUSIVE` plus one `BEGIN EXCLUSIVE` at open keep
  * every other connection (in this process or another) out until close. A second writable open fails with
- * `store_locked` naming the file.
+ * `store_locked` naming the file. A path that is not a libOS store, a read-only file and a corrupt one are refused
+ * with their own codes before anything is written; a store fault met later (full disk, corruption) surfaces from
+ * every query with its code (`store-faults.ts`), never as a raw SQLite error.
  */
-export function openSqliteStore(path: string): OpenedStore {
+export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): OpenedStore {
+  const { maxPageCount } = opts;
+  if (maxPageCount !== undefined && (!Number.isInteger(maxPageCount) || maxPageCount < 1)) {
+    throw new LibosError('invalid_arguments', `maxPageCount: must be a positive integer (got ${maxPageCount})`, { details: { field: 'maxPageCount' } });
+  }
   const memory = path === ':memory:';
   let location = path;
   if (!memory) {
     const abs = resolve(path);
     mkdirSync(dirname(abs), { recursive: true });
     location = existsSync(abs) ? realpathSync(abs) : abs;
+    if (existsSync(location)) assertLibosStoreFile(location);
+    assertWritable(location);
   }
-  const sqlite = new Database(location, { timeout: 200 });
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(location, { timeout: 200 });
+  } catch (err) {
+    throw openError(err, location);
+  }
   try {
     sqlite.pragma('locking_mode = EXCLUSIVE');
     sqlite.exec('BEGIN EXCLUSIVE; COMMIT;');
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    if (maxPageCount !== undefined) sqlite.pragma(`max_page_count = ${maxPageCount}`);
   } catch (err) {
     sqlite.close();
-    if (isBusy(err)) {
-      throw new LibosError('store_locked', `store ${location} is already open for writing by another runtime (one writer at a time); close it first`, {
-        details: { path: location },
-        cause: err,
-      });
-    }
-    throw new LibosError('internal_error', `cannot open store ${location}: ${(err as Error).message}`, { cause: err });
+    throw openError(err, location);
   }
   if (!memory) {
     try {
@@ -52,7 +138,8 @@ export function openSqliteStore(path: string): OpenedStore {
       // best effort: a read-only file system or foreign owner keeps its mode; the lease still holds
     }
   }
-  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: cachingDatabase(sqlite) }) });
+  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location) };
+  const db = new Kysely<any>({ dialect: new StoreDialect(config, sqlite) });
   return {
     db,
     location,
@@ -62,6 +149,31 @@ export function openSqliteStore(path: string): OpenedStore {
   };
 }
 
+/**
+ * The SQLite dialect with one change: ROLLBACK runs only while a transaction is open. SQLite ends a transaction by
+ * itself on some errors (SQLITE_FULL, an I/O error); a ROLLBACK then fails with "cannot rollback - no transaction is
+ * active", and kysely would throw that instead of the error that caused it.
+ */
+class StoreDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  readonly #sqlite: Database.Database;
+
+  constructor(config: SqliteDialectConfig, sqlite: Database.Database) {
+    super(config);
+    this.#config = config;
+    this.#sqlite = sqlite;
+  }
+
+  override createDriver(): Driver {
+    const sqlite = this.#sqlite;
+    return new (class extends SqliteDriver {
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (sqlite.inTransaction) await super.rollbackTransaction(connection);
+      }
+    })(this.#config);
+  }
+}
+
 /** Statements kept prepared; kysely emits a small set of distinct SQL texts, so this bound is rarely reached. */
 export const STATEMENT_CACHE_SIZE = 512;
 
@@ -69,14 +181,18 @@ export const STATEMENT_CACHE_SIZE = 512;
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
  * anew, which was the largest cost of a tool call: bench/broker-call.mjs). Least recently used statements go first.
  */
-function cachingDatabase(sqlite: Database.Database) {
-  const cache = new Map<string, Database.Statement>();
+function cachingDatabase(sqlite: Database.Database, location: string) {
+  const cache = new Map<string, StoreStatement>();
   return {
-    prepare(sql: string): Database.Statement {
+    prepare(sql: string): StoreStatement {
       let stmt = cache.get(sql);
       if (stmt) cache.delete(sql);
       else {
-        stmt = sqlite.prepare(sql);
+        try {
+          stmt = storeStatement(sqlite.prepare(sql), location);
+        } catch (err) {
+          throw asStoreFault(err, location);
+        }
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       }
       cache.set(sql, stmt);
@@ -85,6 +201,42 @@ function cachingDatabase(sqlite: Database.Database) {
     close(): void {
       cache.clear();
       sqlite.close();
+    },
+  };
+}
+
+/** What kysely uses of a prepared statement. */
+interface StoreStatement {
+  readonly reader: boolean;
+  all(parameters: readonly unknown[]): unknown[];
+  run(parameters: readonly unknown[]): Database.RunResult;
+  iterate(parameters: readonly unknown[]): IterableIterator<unknown>;
+}
+
+/** A statement whose store faults (full disk, read-only, corrupt) throw as their LibosError, naming the file. */
+function storeStatement(stmt: Database.Statement, location: string): StoreStatement {
+  return {
+    reader: stmt.reader,
+    all(parameters) {
+      try {
+        return stmt.all(parameters);
+      } catch (err) {
+        throw asStoreFault(err, location);
+      }
+    },
+    run(parameters) {
+      try {
+        return stmt.run(parameters);
+      } catch (err) {
+        throw asStoreFault(err, location);
+      }
+    },
+    *iterate(parameters) {
+      try {
+        yield* stmt.iterate(parameters);
+      } catch (err) {
+        throw asStoreFault(err, location);
+      }
     },
   };
 }

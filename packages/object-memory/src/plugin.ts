@@ -1,6 +1,7 @@
 import { definePlugin, skillFromFile, SERVICE_NAMES, type Plugin } from '@libos/sdk';
 import type { ObjectMemoryDeps, ObjectMemoryTestHooks } from './internal/deps.js';
 import { migrations } from './internal/migrations.js';
+import { objectOwners } from './internal/object-owners.js';
 import { sweepAfterReopen } from './internal/reopen-sweep.js';
 import { createObjectsService } from './objects-service.js';
 import { createPayloadStore, type PayloadStore } from './payload-store.js';
@@ -22,7 +23,8 @@ export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore 
 
 /**
  * The Object Memory plugin: the `agent-libos-object-memory` Skill, its five tools, the `om_*` tables, the
- * `objects` service and the reopen sweep. Each call creates an instance with its own runtime-local payload store.
+ * `objects` service, the owners of `object:<oid>` (an owner's rights derive from ownership) and the reopen sweep.
+ * Each call creates an instance with its own runtime-local payload store.
  *
  * @example
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
@@ -36,6 +38,7 @@ export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlu
     tools: [createMemoryNamespace, listMemoryNamespace, createMemoryObjectTool(deps), readMemoryObjectTool(deps), appendMemoryObjectTool(deps)],
     migrations,
     services: { [SERVICE_NAMES.objects]: (scope) => createObjectsService(scope, deps) },
+    owners: [objectOwners],
     hooks: {
       async open(scope) {
         await sweepAfterReopen(scope, deps.payloads);

@@ -74,4 +74,14 @@ export const migrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    // An owner's rights derive from `owner_id` (no grant row per Object): listing a process's grants reads its
+    // Objects by owner.
+    name: 'object-memory/0002_objects_by_owner',
+    async up(store: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const db = store as Kysely<any>;
+      await db.schema.createIndex('om_objects_owner').on('om_objects').columns(['owner_id', 'created_at']).execute();
+    },
+  },
 ];

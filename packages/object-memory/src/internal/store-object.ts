@@ -82,7 +82,7 @@ export async function storeObject(scope: ServiceScope, payloads: PayloadStore, i
     subject: input.ownerId,
     resource: `object:${input.oid}`,
     rights: creatorRights(input.immutable),
-    metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' },
+    ownership: true,
   });
   if (input.attachTo !== null) await attachNewRoot(db, input.attachTo, input.oid, capabilityId, input.action, at);
   await scope.events.emit('object_created', {

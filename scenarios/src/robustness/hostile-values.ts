@@ -131,11 +131,39 @@ export function hostileValue(opts: HostileOptions = {}): fc.Arbitrary<unknown> {
   );
 }
 
+/**
+ * A copy of `value` with the container member at `path` (indexes into arrays, keys into objects) set to `leaf`;
+ * every container on the way is copied, own `__proto__` keys included.
+ */
+export function withAt(value: unknown, path: readonly (string | number)[], leaf: unknown): unknown {
+  if (path.length === 0) return leaf;
+  const [head, ...rest] = path;
+  if (Array.isArray(value)) return value.map((x, i) => (i === head ? withAt(x, rest, leaf) : x));
+  const obj = value as Record<string, unknown>;
+  return withOwnKey(obj, String(head), withAt(obj[String(head)], rest, leaf));
+}
+
+/** Paths of the members inside `value` (arrays and objects), shallowest first, at most `max` of them. */
+export function memberPaths(value: unknown, max = 64): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  const queue: { v: unknown; path: (string | number)[] }[] = [{ v: value, path: [] }];
+  while (queue.length > 0 && out.length < max) {
+    const { v, path } = queue.shift()!;
+    if (typeof v !== 'object' || v === null) continue;
+    const entries: [string | number, unknown][] = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
+    for (const [k, x] of entries) {
+      out.push([...path, k]);
+      queue.push({ v: x, path: [...path, k] });
+    }
+  }
+  return out.slice(0, max);
+}
+
 const specialKeys = ['__proto__', 'constructor', 'prototype', 'toString', '', ' ', '\ud800', 'a.b', '$ref', 'x'.repeat(300)];
 
 /**
- * Arguments for a tool: `valid` (schema-driven) as it is, with one field (a schema key or a special key) set to a
- * hostile value, with a required field dropped, or replaced whole by a hostile value.
+ * Arguments for a tool: `valid` (schema-driven) with one field (a schema key or a special key) or one member deeper
+ * inside set to a hostile value, with a field dropped, with pollution keys, or replaced whole by a hostile value.
  */
 export function hostileArguments(
   valid: fc.Arbitrary<Record<string, unknown>>,
@@ -154,9 +182,15 @@ export function hostileArguments(
     const { [keys[i % keys.length]!]: _dropped, ...rest } = args;
     return rest;
   });
+  // Deeper than the top level: a member of a nested object or array (a check, an item, a spec) turns hostile.
+  const setInside = fc.tuple(valid, fc.nat(), hostile).map(([args, i, v]) => {
+    const paths = memberPaths(args).filter((p) => p.length > 1);
+    return paths.length === 0 ? withOwnKey(args, '__proto__', v) : withAt(args, paths[i % paths.length]!, v);
+  });
   const polluted = valid.map((args) => ({ ...args, ...(polluter() as Record<string, unknown>) }));
   return fc.oneof(
     { weight: 6, arbitrary: setField },
+    { weight: 3, arbitrary: setInside },
     { weight: 2, arbitrary: setTwo },
     { weight: 1, arbitrary: dropField },
     { weight: 1, arbitrary: polluted },

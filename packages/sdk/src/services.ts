@@ -8,7 +8,7 @@ import type { WaitSpec } from './waits.js';
  * A plugin provides an implementation under a well-known name (`SERVICE_NAMES`); the kernel and other
  * plugins resolve it with `scope.service<T>(name)`, bound to the current transaction.
  */
-export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human', runners: 'runners', mailbox: 'mailbox' } as const;
+export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human', runners: 'runners', mailbox: 'mailbox', results: 'results' } as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
 export interface HostObjectInput {
@@ -290,6 +290,34 @@ export interface RunnerService {
   end(pid: string, how: RunnerEnd): Promise<boolean>;
   /** Wakes every process parked in a `{kind:'task', task_id}` wait for this task. Returns their pids. */
   wakeTaskWaiters(taskId: string): Promise<readonly string[]>;
+}
+
+/** A tool's result to publish as an immutable `tool_result` Object (`ResultsService.publish`). */
+export interface ToolResultInput {
+  /** The process whose `process:<pid>/tool_results` namespace (created if missing) holds the Object. */
+  readonly pid: string;
+  readonly name: string;
+  readonly title: string;
+  /** Fields recorded beside the result (e.g. `tool` and `call_id`, or `task_id` and `tool_name`). */
+  readonly fields: Readonly<Record<string, unknown>>;
+  /** The field the result goes under when it is published whole (e.g. `payload`, `result`). */
+  readonly resultField: string;
+  readonly result: unknown;
+  /** What the call observed: the result's labels never fall below them, and its sources become parent Objects. */
+  readonly labels: DataLabels;
+  readonly sourceOids: readonly string[];
+  /** Root the Object in the pid's MemoryView (default true). */
+  readonly attachToView?: boolean;
+  readonly owner?: HostObjectInput['owner'];
+}
+
+/**
+ * The one publisher of tool results (provided by the kernel as `results`), used by the ToolBroker for a model's calls
+ * and by ObjectTasks for a task's result. A result over 100,000 characters of JSON is published as its
+ * digest and a preview (`truncated: true, result_sha256, result_bytes, result_chars, preview`), never whole.
+ */
+export interface ResultsService {
+  publish(input: ToolResultInput): Promise<ObjectRef>;
 }
 
 /** A message the host posts on behalf of a subsystem (e.g. an ObjectTask's notification). */

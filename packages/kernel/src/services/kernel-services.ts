@@ -18,12 +18,13 @@ import { endProcess, liveChildren } from '../processes/exit.js';
 import { TERMINAL_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
 import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
+import { resultsService } from '../results/publish-result.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
 
 /**
- * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners` and
- * `mailbox`.
+ * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners`,
+ * `mailbox` and `results` (the one tool-result publisher).
  */
 export function kernelServices(deps: () => KernelDeps): Record<string, (scope: ServiceScope) => unknown> {
   return {
@@ -98,6 +99,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         return { message_id: msg.message_id };
       },
     }),
+    results: resultsService,
     human: (scope): HumanService => ({
       async create(pid, req) {
         // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.

@@ -3,7 +3,6 @@ import {
   joinLabels,
   LibosError,
   SERVICE_NAMES,
-  sha256Hex,
   type DataLabels,
   type MailboxService,
   type ObjectsService,
@@ -11,6 +10,7 @@ import {
   type RunnerObserver,
   type RunnerOutcome,
   type RunnerRef,
+  type ResultsService,
   type RunnerService,
   type ServiceScope,
   type WaitSpec,
@@ -24,9 +24,6 @@ const TERMINAL_PROCESS = new Set(['exited', 'failed', 'killed']);
 const NOTIFIED = new Set<string>(['succeeded', 'failed', 'cancelled']);
 const PHASE: Partial<Record<TaskStatus, 'completed' | 'failed' | 'cancelled'>> = { succeeded: 'completed', failed: 'failed', cancelled: 'cancelled' };
 const WAITING = ['waiting_human', 'waiting_process', 'waiting_message'] as const;
-
-/** Results larger than this (JSON chars) are kept as a digest and a preview, like the broker's published results. */
-export const MAX_RESULT_CHARS = 100_000;
 
 /** Where a task's result Object lives: the creator's tool-results namespace, so the creator can read it by name. */
 export const resultNamespace = (creatorPid: string) => `process:${creatorPid}/tool_results`;
@@ -143,21 +140,16 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
 
   /** The result Object (spec §2.4): immutable `tool_result` owned by the task; a live creator gets r+m+link and a root. */
   async function publishResult(task: TaskInfo, outcome: Extract<RunnerOutcome, { kind: 'succeeded' }>): Promise<string> {
-    const text = JSON.stringify(outcome.payload ?? null);
-    const result =
-      text.length <= MAX_RESULT_CHARS
-        ? { result: outcome.payload ?? null }
-        : { truncated: true, result_sha256: sha256Hex(canonicalJson(outcome.payload ?? null)), result_chars: text.length, preview: text.slice(0, 4_000) };
-    const ref = await objects().createForProcess(task.creator_pid, {
-      type: 'tool_result',
+    // The kernel's one result publisher (the broker's too): a large result is kept as its digest and a preview.
+    const ref = await scope.service<ResultsService>(SERVICE_NAMES.results).publish({
+      pid: task.creator_pid,
       name: resultName(task.task_id),
-      namespace: resultNamespace(task.creator_pid),
-      ensureNamespace: true,
-      payload: { task_id: task.task_id, owner_oid: task.owner_oid, tool_name: task.tool, tool_id: task.tool_id, call_id: outcome.callId, ...result },
-      immutable: true,
-      metadata: { title: `${task.tool} result of object task ${task.task_id}` },
+      title: `${task.tool} result of object task ${task.task_id}`,
+      fields: { task_id: task.task_id, owner_oid: task.owner_oid, tool_name: task.tool, tool_id: task.tool_id, call_id: outcome.callId },
+      resultField: 'result',
+      result: outcome.payload,
       labels: outcome.labels,
-      parentOids: outcome.sourceOids.filter((oid) => /^obj_[0-9a-f]{16}$/.test(oid)),
+      sourceOids: outcome.sourceOids,
       attachToView: false,
       owner: { kind: 'object_task', id: task.task_id },
     });

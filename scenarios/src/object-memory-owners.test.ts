@@ -1,4 +1,4 @@
-import { capabilities, type AuthorityDecision } from '@libos/capabilities';
+import { capabilities, createAuthorityEngine, type AuthorityDecision } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory, type ObjectMemoryService } from '@libos/object-memory';
 import { RIGHTS, type Right } from '@libos/sdk';
@@ -106,5 +106,50 @@ describe('an owner of 10,000 Objects', () => {
     const roots = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').viewRoots(pid));
     expect(roots.find((x) => x.oid === r.oid)?.capabilityId).toBe(id);
     expect((await rt.capabilities(pid)).find((c) => c.id === id)).toMatchObject({ resource: `object:${r.oid}`, metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' } });
+  });
+
+  it('an older store\'s stored creator grants become the implicit owner records with the same decisions', async () => {
+    const rt = await open();
+    const P = await agent(rt, 'P');
+    const Q = await agent(rt, 'Q');
+    const oids: string[] = [];
+    for (const [name, immutable] of [['a', false], ['b', true], ['c', false]] as const) {
+      oids.push((await ok(rt, P, 'create_memory_object', { type: 'plan', name, payload: { entries: [] }, immutable })).oid);
+    }
+    // Rewrite the store as the old code left it: one stored creator grant per Object, the view roots naming it,
+    // a read P transferred to Q from it, and P's relinquished grant on `c`.
+    const old = createAuthorityEngine({ clock: rt.clock });
+    const stored = await rt.transaction(async (scope) => {
+      const db = scope.store as Json;
+      const ids: string[] = [];
+      for (const [i, oid] of oids.entries()) {
+        const rights = i === 1 ? ['read', 'link', 'diff', 'materialize', 'delete', 'grant'] : ['read', 'link', 'diff', 'materialize', 'delete', 'grant', 'write'];
+        const rec = await old.issueTrusted(scope, { subject: P, resource: `object:${oid}`, rights: rights as Right[], metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' } }, P);
+        await db.updateTable('om_view_roots').set({ capability_id: rec.id }).where('oid', '=', oid).execute();
+        ids.push(rec.id);
+      }
+      await old.issue(scope, P, { subject: Q, resource: `object:${oids[0]}`, rights: ['read'] });
+      await old.revoke(scope, P, ids[2]!);
+      return ids;
+    });
+    const resources = [...oids.map((o) => `object:${o}`), 'object:*'];
+    const decisions = async (engine: typeof old, ids: readonly string[]) => {
+      const out: ReturnType<typeof shape>[] = [];
+      const own = Object.fromEntries(ids.map((id, i) => [`own${i}`, id]));
+      for (const pid of [P, Q]) for (const r of resources) for (const right of RIGHTS) out.push(shape(await rt.transaction((scope) => engine.authorize(scope, pid, r, right)), own));
+      return out;
+    };
+    const before = await decisions(old, stored);
+    const migration = objectMemory().migrations!.find((m) => m.name === 'object-memory/0003_creator_grants_to_ownership')!;
+    await rt.transaction((scope) => migration.up(scope.store));
+    const implicit = oids.map((o) => `cap_own:object:${o}`);
+    expect(await decisions(rt.authority, implicit)).toEqual(before);
+    const rows = await rt.transaction((scope) => (scope.store as Json).selectFrom('cap_grants').select(['id', 'status', 'parent_cap_id']).where('kind', '=', 'object').execute());
+    expect(rows.map((r: Json) => r.id)).not.toContain(stored[0]);
+    expect(rows).toContainEqual({ id: implicit[2], status: 'revoked', parent_cap_id: null });
+    expect(rows.find((r: Json) => r.parent_cap_id !== null)).toMatchObject({ parent_cap_id: implicit[0] });
+    const roots = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').viewRoots(P));
+    expect(roots.filter((x) => oids.includes(x.oid)).map((x) => x.capabilityId)).toEqual(implicit);
+    expect((await rt.capabilities(P)).filter((c) => oids.some((o) => c.resource === `object:${o}`)).map((c) => c.id)).toEqual(implicit.slice(0, 2));
   });
 });

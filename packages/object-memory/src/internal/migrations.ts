@@ -1,5 +1,6 @@
 import type { Migration } from '@libos/sdk';
 import { sql, type Kysely } from 'kysely';
+import { creatorGrantsToOwnership } from './creator-grants-migration.js';
 
 /**
  * Schema of the tables Object Memory owns. Dialect-neutral: text and integer columns, JSON as text.
@@ -82,6 +83,14 @@ export const migrations: readonly Migration[] = [
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const db = store as Kysely<any>;
       await db.schema.createIndex('om_objects_owner').on('om_objects').columns(['owner_id', 'created_at']).execute();
+    },
+  },
+  {
+    // A store from before: its stored creator grants become the implicit owner records (same decisions).
+    name: 'object-memory/0003_creator_grants_to_ownership',
+    async up(store: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      await creatorGrantsToOwnership(store as Kysely<any>);
     },
   },
 ];

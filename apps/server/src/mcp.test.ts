@@ -181,4 +181,19 @@ describe('MCP high-risk confirmation', () => {
     expect(await h.rt.process(p.pid)).toEqual(before);
     expect(await h.rt.events({ pid: p.pid, type: 'tool_called' })).toEqual([]);
   });
+  it('[K-8.6] deep arguments over MCP are invalid_arguments naming the field before the confirmation gate walks them', async () => {
+    const p = await h.rt.spawn({ goal: 'x' });
+    const before = await h.rt.process(p.pid);
+    const client = await mcpClient(p.pid);
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 3_000; i++) deep = { a: deep };
+    for (const name of ['exec_process', 'process_exit']) {
+      const r = await client.callTool({ name, arguments: { message: deep } });
+      expect(r.isError).toBe(true);
+      const error = JSON.parse(textOf(r));
+      expect(error).toMatchObject({ code: 'invalid_arguments', details: { field: 'message', limit: 'depth', max: 100 } });
+    }
+    expect(await h.rt.process(p.pid)).toEqual(before);
+    expect(await h.rt.audit({ action: 'gui.confirmation_required' })).toEqual([]);
+  });
 });

@@ -3,7 +3,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime, ToolCallResult } from '@libos/kernel';
-import { isLibosError } from '@libos/sdk';
+import { assertJsonBounds, isLibosError } from '@libos/sdk';
 import { checkConfirmation, confirmableInputSchema, takeMcpConfirmation } from './internal/confirmation.js';
 import { clearForMcpClient } from './internal/mcp-result-clearance.js';
 import type { ServerContext } from './internal/server-context.js';
@@ -28,6 +28,8 @@ async function callAsProcess(rt: Runtime, pid: string, name: string, raw: Record
   let taken: ReturnType<typeof takeMcpConfirmation>;
   try {
     taken = takeMcpConfirmation(raw);
+    // The host path's JSON bounds, before anything (the confirmation gate included) walks the arguments.
+    for (const [field, value] of Object.entries(taken.args)) if (value !== undefined) assertJsonBounds(value, field);
   } catch (err) {
     if (!isLibosError(err)) throw err;
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(err.toJSON()) }] };

@@ -1101,6 +1101,38 @@ describe('durability: runtime-local payloads and reopen (spec §5)', () => {
     runtimes.push(rt2);
     expect((await read(rt2, P, { name: 'kept' })).payload).toEqual({ v: 1 });
   });
+
+  test('a lazy reopen sweep: open writes no Object row; the first read that needs a lost row marks it; all paths see it lost', async () => {
+    const path = join(tempDir(), 'libos.db');
+    const rt1 = await open({ path });
+    const P = await agent(rt1);
+    const a = await create(rt1, P, { type: 'plan', name: 'a', payload: 1 });
+    const b = await create(rt1, P, { type: 'plan', name: 'b', payload: 2 });
+    const c = await create(rt1, P, { type: 'plan', name: 'c', payload: 3 });
+    await rt1.close();
+
+    const rt2 = await open({ path });
+    const rows = () =>
+      rt2.transaction(async (scope) =>
+        scope.store.selectFrom('om_objects').select('lifecycle_state').where('oid', 'in', [a.oid, b.oid, c.oid]).orderBy('name').execute(),
+      );
+    expect((await rows()).map((r) => r.lifecycle_state)).toEqual(['live', 'live', 'live']); // open touched none of them
+    // A create under a lost name supersedes it even though nothing read the name since the reopen.
+    const a2 = await create(rt2, P, { type: 'plan', name: 'a', payload: 'again' });
+    expect((await inspect(rt2, a.oid)).lifecycle).toBe('superseded');
+    expect(await objects(rt2, (s) => s.describe(c.oid))).toMatchObject({ payloadAvailable: false });
+    expect(await inspect(rt2, b.oid)).toMatchObject({ lifecycle: 'payload_unavailable', payloadAvailable: false });
+    expect((await rows()).map((r) => r.lifecycle_state)).toEqual(['superseded', 'payload_unavailable', 'live']);
+    const listed = await objects(rt2, (s) => s.listObjects({ namespace: `process:${P}` }));
+    expect(Object.fromEntries(listed.map((o) => [o.name, [o.lifecycle, o.payloadAvailable]]))).toMatchObject({
+      a: ['live', true],
+      b: ['payload_unavailable', false],
+      c: ['payload_unavailable', false],
+    });
+    expect(listed.find((o) => o.name === 'a')!.oid).toBe(a2.oid);
+    expect((await rows()).map((r) => r.lifecycle_state)).toEqual(['superseded', 'payload_unavailable', 'payload_unavailable']);
+    expect((await fail(rt2, P, 'read_memory_object', { name: 'c' })).code).toBe('payload_unavailable_after_reopen');
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import {
 import type { ObjectMemoryDeps } from './internal/deps.js';
 import { requireJson, type JsonValue } from './internal/json-value.js';
 import { mergeLabels, requireValidLabels } from './internal/labels.js';
+import { allSeenAfterReopen, seenAfterReopen } from './internal/lazy-sweep.js';
 import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
@@ -123,7 +124,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const own: DataLabels = { ...parsed.declared, ...hostLabels };
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
     const immutable = input.immutable ?? true;
-    const holder = requireFreeName(lookup.object, namespace, name);
+    const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object), namespace, name);
     await storeObject(scope, deps.payloads, {
       oid,
       namespace,
@@ -172,7 +173,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
   }
 
   async function inspect(oid: string): Promise<ObjectDescription | null> {
-    const r = await getObject(db, oid);
+    const r = await seenAfterReopen(db, deps.payloads, await getObject(db, oid));
     return r === null ? null : { ...r, payloadAvailable: available(r) };
   }
 
@@ -227,7 +228,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new LibosError('limit_out_of_range', `limit: must be an integer from 1 to 10000 (got ${limit})`);
     const namespace = q.namespace === undefined ? undefined : normalizeNamespace(q.namespace);
     const rows = await listVisibleObjects(db, { limit, ...(namespace !== undefined ? { namespace } : {}), ...(q.ownerPid !== undefined ? { ownerPid: q.ownerPid } : {}) });
-    return rows.map((r) => ({ ...r, payloadAvailable: available(r) }));
+    return (await allSeenAfterReopen(db, deps.payloads, rows)).map((r) => ({ ...r, payloadAvailable: available(r) }));
   }
 
   async function replaceViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void> {

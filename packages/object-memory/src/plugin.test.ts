@@ -61,10 +61,10 @@ describe('the object-memory plugin', () => {
     expect(create.input.safeParse({ type: 'plan', payload: null }).success).toBe(true);
   });
 
-  test('it registers the objects service, migrations and the reopen hook; each instance has its own payload store', () => {
+  test('it registers the objects service and migrations, no open hook (a lazy sweep); each instance has its own payload store', () => {
     expect(typeof plugin.services?.[SERVICE_NAMES.objects]).toBe('function');
     expect(plugin.migrations?.length).toBeGreaterThan(0);
-    expect(typeof plugin.hooks?.open).toBe('function');
+    expect(plugin.hooks?.open).toBeUndefined();
     const other = objectMemory();
     plugin.payloadStore.set('obj_0123456789abcdef', 1);
     expect(other.payloadStore.has('obj_0123456789abcdef')).toBe(false);

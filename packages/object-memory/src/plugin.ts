@@ -2,13 +2,12 @@ import { definePlugin, skillFromFile, SERVICE_NAMES, type Plugin } from '@libos/
 import type { ObjectMemoryDeps, ObjectMemoryTestHooks } from './internal/deps.js';
 import { migrations } from './internal/migrations.js';
 import { objectOwners } from './internal/object-owners.js';
-import { sweepAfterReopen } from './internal/reopen-sweep.js';
 import { createObjectsService } from './objects-service.js';
 import { createPayloadStore, type PayloadStore } from './payload-store.js';
 import { appendMemoryObjectTool } from './tools/append-memory-object.js';
 import { createMemoryNamespace } from './tools/create-memory-namespace.js';
 import { createMemoryObjectTool } from './tools/create-memory-object.js';
-import { listMemoryNamespace } from './tools/list-memory-namespace.js';
+import { listMemoryNamespaceTool } from './tools/list-memory-namespace.js';
 import { readMemoryObjectTool } from './tools/read-memory-object.js';
 
 export interface ObjectMemoryOptions {
@@ -23,8 +22,8 @@ export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore 
 
 /**
  * The Object Memory plugin: the `agent-libos-object-memory` Skill, its five tools, the `om_*` tables, the
- * `objects` service, the owners of `object:<oid>` (an owner's rights derive from ownership) and the reopen sweep.
- * Each call creates an instance with its own runtime-local payload store.
+ * `objects` service and the owners of `object:<oid>` (an owner's rights derive from ownership). No open hook: the
+ * reopen sweep is lazy (`lazy-sweep.ts`). Each call creates an instance with its own runtime-local payload store.
  *
  * @example
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
@@ -35,15 +34,16 @@ export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlu
     name: '@libos/object-memory',
     version: '0.1.0',
     skills: [skillFromFile(new URL('../skills/agent-libos-object-memory/SKILL.md', import.meta.url))],
-    tools: [createMemoryNamespace, listMemoryNamespace, createMemoryObjectTool(deps), readMemoryObjectTool(deps), appendMemoryObjectTool(deps)],
+    tools: [
+      createMemoryNamespace,
+      listMemoryNamespaceTool(deps),
+      createMemoryObjectTool(deps),
+      readMemoryObjectTool(deps),
+      appendMemoryObjectTool(deps),
+    ],
     migrations,
     services: { [SERVICE_NAMES.objects]: (scope) => createObjectsService(scope, deps) },
     owners: [objectOwners],
-    hooks: {
-      async open(scope) {
-        await sweepAfterReopen(scope, deps.payloads);
-      },
-    },
   });
   return Object.freeze({ ...plugin, payloadStore: deps.payloads });
 }

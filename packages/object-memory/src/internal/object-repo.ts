@@ -165,12 +165,6 @@ export async function markSuperseded(db: OmDb, oid: string, at: string): Promise
   await db.updateTable('om_objects').set({ lifecycle_state: 'superseded', updated_at: at }).where('oid', '=', oid).execute();
 }
 
-/** Oids of live rows (the reopen sweep checks each against the payload cache). */
-export async function liveOids(db: OmDb): Promise<string[]> {
-  const rows = await db.selectFrom('om_objects').select('oid').where('lifecycle_state', '=', 'live').execute();
-  return rows.map((r) => r.oid);
-}
-
 /** Marks live rows payload-unavailable with the given marker. */
 export async function markPayloadUnavailable(db: OmDb, oids: readonly string[], marker: string): Promise<void> {
   for (let i = 0; i < oids.length; i += 500) {

@@ -3,6 +3,7 @@ import { MAX_PAYLOAD_SIZE } from '../internal/bounds.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
+import { seenAfterReopen } from '../internal/lazy-sweep.js';
 import { parseModelMetadata } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
 import { requireRight } from '../internal/object-access.js';
@@ -68,7 +69,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       if (!lookup.namespaceExists) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, { details: { field: 'namespace', namespace } });
       }
-      const holder = requireFreeName(lookup.object, namespace, name);
+      const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object), namespace, name);
       const explicit = [...new Set([...(args.parent_oids ?? []), ...(args.parents ?? [])])];
       const parentLabels: DataLabels[] = [];
       for (const [i, parent] of explicit.entries()) {

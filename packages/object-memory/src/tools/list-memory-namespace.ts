@@ -4,6 +4,8 @@ import { mergeLabels } from '../internal/labels.js';
 import { childNamespacesPage, getNamespace } from '../internal/namespace-repo.js';
 import { resolveNamespace } from '../internal/names.js';
 import { requireRight } from '../internal/object-access.js';
+import type { ObjectMemoryDeps } from '../internal/deps.js';
+import { allSeenAfterReopen } from '../internal/lazy-sweep.js';
 import { objectsPage } from '../internal/object-repo.js';
 import { omDb, type OmDb } from '../internal/schema.js';
 
@@ -80,10 +82,10 @@ async function readable(authority: Authority, resource: string): Promise<boolean
   return true;
 }
 
-async function listOnce(db: OmDb, authority: Authority, namespace: string, limit: number) {
+async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, namespace: string, limit: number) {
   const labels: DataLabels[] = [];
   const objects = await boundedScan(
-    (offset, n) => objectsPage(db, namespace, offset, n),
+    async (offset, n) => allSeenAfterReopen(db, deps.payloads, await objectsPage(db, namespace, offset, n)),
     async (o) => {
       if (!(await readable(authority, `object:${o.oid}`))) return null;
       labels.push(o.labels);
@@ -114,27 +116,28 @@ async function listOnce(db: OmDb, authority: Authority, namespace: string, limit
  * await rt.call(pid, 'list_memory_namespace', { namespace: 'proj', limit: 4 });
  * // { namespace: 'proj', objects: [{ oid, namespace, name, type, version }, ...], namespaces: [{ namespace: 'proj/r', parent_namespace: 'proj' }] }
  */
-export const listMemoryNamespace = defineTool({
-  name: 'list_memory_namespace',
-  description:
-    'List readable Objects (oid, namespace, name, type, version; newest first) and then readable direct child namespaces of one exact namespace (omitted = your process scope). limit (1..50, default 50) is shared, Objects first. No cursor or total: a full page or a missing name proves nothing. No payload, metadata or labels.',
-  input,
-  output,
-  async run(args, ctx) {
-    const db = omDb(ctx.store);
-    const namespace = resolveNamespace(args.namespace, ctx.pid);
-    await requireRight(ctx.authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
-    if ((await getNamespace(db, namespace)) === null) {
-      throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
-    }
-    const limit = args.limit ?? LIST_LIMITS.default;
-    if (limit < LIST_LIMITS.min || limit > LIST_LIMITS.max) {
-      throw new LibosError('limit_out_of_range', `limit: must be an integer from ${LIST_LIMITS.min} to ${LIST_LIMITS.max} (got ${limit})`, {
-        details: { field: 'limit', minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max },
-      });
-    }
-    const { objects, namespaces, labels } = await listOnce(db, ctx.authority, namespace, limit);
-    if (labels.length > 0) await ctx.flow.taint(mergeLabels(labels[0]!, labels.slice(1)));
-    return { namespace, objects, namespaces };
-  },
-});
+export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
+  defineTool({
+    name: 'list_memory_namespace',
+    description:
+      'List readable Objects (oid, namespace, name, type, version; newest first) and then readable direct child namespaces of one exact namespace (omitted = your process scope). limit (1..50, default 50) is shared, Objects first. No cursor or total: a full page or a missing name proves nothing. No payload, metadata or labels.',
+    input,
+    output,
+    async run(args, ctx) {
+      const db = omDb(ctx.store);
+      const namespace = resolveNamespace(args.namespace, ctx.pid);
+      await requireRight(ctx.authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
+      if ((await getNamespace(db, namespace)) === null) {
+        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+      }
+      const limit = args.limit ?? LIST_LIMITS.default;
+      if (limit < LIST_LIMITS.min || limit > LIST_LIMITS.max) {
+        throw new LibosError('limit_out_of_range', `limit: must be an integer from ${LIST_LIMITS.min} to ${LIST_LIMITS.max} (got ${limit})`, {
+          details: { field: 'limit', minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max },
+        });
+      }
+      const { objects, namespaces, labels } = await listOnce(db, deps, ctx.authority, namespace, limit);
+      if (labels.length > 0) await ctx.flow.taint(mergeLabels(labels[0]!, labels.slice(1)));
+      return { namespace, objects, namespaces };
+    },
+  });

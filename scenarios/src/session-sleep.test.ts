@@ -56,6 +56,17 @@ it('with a clock that does not advance, the run ends idle and the sleeper keeps 
   expect((await rt.process(p.pid)).waitState).toMatchObject({ kind: 'timer' });
 });
 
+it('a turn that calls sleep stops as waiting_timer, in its QuantumResult and in its llm.action_batch audit', async () => {
+  await open(); // the clock never advances: the sleeper stays parked
+  const p = await rt.spawn({ goal: 'nap' });
+  await rt.grant(p.pid, 'clock:sleep', ['read']);
+  const report = await rt.run({ provider: new ScriptedProvider([[{ tool: 'sleep', args: { seconds: 5 } }]]), maxQuanta: 1 });
+  expect(report.results[0]).toMatchObject({ pid: p.pid, kind: 'turn', stopReason: 'waiting_timer', executed: ['sleep'] });
+  const batches = await rt.audit({ pid: p.pid, action: 'llm.action_batch' });
+  expect(batches.map((a) => [a.decision, a.details.stop_reason])).toEqual([['waiting_timer', 'waiting_timer']]);
+  expect((await rt.process(p.pid)).waitState).toMatchObject({ kind: 'timer' });
+});
+
 it('[S-C10] a real short sleep: the scheduler waits for the timer and the measured elapsed time is reported', async () => {
   rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), session()] });
   const p = await rt.spawn({ goal: 'nap' });

@@ -1,7 +1,8 @@
-import { DEFAULT_LABELS, SERVICE_NAMES, toolInputJsonSchema, type DataLabels, type ObjectsService } from '@libos/sdk';
+import { DEFAULT_LABELS, SERVICE_NAMES, type DataLabels, type ObjectsService } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
-import { unreadSummary } from '../mailbox/messages.js';
+import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
+import { toolJsonSchema } from '../plugins/tool-schemas.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import { inTransaction } from '../store/transaction.js';
 
@@ -26,11 +27,10 @@ const KERNEL_PREAMBLE = [
 ].join('\n');
 
 /** The `Unread messages:` section (null when the mailbox holds nothing unread). */
-async function unreadMail(deps: KernelDeps, pid: string): Promise<string | null> {
-  const interrupt = await unreadSummary(deps.db, pid, 'interrupt');
-  const normal = await unreadSummary(deps.db, pid, 'normal');
+function unreadMail(unread: Readonly<Record<Delivery, UnreadSummary>>): string | null {
+  const { interrupt, normal } = unread;
   if (interrupt.count + normal.count === 0) return null;
-  const line = (what: string, u: typeof normal) => `- ${u.count} ${what}: ${u.message_ids.join(', ')}${u.count > u.message_ids.length ? ', …' : ''}`;
+  const line = (what: string, u: UnreadSummary) => `- ${u.count} ${what}: ${u.message_ids.join(', ')}${u.count > u.message_ids.length ? ', …' : ''}`;
   const lines = [...(interrupt.count ? [line('interrupt (every non-message tool is refused until they are read)', interrupt)] : []), ...(normal.count ? [line('normal', normal)] : [])];
   return `Unread messages (read them with read_process_messages or receive_process_messages):\n${lines.join('\n')}`;
 }
@@ -38,10 +38,14 @@ async function unreadMail(deps: KernelDeps, pid: string): Promise<string | null>
 /**
  * Builds the prompt of one quantum (kernel spec §5): the system message (image prompt, per the image's prompt
  * mode) and one user message (process facts, Skill catalog, loaded Skill bodies, unread mail, the MemoryView rendered
- * by the objects service, recent events and call outcomes), plus the JSON Schemas of the visible tools. An
- * `image_only` image gets the rendered MemoryView and recent activity only.
+ * by the objects service, recent events and call outcomes), plus the JSON Schemas of the visible tools (cached per
+ * tool). An `image_only` image gets the rendered MemoryView and recent activity only. `unread` is the turn's unread mail.
  */
-export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<RenderedPrompt> {
+export async function renderPrompt(
+  deps: KernelDeps,
+  p: ProcessInfo,
+  unread: Readonly<Record<Delivery, UnreadSummary>>,
+): Promise<RenderedPrompt> {
   const image = deps.registry.images.get(p.imageId);
   const system =
     !image || image.promptMode === 'image_only'
@@ -62,7 +66,7 @@ export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<Re
       .map((s) => `## ${s.manifest.name}\n${s.manifest.description}\nAllowed tools: ${s.manifest.allowedTools.join(' ')}\n\n${s.manifest.body}`);
     sections.push(`Loaded skills:\n${loaded.join('\n\n') || '(none)'}`);
     // A notice rides on a tool result, which a stateless turn never sees again: unread mail is restated each turn.
-    const mail = await unreadMail(deps, p.pid);
+    const mail = unreadMail(unread);
     if (mail) sections.push(mail);
   }
   const view = deps.registry.services.has(SERVICE_NAMES.objects)
@@ -83,7 +87,7 @@ export async function renderPrompt(deps: KernelDeps, p: ProcessInfo): Promise<Re
   const user = sections.join('\n\n');
   const tools: LlmToolSchema[] = p.visibleTools.map((name) => {
     const t = deps.registry.tools.get(name)!.tool;
-    return { name, description: t.description, parameters: toolInputJsonSchema(t) };
+    return { name, description: t.description, parameters: toolJsonSchema(t) };
   });
   const tokens = Math.ceil((system.length + user.length + JSON.stringify(tools).length) / 4);
   return { messages: [{ role: 'system', content: system }, { role: 'user', content: user }], tools, tokens, labels: view?.labels ?? DEFAULT_LABELS };

@@ -3,31 +3,21 @@ import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmProvider, LlmResponse, LlmToolCall } from '../llm/provider.js';
+import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
+import { unreadByDelivery } from '../mailbox/unread-mail.js';
 import { endProcess } from '../processes/exit.js';
-import { claimPendingAction, findPendingAction } from '../processes/pending-actions.js';
-import { TERMINAL_STATUSES } from '../processes/process-record.js';
-import { findProcess, getProcess } from '../processes/process-store.js';
-import { findRunner, runnerCallHooks } from '../processes/runners.js';
+import { claimPendingAction, findPendingAction, type PendingAction } from '../processes/pending-actions.js';
+import { TERMINAL_STATUSES, type ProcessInfo, type ProcessStatus } from '../processes/process-record.js';
+import { findProcess } from '../processes/process-store.js';
+import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
 import { renderPrompt } from './render-prompt.js';
+import { callStopReason, stopAftermath, type StopReason } from './stop-reason.js';
 
-/** Why a batch stopped (kernel spec §2). */
-export type StopReason =
-  | 'completed'
-  | 'waiting_human'
-  | 'waiting_child'
-  | 'waiting_message'
-  | 'waiting_task'
-  | 'tool_failed'
-  | 'message_notice'
-  | 'interrupted_by_message'
-  | 'process_terminal'
-  | 'resource_limit_exceeded'
-  | 'exclusive'
-  | 'empty_reply';
+export type { StopReason } from './stop-reason.js';
 
 export interface QuantumResult {
   readonly pid: string;
@@ -91,11 +81,11 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
   });
 }
 
-function stopFor(r: ToolCallResult): StopReason | null {
-  if (!r.ok) return r.error.code === 'interrupted_by_message' ? 'interrupted_by_message' : r.error.code === 'resource_limit_exceeded' ? 'resource_limit_exceeded' : 'tool_failed';
-  if (r.wait) return r.wait.kind === 'human' ? 'waiting_human' : r.wait.kind === 'child' ? 'waiting_child' : r.wait.kind === 'task' ? 'waiting_task' : 'waiting_message';
-  if (r.notices?.length) return 'message_notice';
-  return null;
+/** The pid's status now (a narrow read: only the status column). */
+async function statusOf(deps: KernelDeps, pid: string): Promise<ProcessStatus> {
+  const r = await deps.db.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
+  if (!r) throw new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } });
+  return r.status as ProcessStatus;
 }
 
 /** Runs a model's batch in order, stopping at the first wait, failure, notice, terminal state or exclusive call. */
@@ -113,12 +103,11 @@ async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmT
       const call = calls[i]!;
       const r = call.argumentsError
         ? await callTool(deps, pid, call.name, { __unparsable_arguments__: call.rawArguments ?? null }, { rejectArguments: call.argumentsError })
-        : await callTool(deps, pid, call.name, call.arguments, { publishResult: true });
+        : await callTool(deps, pid, call.name, call.arguments, { origin: { kind: 'model' } });
       executed.push(call.name);
       results.push(r);
-      const s = stopFor(r);
-      const after = await getProcess(deps.db, pid);
-      if (TERMINAL_STATUSES.has(after.status)) stop = 'process_terminal';
+      const s = callStopReason(r);
+      if (TERMINAL_STATUSES.has(await statusOf(deps, pid))) stop = 'process_terminal';
       else if (s) stop = s;
       else if (deps.registry.tools.get(call.name)?.tool.exclusive && i < calls.length - 1) stop = 'exclusive';
       if (stop !== 'completed') {
@@ -171,9 +160,10 @@ async function clearPrompt(deps: KernelDeps, pid: string, sink: string, viewLabe
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.flow(scope, pid).taint(viewLabels));
 }
 
-async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<LlmResponse> {
-  const p = await getProcess(deps.db, pid);
-  const prompt = await renderPrompt(deps, p);
+async function askModel(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<LlmResponse> {
+  const p = turn.process;
+  const pid = p.pid;
+  const prompt = await renderPrompt(deps, p, turn.unread);
   const visible = new Set(p.visibleTools);
   const messages = [...prompt.messages];
   await clearPrompt(deps, pid, `llm:${opts.provider.name}`, prompt.labels);
@@ -207,55 +197,119 @@ async function askModel(deps: KernelDeps, pid: string, opts: QuantumOptions): Pr
   }
 }
 
+/** A turn that re-dispatches the pid's saved call without a model call (a runner's, or a model's parked call). */
+interface ResumeTurn {
+  readonly kind: 'resume';
+  readonly process: ProcessInfo;
+  readonly saved: PendingAction;
+  /** False when the saved call was not `pending` (another worker holds it). */
+  readonly claimed: boolean;
+  readonly runner: RunnerRecord | null;
+}
+
+/** A turn that asks the model: the unread mail its prompt restates was read with the claim. */
+interface ModelTurn {
+  readonly kind: 'model';
+  readonly process: ProcessInfo;
+  readonly unread: Readonly<Record<Delivery, UnreadSummary>>;
+}
+
+/** A runner that holds no saved call: it never asks a model, so the quantum fails it. */
+interface EmptyRunnerTurn {
+  readonly kind: 'empty_runner';
+  readonly process: ProcessInfo;
+}
+
+/** What a quantum reads once, in the transaction that claims its pid (runnable → running). */
+type Turn = ResumeTurn | ModelTurn | EmptyRunnerTurn;
+
+const SKIP_CODES: ReadonlySet<string> = new Set(['invalid_state', 'conflict', 'process_not_found']);
+
+/** Claims the pid and reads its Turn in one transaction; null when it is not runnable (another worker, an end). */
+async function claimTurn(deps: KernelDeps, pid: string): Promise<Turn | null> {
+  return inTransaction(deps.db, deps.scopes, 'host', null, async (scope): Promise<Turn | null> => {
+    let process: ProcessInfo;
+    try {
+      process = await transition(scope.store, pid, { from: ['runnable'], to: 'running' }, iso(deps));
+    } catch (err) {
+      if (err instanceof LibosError && SKIP_CODES.has(err.code)) return null;
+      throw err;
+    }
+    const saved = await findPendingAction(scope.store, pid);
+    // A runner (an ObjectTask) only ever resumes its one saved call: it never asks a model.
+    const runner = await findRunner(scope.store, pid);
+    if (saved) {
+      const claimed = await claimPendingAction(scope.store, pid, saved.resumeToken, iso(deps));
+      return { kind: 'resume', process, saved, runner, claimed };
+    }
+    if (runner) return { kind: 'empty_runner', process };
+    return { kind: 'model', process, unread: await unreadByDelivery(scope.store, pid) };
+  });
+}
+
+/** Re-dispatches the saved call through the broker: a runner's settles with its observer, a model's publishes its result. */
+async function resumeSaved(deps: KernelDeps, turn: ResumeTurn): Promise<QuantumResult> {
+  const { pid } = turn.process;
+  const { saved } = turn;
+  // A runner's call saved at its birth (`{kind:'tool'}`) has never run: it runs as a first call.
+  const firstRun = (saved.wait as { kind: string }).kind === 'tool';
+  const resume = { token: saved.resumeToken, callId: saved.callId, wait: saved.wait, firstRun };
+  const origin = turn.runner ? { kind: 'runner' as const, runner: turn.runner } : { kind: 'model' as const };
+  const r = await callTool(deps, pid, saved.tool, saved.args, { resume, origin });
+  const ended = TERMINAL_STATUSES.has(await statusOf(deps, pid));
+  const stopReason: StopReason = ended ? 'process_terminal' : (callStopReason(r) ?? 'completed');
+  return { pid, kind: 'resumed', stopReason, executed: [saved.tool], skipped: [], results: [r] };
+}
+
+/** One model turn: ask the model, then dispatch its batch. */
+async function modelTurn(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<QuantumResult> {
+  const { pid } = turn.process;
+  const response = await askModel(deps, turn, opts);
+  if (response.toolCalls.length === 0) {
+    const n = (opts.emptyReplies?.get(pid) ?? 0) + 1;
+    opts.emptyReplies?.set(pid, n);
+    if (n >= (opts.maxEmptyReplies ?? 3)) throw new LibosError('invalid_state', `the model replied without a tool call ${n} times in a row`);
+    return { pid, kind: 'turn', stopReason: 'empty_reply', executed: [], skipped: [], results: [] };
+  }
+  opts.emptyReplies?.delete(pid);
+  const result: QuantumResult = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls)) };
+  // A model that only makes refused calls (bad arguments, unread interrupts, denials) makes no progress and
+  // would spend model calls for ever: after maxStalledTurns such turns in a row the process fails.
+  const progressed = result.results.some((r) => r.ok);
+  const stalled = progressed ? 0 : (opts.stalledTurns?.get(pid) ?? 0) + 1;
+  if (stalled === 0) opts.stalledTurns?.delete(pid);
+  else opts.stalledTurns?.set(pid, stalled);
+  const maxStalled = opts.maxStalledTurns ?? DEFAULT_MAX_STALLED_TURNS;
+  if (stalled >= maxStalled) {
+    const last = result.results.map((r) => (r.ok ? 'ok' : r.error.code)).join(', ');
+    throw new LibosError('invalid_state', `no progress: every call of ${pid}'s last ${stalled} model turns was refused (the last: ${last})`);
+  }
+  return result;
+}
+
 /**
- * One quantum for one pid: claim it (runnable → running), then either resume its saved blocked call without a model
- * call, or run one model turn and dispatch the batch; then hand it back (running → runnable) unless the quantum
- * parked or ended it. An exception inside the quantum fails the process.
+ * One quantum for one pid: claim it (runnable → running) and read its Turn, then either resume its saved blocked call
+ * without a model call, or run one model turn and dispatch the batch; then charge its wall time and hand it back
+ * (running → runnable) unless the quantum parked or ended it. An exception inside the quantum fails the process.
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
-  try {
-    await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => transition(scope.store, pid, { from: ['runnable'], to: 'running' }, iso(deps)));
-  } catch (err) {
-    if (err instanceof LibosError && (err.code === 'invalid_state' || err.code === 'conflict' || err.code === 'process_not_found')) return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
-    throw err;
-  }
+  const turn = await claimTurn(deps, pid);
+  if (!turn) return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
   const startedAt = deps.clock.now().getTime();
   let result: QuantumResult;
   let resuming: { readonly tool: string; readonly callId: string } | null = null;
   try {
-    const pending = await findPendingAction(deps.db, pid);
-    // A runner (an ObjectTask) only ever resumes its one saved call: it never asks a model.
-    const runner = await findRunner(deps.db, pid);
-    if (pending) {
-      const claimed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => claimPendingAction(scope.store, pid, pending.resumeToken, iso(deps)));
-      if (!claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
-      resuming = { tool: pending.tool, callId: pending.callId };
-      // A runner's call saved at its birth (`{kind:'tool'}`) has never run: it runs as a first call.
-      const resume = { token: pending.resumeToken, callId: pending.callId, wait: pending.wait, firstRun: (pending.wait as { kind: string }).kind === 'tool' };
-      const r = await callTool(deps, pid, pending.tool, pending.args, runner ? { resume, runner: runnerCallHooks(deps, runner) } : { resume, publishResult: true });
-      const after = await getProcess(deps.db, pid);
-      result = { pid, kind: 'resumed', stopReason: TERMINAL_STATUSES.has(after.status) ? 'process_terminal' : (stopFor(r) ?? 'completed'), executed: [pending.tool], skipped: [], results: [r] };
-    } else if (runner) {
-      throw new LibosError('invalid_state', `runner ${pid} holds no saved call; a runner never asks a model`);
-    } else {
-      const response = await askModel(deps, pid, opts);
-      if (response.toolCalls.length === 0) {
-        const n = (opts.emptyReplies?.get(pid) ?? 0) + 1;
-        opts.emptyReplies?.set(pid, n);
-        if (n >= (opts.maxEmptyReplies ?? 3)) throw new LibosError('invalid_state', `the model replied without a tool call ${n} times in a row`);
-        result = { pid, kind: 'turn', stopReason: 'empty_reply', executed: [], skipped: [], results: [] };
-      } else {
-        opts.emptyReplies?.delete(pid);
-        result = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls)) };
-        // A model that only makes refused calls (bad arguments, unread interrupts, denials) makes no progress and
-        // would spend model calls for ever: after maxStalledTurns such turns in a row the process fails.
-        const progressed = result.results.some((r) => r.ok);
-        const stalled = progressed ? 0 : (opts.stalledTurns?.get(pid) ?? 0) + 1;
-        if (stalled === 0) opts.stalledTurns?.delete(pid);
-        else opts.stalledTurns?.set(pid, stalled);
-        const maxStalled = opts.maxStalledTurns ?? DEFAULT_MAX_STALLED_TURNS;
-        if (stalled >= maxStalled) throw new LibosError('invalid_state', `no progress: every call of ${pid}'s last ${stalled} model turns was refused (the last: ${result.results.map((r) => (r.ok ? 'ok' : r.error.code)).join(', ')})`);
-      }
+    switch (turn.kind) {
+      case 'resume':
+        if (!turn.claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
+        resuming = { tool: turn.saved.tool, callId: turn.saved.callId };
+        result = await resumeSaved(deps, turn);
+        break;
+      case 'empty_runner':
+        throw new LibosError('invalid_state', `runner ${pid} holds no saved call; a runner never asks a model`);
+      case 'model':
+        result = await modelTurn(deps, turn, opts);
+        break;
     }
   } catch (err) {
     const e = LibosError.from(err);
@@ -265,20 +319,26 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     else await failProcess(deps, pid, e.code, e.message);
     result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
   }
-  // The quantum's wall time is charged afterwards (with overage): a process over its runtime budget is killed.
+  // A stop that parked or ended the process leaves nothing to hand back; any other (or a failed quantum) hands it
+  // back if it is still running, in the transaction that charges the quantum's wall time (with overage).
+  const handBack = result.kind === 'failed' || result.stopReason === undefined || stopAftermath(result.stopReason) === 'hand_back';
   const seconds = Math.max(0, (deps.clock.now().getTime() - startedAt) / 1000);
   const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-    const p = await findProcess(scope.store, pid);
-    if (!p || TERMINAL_STATUSES.has(p.status)) return null;
-    return deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
+    const row = await scope.store.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
+    if (!row || TERMINAL_STATUSES.has(row.status as ProcessStatus)) return null;
+    const charged = await deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
+    if (charged.exceeded || !handBack || row.status !== 'running') return charged;
+    await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
+    return charged;
   });
   if (over?.exceeded) {
+    // A process over its runtime budget is killed (it is never handed back first).
     await killForBudget(deps, over.killPids, `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`);
     result = { ...result, kind: 'failed' };
+    await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+      const p = await findProcess(scope.store, pid);
+      if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
+    });
   }
-  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
-    const p = await findProcess(scope.store, pid);
-    if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
-  });
   return result;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerOutcome, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
+import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
 import { parseArguments } from '../broker/parse-arguments.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -32,31 +32,18 @@ export interface RunnerRecord {
  */
 export const RUNNER_BUDGET: BudgetLimits = { tool_calls: 1, child_processes: 0, llm_calls: 0 };
 
-/** The hooks the broker calls for a runner's saved call, in the call's transactions. */
-export interface RunnerCallHooks {
-  start(scope: TxScope): Promise<void>;
-  settle(scope: TxScope, outcome: RunnerOutcome): Promise<void>;
-}
-
 export async function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord | null> {
   const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
   return r ? { pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool } : null;
 }
 
-const refOf = (r: RunnerRecord): RunnerRef => ({ pid: r.pid, operationId: r.operationId, tool: r.tool });
+export const refOf = (r: RunnerRecord): RunnerRef => ({ pid: r.pid, operationId: r.operationId, tool: r.tool });
 
-function observerOf(deps: KernelDeps, scope: TxScope, r: RunnerRecord): RunnerObserver | null {
+/** The service told about a runner's call and end, or null when no loaded plugin provides it. */
+export function observerOf(deps: KernelDeps, scope: TxScope, r: RunnerRecord): RunnerObserver | null {
   // A store reopened without the plugin that started the runner: nobody is left to tell.
   if (!deps.registry.services.has(r.observer)) return null;
   return scope.service<RunnerObserver>(r.observer);
-}
-
-/** The broker hooks of one runner's saved call. */
-export function runnerCallHooks(deps: KernelDeps, r: RunnerRecord): RunnerCallHooks {
-  return {
-    start: async (scope) => void (await observerOf(deps, scope, r)?.started(refOf(r))),
-    settle: async (scope, outcome) => void (await observerOf(deps, scope, r)?.settled(refOf(r), outcome)),
-  };
 }
 
 /** Tells a runner's observer that the runner ended (called by `endProcess`, in its transaction). */

@@ -1,0 +1,78 @@
+import type { z } from 'zod';
+import { isToolWait, LibosError, ToolWait, type Authority, type CheckOptions, type ToolContext, type WaitSpec } from '@libos/sdk';
+import type { TxScope } from '../store/transaction.js';
+import { isResumption, type ParsedCall } from './call-state.js';
+import type { CallHook } from './hooks.js';
+
+/** What the tool did: returned a payload (checked against its `output`), or asked to wait. */
+export type RunResult =
+  | { readonly kind: 'done'; readonly payload: unknown; readonly ctx: ToolContext }
+  | { readonly kind: 'waiting'; readonly wait: WaitSpec };
+
+/**
+ * The caller's authority for one call: every check names the operation (`tool:<name>`) and the approval hash of the
+ * exact arguments, so a one-shot human approval binds to these arguments and no others.
+ */
+function callAuthority(call: ParsedCall, scope: TxScope): Authority {
+  const inner = call.deps.engine.authority(scope, call.pid);
+  const withCall = <O extends CheckOptions>(opts?: O): O =>
+    ({ operation: `tool:${call.toolName}`, argsHash: call.approvalHash(), ...(opts ?? {}) }) as O;
+  return {
+    pid: call.pid,
+    check: (resource, right, opts) => inner.check(resource, right, withCall(opts)),
+    require: (resource, right, opts) => inner.require(resource, right, withCall(opts)),
+    consume: (decision) => inner.consume(decision),
+    grantTrusted: (spec) => inner.grantTrusted(spec),
+  };
+}
+
+function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal): ToolContext {
+  const resumed = isResumption(call);
+  const resumedWait = call.entry.kind === 'saved' ? call.entry.wait : undefined;
+  return {
+    ...scope,
+    pid: call.pid,
+    callId: call.callId,
+    toolName: call.toolName,
+    authority: callAuthority(call, scope),
+    budgets: call.deps.engine.budgets(scope),
+    flow: call.deps.engine.flow(scope, call.pid),
+    signal,
+    resumed,
+    ...(resumed && resumedWait ? { resumedWait } : {}),
+    wait(spec) {
+      throw new ToolWait(spec);
+    },
+  };
+}
+
+/**
+ * Step 5, in the call's transaction: the call is announced (`tool_called`, or `tool_resumed` for a resumption), the
+ * hooks hear it start, and `run` checks capabilities for the exact resources it touches and performs the primitive.
+ * A `ctx.wait(...)` becomes a wait; output that does not match the tool's schema is an `internal_error`.
+ */
+export async function runTool(call: ParsedCall, scope: TxScope, hooks: readonly CallHook[], signal: AbortSignal): Promise<RunResult> {
+  await scope.events.emit(isResumption(call) ? 'tool_resumed' : 'tool_called', {
+    pid: call.pid,
+    call_id: call.callId,
+    tool: call.toolName,
+  });
+  for (const h of hooks) await h.started?.(call, scope);
+  const ctx = toolContext(call, scope, signal);
+  let out: unknown;
+  try {
+    out = await call.tool.run(call.args, ctx);
+  } catch (err) {
+    if (isToolWait(err)) return { kind: 'waiting', wait: err.wait };
+    throw err;
+  }
+  if (call.tool.output) {
+    const parsed = (call.tool.output as z.ZodType).safeParse(out);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(output)'}: ${i.message}`).join('; ');
+      throw new LibosError('internal_error', `tool ${call.toolName} returned output that does not match its schema: ${issues}`);
+    }
+    out = parsed.data;
+  }
+  return { kind: 'done', payload: out, ctx };
+}

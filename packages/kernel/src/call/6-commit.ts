@@ -1,0 +1,136 @@
+import { LibosError, type WaitSpec } from '@libos/sdk';
+import { discardPendingAction, savePendingAction } from '../processes/pending-actions.js';
+import { statusForWait } from '../processes/process-state.js';
+import { transition } from '../processes/transition.js';
+import { inTransaction, type TxScope } from '../store/transaction.js';
+import { charge } from './4-charge.js';
+import { runTool } from './5-run.js';
+import {
+  isSavedCall,
+  jsonDigest,
+  type CallOutcome,
+  type CallSettlement,
+  type CallState,
+  type JsonDigest,
+  type ParsedCall,
+} from './call-state.js';
+import type { CallHook } from './hooks.js';
+
+const settle = async (hooks: readonly CallHook[], call: CallState, scope: TxScope, how: CallSettlement) => {
+  for (const h of hooks) await h.settled?.(call, scope, how);
+};
+
+/** The audit fields naming a call's arguments: the parsed arguments' digest, or (refused before they parsed) the raw ones'. */
+function argsFields(call: CallState): Record<string, unknown> {
+  if ('argsDigest' in call) {
+    const d = (call as ParsedCall).argsDigest;
+    return { args_sha256: d.sha256, args_bytes: d.bytes };
+  }
+  const raw: JsonDigest = jsonDigest(call.rawArgs);
+  return { args_sha256: null, args_bytes: null, raw_args_sha256: raw.sha256, raw_args_bytes: raw.bytes };
+}
+
+/**
+ * Step 6: charge (4) and run (5) in one store transaction, and commit with them the call's record: for a result,
+ * the hooks' `completed` (e.g. the published result), `tool_completed` and the `ok` audit row; for a wait, the saved
+ * call, the wait state, `tool_waiting` and the `waiting` audit row; then the hooks' `settled`. A failure rolls all of
+ * it back: a hook that claims the error parks the call instead, else the failure is recorded on its own.
+ */
+export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): Promise<CallOutcome> {
+  const { deps, pid, callId, toolName } = call;
+  const controller = new AbortController();
+  const signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
+  let stage = 'charge' as 'charge' | 'run';
+  try {
+    return await inTransaction(deps.db, deps.scopes, pid, callId, async (scope): Promise<CallOutcome> => {
+      await charge(call, scope);
+      stage = 'run';
+      const ran = await runTool(call, scope, hooks, signal);
+      if (ran.kind === 'waiting') {
+        await recordWait(call, scope, ran.wait);
+        await settle(hooks, call, scope, { kind: 'waiting', wait: ran.wait });
+        return ran;
+      }
+      const result = jsonDigest(ran.payload);
+      for (const h of hooks) await h.completed?.(call, scope, ran);
+      await scope.events.emit('tool_completed', { pid, call_id: callId, tool: toolName, result_sha256: result.sha256 });
+      const details = { ...argsFields(call), result_sha256: result.sha256, result_bytes: result.bytes, resumed: isSavedCall(call) };
+      await scope.audit.record({ action: 'tool.call', target: `tool:${toolName}`, decision: 'ok', details });
+      await settle(hooks, call, scope, { kind: 'succeeded', payload: ran.payload ?? null, flow: ran.ctx.flow });
+      return ran;
+    });
+  } catch (err) {
+    controller.abort();
+    const e = LibosError.from(err);
+    const parker = stage === 'run' ? hooks.find((h) => h.park?.claims(e)) : undefined;
+    if (parker) return parkCall(call, hooks, parker, e);
+    // A refused charge charged nothing; a failed run still costs the attempt (a saved call was charged already).
+    return recordFailure(call, hooks, e, stage === 'run' && !isSavedCall(call));
+  }
+}
+
+/** A tool asked to wait: the call is saved durably and its process parked, in the call's transaction. */
+async function recordWait(call: ParsedCall, scope: TxScope, wait: WaitSpec): Promise<void> {
+  const now = scope.clock.now().toISOString();
+  await savePendingAction(scope.store, { pid: call.pid, callId: call.callId, tool: call.toolName, args: call.args, wait }, now);
+  await transition(scope.store, call.pid, { from: ['runnable', 'running'], to: statusForWait(wait), wait }, now);
+  await scope.events.emit('tool_waiting', { pid: call.pid, call_id: call.callId, tool: call.toolName, wait });
+  await scope.audit.record({
+    action: 'tool.call',
+    target: `tool:${call.toolName}`,
+    decision: 'waiting',
+    details: { ...argsFields(call), wait },
+  });
+}
+
+/**
+ * A hook claimed the run's failure: in a transaction of its own the call is charged again (step 4: the run's charge
+ * rolled back with it) and the hook records the wait. A new call while another is saved (`call_already_waiting`)
+ * is refused like any failed run.
+ */
+async function parkCall(call: ParsedCall, hooks: readonly CallHook[], parker: CallHook, e: LibosError): Promise<CallOutcome> {
+  try {
+    const wait = await inTransaction(call.deps.db, call.deps.scopes, call.pid, call.callId, async (scope) => {
+      await charge(call, scope);
+      const w = await parker.park!.write(call, e, scope);
+      await settle(hooks, call, scope, { kind: 'waiting', wait: w });
+      return w;
+    });
+    return { kind: 'waiting', wait };
+  } catch (parkErr) {
+    if (!(parkErr instanceof LibosError && parkErr.code === 'call_already_waiting')) throw parkErr;
+    return recordFailure(call, hooks, parkErr, !isSavedCall(call));
+  }
+}
+
+/**
+ * A failed call leaves none of its writes; its failure is recorded in a transaction of its own: the attempt's charge
+ * (when it ran), the settlement of a saved call (its action, still `resuming` since the call rolled back, is gone with
+ * this record, so no later quantum finds it claimed), `tool_failed`, the audit row, and the hooks' `settled`.
+ */
+export async function recordFailure(
+  call: CallState,
+  hooks: readonly CallHook[],
+  e: LibosError,
+  chargeAttempt: boolean,
+): Promise<CallOutcome> {
+  const { deps, pid, callId, toolName } = call;
+  await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
+    let charged = false;
+    if (chargeAttempt) {
+      try {
+        await deps.engine.budgets(scope).charge(pid, { tool_calls: 1 });
+        charged = true;
+      } catch (chargeErr) {
+        // The budget ran out between the attempt and this record: the failure is still audited, uncharged.
+        if (!(chargeErr instanceof LibosError && chargeErr.code === 'resource_limit_exceeded')) throw chargeErr;
+      }
+    }
+    if (call.entry.kind === 'saved') await discardPendingAction(scope.store, pid, call.entry.token);
+    await scope.events.emit('tool_failed', { pid, call_id: callId, tool: toolName, code: e.code });
+    const details = { ...argsFields(call), charged, resumed: isSavedCall(call), error: e.toJSON() };
+    await scope.audit.record({ action: 'tool.call', target: `tool:${toolName}`, decision: e.code, details });
+    await settle(hooks, call, scope, { kind: 'failed', error: e.toJSON() });
+  });
+  return { kind: 'failed', error: e };
+}

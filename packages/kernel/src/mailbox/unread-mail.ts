@@ -1,0 +1,60 @@
+import { sql, type Kysely } from 'kysely';
+import type { Delivery, UnreadSummary } from './messages.js';
+
+/** How many unread ids a summary names (the oldest first). */
+export const UNREAD_IDS_NAMED = 20;
+
+type Row = { id: string; channel: string; correlation_id: string | null; delivery: string; n: number | bigint };
+
+const EMPTY: UnreadSummary = { count: 0, message_ids: [], channels: [], correlation_ids: [] };
+
+function summarise(rows: readonly Row[]): UnreadSummary {
+  if (rows.length === 0) return EMPTY;
+  const uniq = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];
+  return {
+    count: Number(rows[0]!.n),
+    message_ids: rows.map((r) => r.id),
+    channels: uniq(rows.map((r) => r.channel)),
+    correlation_ids: uniq(rows.map((r) => r.correlation_id)),
+  };
+}
+
+/**
+ * Unread mail of one delivery, summarised for a notice or an interrupt refusal, in one query: the count (a window
+ * over every unread row) and the oldest UNREAD_IDS_NAMED of them.
+ */
+export async function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+  const rows = (await db
+    .selectFrom('process_messages')
+    .select(['id', 'channel', 'correlation_id', 'delivery', sql<number>`count(*) over ()`.as('n')])
+    .where('recipient_pid', '=', pid)
+    .where('status', '=', 'unread')
+    .where('delivery', '=', delivery)
+    .orderBy('seq')
+    .limit(UNREAD_IDS_NAMED)
+    .execute()) as Row[];
+  return summarise(rows);
+}
+
+/** Unread mail of both deliveries in one query (a turn's prompt restates it). */
+export async function unreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+  const ranked = db
+    .selectFrom('process_messages')
+    .select([
+      'id',
+      'channel',
+      'correlation_id',
+      'delivery',
+      'seq',
+      sql<number>`count(*) over (partition by delivery)`.as('n'),
+      sql<number>`row_number() over (partition by delivery order by seq)`.as('rn'),
+    ])
+    .where('recipient_pid', '=', pid)
+    .where('status', '=', 'unread')
+    .as('u');
+  const rows = (await db.selectFrom(ranked).selectAll().where('rn', '<=', UNREAD_IDS_NAMED).orderBy('seq').execute()) as Row[];
+  return {
+    normal: summarise(rows.filter((r) => r.delivery === 'normal')),
+    interrupt: summarise(rows.filter((r) => r.delivery === 'interrupt')),
+  };
+}

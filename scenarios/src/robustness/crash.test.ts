@@ -44,7 +44,7 @@ const STORE_KILLS = 4;
  * KILL_JITTER_MS into the next step. Counting steps, not time, keeps the work per kill the same on a loaded machine.
  */
 const KILL_EARLY_MS = 400;
-const KILL_STEPS = 20;
+const KILL_STEPS = 16;
 const KILL_JITTER_MS = 40;
 
 /** mulberry32 (as in the workload): the seed fixes every delay and every workload seed. */

@@ -33,12 +33,20 @@ async function ok(rt: Runtime, pid: string, tool: string, args: Record<string, u
   return r.payload;
 }
 
-const decide = (rt: Runtime, pid: string, resource: string, right: Right) => rt.transaction((scope) => rt.authority.authorize(scope, pid, resource, right));
+const decide = (rt: Runtime, pid: string, resource: string, right: Right) =>
+  rt.transaction((scope) => rt.authority.authorize(scope, pid, resource, right));
 
 /** A decision with the caller's own ids named by role, so two owners' decisions compare equal. */
 function shape(d: AuthorityDecision, own: Record<string, string>) {
   const role = (id: string | undefined) => (id === undefined ? null : (Object.entries(own).find(([, v]) => v === id)?.[0] ?? 'other'));
-  return { allowed: d.allowed, effect: d.effect, policy: d.policy, selected: role(d.selectedId), matched: d.matchedIds.map(role), chain: d.issuerChain.length };
+  return {
+    allowed: d.allowed,
+    effect: d.effect,
+    policy: d.policy,
+    selected: role(d.selectedId),
+    matched: d.matchedIds.map(role),
+    chain: d.issuerChain.length,
+  };
 }
 
 /** `count` more Objects owned by `pid`: copies of its Object `oid` with fresh oids and names (fast host-side setup). */
@@ -47,20 +55,29 @@ async function ownMore(rt: Runtime, oid: string, count: number): Promise<void> {
     const db = scope.store as Json;
     const template = await db.selectFrom('om_objects').selectAll().where('oid', '=', oid).executeTakeFirstOrThrow();
     for (let done = 0; done < count; done += 500) {
-      const rows = Array.from({ length: Math.min(500, count - done) }, (_, k) => ({ ...template, oid: `obj_bbbb${(done + k).toString(16).padStart(12, '0')}`, name: `bulk-${done + k}` }));
+      const rows = Array.from({ length: Math.min(500, count - done) }, (_, k) => ({
+        ...template,
+        oid: `obj_bbbb${(done + k).toString(16).padStart(12, '0')}`,
+        name: `bulk-${done + k}`,
+      }));
       await db.insertInto('om_objects').values(rows).execute();
     }
   });
 }
 
 describe('an owner of 10,000 Objects', () => {
-  it('decides every right on its own, another\'s and a broad object resource exactly as an owner of 1 does', async () => {
+  it("decides every right on its own, another's and a broad object resource exactly as an owner of 1 does", async () => {
     const rt = await open();
     const one = await agent(rt, 'owns one');
     const many = await agent(rt, 'owns many');
     const mine: Record<string, Record<string, string>> = {};
     for (const pid of [one, many]) {
-      const ledger = await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
+      const ledger = await ok(rt, pid, 'create_memory_object', {
+        type: 'plan',
+        name: 'ledger',
+        payload: { entries: [] },
+        immutable: false,
+      });
       const note = await ok(rt, pid, 'create_memory_object', { type: 'evidence', name: 'note', payload: 1 });
       mine[pid] = { ledger: ledger.oid, note: note.oid };
     }
@@ -68,20 +85,35 @@ describe('an owner of 10,000 Objects', () => {
     const owned = (await rt.capabilities(many)).filter((c) => c.id.startsWith('cap_own:object:'));
     expect(owned.length).toBeGreaterThanOrEqual(10_000);
     expect(owned.every((c) => c.subject === many && c.issuer === many && !c.delegable)).toBe(true);
-    const objectRows = await rt.transaction((scope) => (scope.store as Json).selectFrom('cap_grants').select('id').where('subject', '=', many).where('kind', '=', 'object').execute());
+    const objectRows = await rt.transaction((scope) =>
+      (scope.store as Json).selectFrom('cap_grants').select('id').where('subject', '=', many).where('kind', '=', 'object').execute(),
+    );
     expect(objectRows).toEqual([]);
 
     const other = { [one]: many, [many]: one };
     const decisions = new Map<string, ReturnType<typeof shape>>();
     for (const pid of [one, many]) {
       const ids = { ledger: `cap_own:object:${mine[pid]!.ledger}`, note: `cap_own:object:${mine[pid]!.note}` };
-      const resources = { ledger: `object:${mine[pid]!.ledger}`, note: `object:${mine[pid]!.note}`, theirs: `object:${mine[other[pid]!]!.ledger}`, all: 'object:*' };
+      const resources = {
+        ledger: `object:${mine[pid]!.ledger}`,
+        note: `object:${mine[pid]!.note}`,
+        theirs: `object:${mine[other[pid]!]!.ledger}`,
+        all: 'object:*',
+      };
       for (const [name, resource] of Object.entries(resources)) {
-        for (const right of RIGHTS) decisions.set(`${pid === one ? 'one' : 'many'} ${name} ${right}`, shape(await decide(rt, pid, resource, right), ids));
+        for (const right of RIGHTS)
+          decisions.set(`${pid === one ? 'one' : 'many'} ${name} ${right}`, shape(await decide(rt, pid, resource, right), ids));
       }
     }
     for (const [key, d] of decisions) if (key.startsWith('one ')) expect(decisions.get(key.replace('one ', 'many ')), key).toEqual(d);
-    expect(decisions.get('many ledger write')).toEqual({ allowed: true, effect: 'allow', policy: 'always_allow', selected: 'ledger', matched: ['ledger'], chain: 1 });
+    expect(decisions.get('many ledger write')).toEqual({
+      allowed: true,
+      effect: 'allow',
+      policy: 'always_allow',
+      selected: 'ledger',
+      matched: ['ledger'],
+      chain: 1,
+    });
     expect(decisions.get('many note write')).toMatchObject({ allowed: false, effect: 'missing' });
     expect(decisions.get('many theirs read')).toMatchObject({ allowed: false, effect: 'missing' });
 
@@ -92,28 +124,42 @@ describe('an owner of 10,000 Objects', () => {
     expect(denied.ok).toBe(false);
   }, 120_000);
 
-  it('creating an Object records the owner\'s rights with the same audit and event as the stored grant had, and roots that handle', async () => {
+  it("creating an Object records the owner's rights with the stored grant's audit and event, and roots that handle", async () => {
     const rt = await open();
     const pid = await agent(rt, 'creator');
     const r = await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
     const id = `cap_own:object:${r.oid}`;
     const issue = (await rt.audit({ pid, action: 'capability.issue' })).filter((a) => a.target === `object:${r.oid}`);
     expect(issue).toHaveLength(1);
-    expect(issue[0]).toMatchObject({ decision: 'issued', details: { capId: id, subject: pid, issuer: pid, effect: 'allow', delegable: false, checked: false, ownership: true } });
-    expect(issue[0]!.details.rights).toEqual(['read', 'write', 'link', 'diff', 'materialize', 'delete', 'grant'].sort((a, b) => RIGHTS.indexOf(a as Right) - RIGHTS.indexOf(b as Right)));
+    expect(issue[0]).toMatchObject({
+      decision: 'issued',
+      details: { capId: id, subject: pid, issuer: pid, effect: 'allow', delegable: false, checked: false, ownership: true },
+    });
+    expect(issue[0]!.details.rights).toEqual(
+      ['read', 'write', 'link', 'diff', 'materialize', 'delete', 'grant'].sort(
+        (a, b) => RIGHTS.indexOf(a as Right) - RIGHTS.indexOf(b as Right),
+      ),
+    );
     const granted = (await rt.events({ type: 'capability.granted' })).filter((e) => (e.data as Json).capId === id);
     expect(granted).toHaveLength(1);
     const roots = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').viewRoots(pid));
     expect(roots.find((x) => x.oid === r.oid)?.capabilityId).toBe(id);
-    expect((await rt.capabilities(pid)).find((c) => c.id === id)).toMatchObject({ resource: `object:${r.oid}`, metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' } });
+    expect((await rt.capabilities(pid)).find((c) => c.id === id)).toMatchObject({
+      resource: `object:${r.oid}`,
+      metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' },
+    });
   });
 
-  it('an older store\'s stored creator grants become the implicit owner records with the same decisions', async () => {
+  it("an older store's stored creator grants become the implicit owner records with the same decisions", async () => {
     const rt = await open();
     const P = await agent(rt, 'P');
     const Q = await agent(rt, 'Q');
     const oids: string[] = [];
-    for (const [name, immutable] of [['a', false], ['b', true], ['c', false]] as const) {
+    for (const [name, immutable] of [
+      ['a', false],
+      ['b', true],
+      ['c', false],
+    ] as const) {
       oids.push((await ok(rt, P, 'create_memory_object', { type: 'plan', name, payload: { entries: [] }, immutable })).oid);
     }
     // Rewrite the store as the old code left it: one stored creator grant per Object, the view roots naming it,
@@ -123,8 +169,20 @@ describe('an owner of 10,000 Objects', () => {
       const db = scope.store as Json;
       const ids: string[] = [];
       for (const [i, oid] of oids.entries()) {
-        const rights = i === 1 ? ['read', 'link', 'diff', 'materialize', 'delete', 'grant'] : ['read', 'link', 'diff', 'materialize', 'delete', 'grant', 'write'];
-        const rec = await old.issueTrusted(scope, { subject: P, resource: `object:${oid}`, rights: rights as Right[], metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' } }, P);
+        const rights =
+          i === 1
+            ? ['read', 'link', 'diff', 'materialize', 'delete', 'grant']
+            : ['read', 'link', 'diff', 'materialize', 'delete', 'grant', 'write'];
+        const rec = await old.issueTrusted(
+          scope,
+          {
+            subject: P,
+            resource: `object:${oid}`,
+            rights: rights as Right[],
+            metadata: { granted_by: '@libos/object-memory', reason: 'creator handle' },
+          },
+          P,
+        );
         await db.updateTable('om_view_roots').set({ capability_id: rec.id }).where('oid', '=', oid).execute();
         ids.push(rec.id);
       }
@@ -136,7 +194,9 @@ describe('an owner of 10,000 Objects', () => {
     const decisions = async (engine: typeof old, ids: readonly string[]) => {
       const out: ReturnType<typeof shape>[] = [];
       const own = Object.fromEntries(ids.map((id, i) => [`own${i}`, id]));
-      for (const pid of [P, Q]) for (const r of resources) for (const right of RIGHTS) out.push(shape(await rt.transaction((scope) => engine.authorize(scope, pid, r, right)), own));
+      for (const pid of [P, Q])
+        for (const r of resources)
+          for (const right of RIGHTS) out.push(shape(await rt.transaction((scope) => engine.authorize(scope, pid, r, right)), own));
       return out;
     };
     const before = await decisions(old, stored);
@@ -144,12 +204,16 @@ describe('an owner of 10,000 Objects', () => {
     await rt.transaction((scope) => migration.up(scope.store));
     const implicit = oids.map((o) => `cap_own:object:${o}`);
     expect(await decisions(rt.authority, implicit)).toEqual(before);
-    const rows = await rt.transaction((scope) => (scope.store as Json).selectFrom('cap_grants').select(['id', 'status', 'parent_cap_id']).where('kind', '=', 'object').execute());
+    const rows = await rt.transaction((scope) =>
+      (scope.store as Json).selectFrom('cap_grants').select(['id', 'status', 'parent_cap_id']).where('kind', '=', 'object').execute(),
+    );
     expect(rows.map((r: Json) => r.id)).not.toContain(stored[0]);
     expect(rows).toContainEqual({ id: implicit[2], status: 'revoked', parent_cap_id: null });
     expect(rows.find((r: Json) => r.parent_cap_id !== null)).toMatchObject({ parent_cap_id: implicit[0] });
     const roots = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').viewRoots(P));
     expect(roots.filter((x) => oids.includes(x.oid)).map((x) => x.capabilityId)).toEqual(implicit);
-    expect((await rt.capabilities(P)).filter((c) => oids.some((o) => c.resource === `object:${o}`)).map((c) => c.id)).toEqual(implicit.slice(0, 2));
+    expect((await rt.capabilities(P)).filter((c) => oids.some((o) => c.resource === `object:${o}`)).map((c) => c.id)).toEqual(
+      implicit.slice(0, 2),
+    );
   });
 });

@@ -210,7 +210,12 @@ class PidAuthority implements EngineAuthority {
  *   await engine.authority(scope, pid).require('object:obj_1', 'read');
  * });
  */
-export function createAuthorityEngine(opts: { clock: Clock; ids?: IdSource; constraints?: readonly ConstraintEvaluator[]; owners?: readonly OwnershipResolver[] }): AuthorityEngine {
+export function createAuthorityEngine(opts: {
+  clock: Clock;
+  ids?: IdSource;
+  constraints?: readonly ConstraintEvaluator[];
+  owners?: readonly OwnershipResolver[];
+}): AuthorityEngine {
   const env: EngineEnv = {
     clock: opts.clock,
     ids: opts.ids ?? randomIds,

@@ -70,7 +70,10 @@ export async function decideAmong(
   return Object.freeze(decision);
 }
 
-/** Loads the subject's candidates (stored and implicit owner records that can cover the resource) and decides. Throws `resource_invalid` / `rights_invalid` on bad input. */
+/**
+ * Loads the subject's candidates (stored and implicit owner records that can cover the resource) and decides.
+ * Throws `resource_invalid` / `rights_invalid` on bad input.
+ */
 export async function authorizeIn(env: EngineEnv, db: Db, subject: string, resource: string, right: Right, ctx: AuthorizeContext): Promise<AuthorityDecision> {
   const parsed = parseResource(resource);
   const r = parseRight(right);

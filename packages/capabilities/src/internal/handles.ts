@@ -25,7 +25,9 @@ export async function authorizeHandleImpl(env: EngineEnv, scope: ServiceScope, p
   const rec = await getRecord(env.owners, db, capId);
   if (!rec || rec.subject !== pid) return refuse(`handle ${capId} is not a grant of ${pid}`);
   if (rec.effect !== 'allow' || !rec.rights.includes(r) || !covers(rec.resource, parsed)) return refuse(`handle ${capId} does not allow ${r} on ${parsed.canonical}`);
-  if (!(await validChain(env.owners, db, rec, env.clock.now(), new Map()))) return refuse(`handle ${capId} is revoked, expired or derived from a revoked or expired grant`);
+  if (!(await validChain(env.owners, db, rec, env.clock.now(), new Map()))) {
+    return refuse(`handle ${capId} is revoked, expired or derived from a revoked or expired grant`);
+  }
   const v = verdictOf(rec, env.registry.evaluate(rec.id, rec.constraints, { ...ctx, subject: pid }));
   if (v.verdict !== 'ALLOW') return refuse(`handle ${capId}: ${v.reason}`);
   if (global.effect === 'ask' && !v.approvalBound) return global;

@@ -18,19 +18,28 @@ import { dbOf } from './store.js';
  */
 async function recordOwnership(env: EngineEnv, scope: ServiceScope, spec: IssueSpec, issuer: string): Promise<CapabilityRecord> {
   const bad = (field: string, msg: string) => new LibosError('capability_invalid', `${field}: ${msg}`, { details: { field } });
-  const extra = Object.keys(spec).filter((k) => !['subject', 'resource', 'rights', 'ownership'].includes(k) && (spec as unknown as Record<string, unknown>)[k] !== undefined);
-  if (extra.length > 0) throw bad(extra[0]!, 'an owner\'s rights are a plain allow of subject, resource and rights; nothing else may be set');
+  const given = spec as unknown as Record<string, unknown>;
+  const extra = Object.keys(given).filter((k) => !['subject', 'resource', 'rights', 'ownership'].includes(k) && given[k] !== undefined);
+  if (extra.length > 0) throw bad(extra[0]!, 'an owner\'s rights are a plain allow of subject, resource and rights; nothing else is set');
   const subject = parseSubject(spec.subject);
-  if (parseSubject(issuer, 'issuer') !== subject) throw bad('issuer', `${issuer} cannot record rights that ${subject} holds by ownership; only the owner does`);
+  if (parseSubject(issuer, 'issuer') !== subject) {
+    throw bad('issuer', `${issuer} cannot record rights that ${subject} holds by ownership; only the owner does`);
+  }
   const resource = parseResource(spec.resource);
   const target = ownedTarget(env.owners, resource);
   if (!target) throw bad('resource', `${resource.canonical} is not an exact resource of a kind with an ownership resolver`);
   const db = dbOf(scope);
   const record = await resolveOwner(env.owners, db, resource);
-  if (!record || record.subject !== subject) throw bad('subject', `${subject} does not own ${resource.canonical} (owner: ${record?.subject ?? 'none'})`);
+  if (!record || record.subject !== subject) {
+    throw bad('subject', `${subject} does not own ${resource.canonical} (owner: ${record?.subject ?? 'none'})`);
+  }
   const rights = parseRights(spec.rights);
-  if (rights.join(',') !== record.rights.join(',')) throw bad('rights', `${rights.join(',')} differ from the owner's rights ${record.rights.join(',')} on ${resource.canonical}`);
-  if ((await getGrant(db, record.id)) !== null) throw bad('resource', `the owner record ${record.id} is already stored (revoked); ownership does not restore it`);
+  if (rights.join(',') !== record.rights.join(',')) {
+    throw bad('rights', `${rights.join(',')} differ from the owner's rights ${record.rights.join(',')} on ${resource.canonical}`);
+  }
+  if ((await getGrant(db, record.id)) !== null) {
+    throw bad('resource', `the owner record ${record.id} is already stored (revoked); ownership does not restore it`);
+  }
   await scope.events.emit('capability.granted', grantedEvent(record));
   await audit(scope, 'capability.issue', record.resource, 'issued', { ...issueDetails(record), checked: false, ownership: true });
   return record;

@@ -23,6 +23,8 @@ export async function listImpl(env: EngineEnv, scope: ServiceScope, subject: str
   const now = env.clock.now();
   const cache = new Map<string, CapabilityRecord | null>();
   const out: CapabilityRecord[] = [];
-  for (const r of all) if (r.status === 'active' && !isExpired(r.expiresAt, now) && (await validChain(env.owners, db, r, now, cache))) out.push(r);
+  for (const r of all) {
+    if (r.status === 'active' && !isExpired(r.expiresAt, now) && (await validChain(env.owners, db, r, now, cache))) out.push(r);
+  }
   return out;
 }

@@ -18,9 +18,13 @@ export function ownerResolvers(list: readonly OwnershipResolver[] = []): OwnerRe
   const out = new Map<string, OwnershipResolver>();
   for (const r of list) {
     if (typeof r.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(r.kind)) {
-      throw new LibosError('invalid_arguments', `owners: kind ${JSON.stringify(r.kind)} must match ${RESOURCE_KIND_PATTERN}`, { details: { field: 'owners.kind' } });
+      const why = `owners: kind ${JSON.stringify(r.kind)} must match ${RESOURCE_KIND_PATTERN}`;
+      throw new LibosError('invalid_arguments', why, { details: { field: 'owners.kind' } });
     }
-    if (out.has(r.kind)) throw new LibosError('invalid_arguments', `owners: kind ${JSON.stringify(r.kind)} has two ownership resolvers`, { details: { field: 'owners.kind', kind: r.kind } });
+    if (out.has(r.kind)) {
+      const why = `owners: kind ${JSON.stringify(r.kind)} has two ownership resolvers`;
+      throw new LibosError('invalid_arguments', why, { details: { field: 'owners.kind', kind: r.kind } });
+    }
     out.set(r.kind, r);
   }
   return out;
@@ -32,7 +36,9 @@ export function ownerResolvers(list: readonly OwnershipResolver[] = []): OwnerRe
  */
 export function ownerRecord(kind: string, owned: OwnedResource): CapabilityRecord {
   const parsed = parseResource(`${kind}:${owned.body}`);
-  if (parsed.form !== 'exact') throw new LibosError('internal_error', `owners: the ${kind} resolver named a pattern ${parsed.canonical}; owners own exact resources`);
+  if (parsed.form !== 'exact') {
+    throw new LibosError('internal_error', `owners: the ${kind} resolver named a pattern ${parsed.canonical}; owners own exact resources`);
+  }
   const resource = parsed.canonical;
   return Object.freeze({
     id: ownerCapId(resource),
@@ -58,7 +64,10 @@ export function ownerRecord(kind: string, owned: OwnedResource): CapabilityRecor
 }
 
 /** The resolver and the id of the implicit record for an exact resource of an owned kind, or null. */
-export function ownedTarget(owners: OwnerResolvers, resource: ParsedResource): { readonly resolver: OwnershipResolver; readonly id: string } | null {
+export function ownedTarget(
+  owners: OwnerResolvers,
+  resource: ParsedResource,
+): { readonly resolver: OwnershipResolver; readonly id: string } | null {
   if (resource.form !== 'exact') return null;
   const resolver = owners.get(resource.kind);
   return resolver ? { resolver, id: ownerCapId(resource.canonical) } : null;
@@ -73,7 +82,12 @@ export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: Par
 }
 
 /** Every implicit owner record `subject` holds, minus those a stored row replaces (`storedIds`). */
-export async function ownerRecordsOf(owners: OwnerResolvers, db: Db, subject: string, storedIds: ReadonlySet<string>): Promise<CapabilityRecord[]> {
+export async function ownerRecordsOf(
+  owners: OwnerResolvers,
+  db: Db,
+  subject: string,
+  storedIds: ReadonlySet<string>,
+): Promise<CapabilityRecord[]> {
   const out: CapabilityRecord[] = [];
   for (const [kind, resolver] of owners) {
     for (const owned of await resolver.ownedBy(db, subject)) {

@@ -23,7 +23,13 @@ export async function getRecord(owners: OwnerResolvers, db: Db, id: string): Pro
  * Walks parent links from `record` (inclusive; a parent may be an implicit owner record). Returns the chain when
  * every member is active and unexpired at `now`, else null. `cache` memoizes loads within one decision.
  */
-export async function validChain(owners: OwnerResolvers, db: Db, record: CapabilityRecord, now: Date, cache: Map<string, CapabilityRecord | null>): Promise<CapabilityRecord[] | null> {
+export async function validChain(
+  owners: OwnerResolvers,
+  db: Db,
+  record: CapabilityRecord,
+  now: Date,
+  cache: Map<string, CapabilityRecord | null>,
+): Promise<CapabilityRecord[] | null> {
   const chain: CapabilityRecord[] = [];
   let cur: CapabilityRecord | null = record;
   const seen = new Set<string>();
@@ -46,7 +52,12 @@ export async function validChain(owners: OwnerResolvers, db: Db, record: Capabil
  * (subject, resource) index, plus the implicit owner record when `resource` is an exact resource of an owned kind
  * that `subject` owns and no stored row replaces it (a revoked owner record is stored). Oldest first.
  */
-export async function coveringRecords(owners: OwnerResolvers, db: Db, subject: string, resource: ParsedResource): Promise<CapabilityRecord[]> {
+export async function coveringRecords(
+  owners: OwnerResolvers,
+  db: Db,
+  subject: string,
+  resource: ParsedResource,
+): Promise<CapabilityRecord[]> {
   const target = ownedTarget(owners, resource);
   const rows = await grantsCovering(db, subject, resource, target?.id);
   const active = rows.filter((r) => r.status === 'active');

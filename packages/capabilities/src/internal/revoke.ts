@@ -12,15 +12,23 @@ import { T, changed, dbOf, type Db } from './store.js';
 async function storeRevoked(env: EngineEnv, db: Db, rec: CapabilityRecord): Promise<number> {
   const at = env.clock.now().toISOString();
   if (rec.id.startsWith(OWNER_CAP_PREFIX) && (await getGrant(db, rec.id)) === null) {
-    await db.insertInto(T.grants).values({ ...rowFromRecord(rec, parseResource(rec.resource).kind), status: 'revoked', revoke_cause: 'explicit', revoked_at: at }).execute();
+    const row = { ...rowFromRecord(rec, parseResource(rec.resource).kind), status: 'revoked', revoke_cause: 'explicit', revoked_at: at };
+    await db.insertInto(T.grants).values(row).execute();
     return 1;
   }
-  const res = await db.updateTable(T.grants).set({ status: 'revoked', revoke_cause: 'explicit', revoked_at: at }).where('id', '=', rec.id).where('status', '=', 'active').executeTakeFirst();
+  const res = await db
+    .updateTable(T.grants)
+    .set({ status: 'revoked', revoke_cause: 'explicit', revoked_at: at })
+    .where('id', '=', rec.id)
+    .where('status', '=', 'active')
+    .executeTakeFirst();
   return changed(res);
 }
 
 async function markRevoked(env: EngineEnv, scope: ServiceScope, db: Db, rec: CapabilityRecord, actor: string, reason: string): Promise<void> {
-  if ((await storeRevoked(env, db, rec)) !== 1) throw new LibosError('capability_invalid', `capId: ${rec.id} is no longer active`, { details: { field: 'capId', capId: rec.id } });
+  if ((await storeRevoked(env, db, rec)) !== 1) {
+    throw new LibosError('capability_invalid', `capId: ${rec.id} is no longer active`, { details: { field: 'capId', capId: rec.id } });
+  }
   const inv = await db.updateTable(T.reservations).set({ status: 'invalidated', settled_at: env.clock.now().toISOString() }).where('cap_id', '=', rec.id).where('status', '=', 'reserved').executeTakeFirst();
   await scope.events.emit('capability.revoked', { capId: rec.id, subject: rec.subject, cause: 'explicit', actor });
   await audit(scope, 'capability.revoke', rec.resource, 'revoked', { capId: rec.id, subject: rec.subject, actor, reason, effect: rec.effect, invalidatedReservations: changed(inv) });

@@ -1,5 +1,14 @@
 import { RESOURCE_KIND_PATTERN } from '@libos/capabilities';
-import { LibosError, parseSkill, TOOL_NAME_PATTERN, type ImageDefinition, type OwnershipResolver, type Plugin, type ServiceFactory, type SkillProblem } from '@libos/sdk';
+import {
+  LibosError,
+  parseSkill,
+  TOOL_NAME_PATTERN,
+  type ImageDefinition,
+  type OwnershipResolver,
+  type Plugin,
+  type ServiceFactory,
+  type SkillProblem,
+} from '@libos/sdk';
 import type { MigrationSet } from '../store/migrate.js';
 import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
 
@@ -82,8 +91,10 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Image
   for (const p of plugins)
     (p.owners ?? []).forEach((resolver, i) => {
       const where = `plugin ${p.name}`;
-      if (typeof resolver.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(resolver.kind)) bad(where, `owners[${i}].kind`, `${JSON.stringify(resolver.kind)} must match ${RESOURCE_KIND_PATTERN}`);
-      else if (owners.has(resolver.kind)) bad(where, `owners[${i}].kind`, `resource kind ${JSON.stringify(resolver.kind)} already has owners from plugin ${owners.get(resolver.kind)!.plugin}`);
+      const field = `owners[${i}].kind`;
+      const kind = JSON.stringify(resolver.kind);
+      if (typeof resolver.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(resolver.kind)) bad(where, field, `${kind} must match ${RESOURCE_KIND_PATTERN}`);
+      else if (owners.has(resolver.kind)) bad(where, field, `resource kind ${kind} already has owners from plugin ${owners.get(resolver.kind)!.plugin}`);
       else owners.set(resolver.kind, { plugin: p.name, resolver });
     });
 

@@ -46,7 +46,21 @@ export async function creatorGrantsToOwnership(db: Kysely<any>): Promise<void> {
   if (!(await db.introspection.getTables()).some((t) => t.name === 'cap_grants')) return; // no authority engine tables: nothing stored
   const grants = (await db
     .selectFrom('cap_grants')
-    .select(['id', 'subject', 'resource', 'rights', 'effect', 'issuer', 'status', 'uses_remaining', 'expires_at', 'max_depth', 'delegable', 'revocable', 'constraints'])
+    .select([
+      'id',
+      'subject',
+      'resource',
+      'rights',
+      'effect',
+      'issuer',
+      'status',
+      'uses_remaining',
+      'expires_at',
+      'max_depth',
+      'delegable',
+      'revocable',
+      'constraints',
+    ])
     .where('kind', '=', 'object')
     .where('metadata', '=', CREATOR_METADATA)
     .where('parent_cap_id', 'is', null)
@@ -54,7 +68,11 @@ export async function creatorGrantsToOwnership(db: Kysely<any>): Promise<void> {
   const renamed = new Map<string, string>();
   for (const part of chunks(grants)) {
     const oids = part.map((g) => g.resource.slice('object:'.length));
-    const objects = (await db.selectFrom('om_objects').select(['oid', 'owner_id', 'immutable']).where('oid', 'in', oids).execute()) as { oid: string; owner_id: string; immutable: number }[];
+    const objects = (await db.selectFrom('om_objects').select(['oid', 'owner_id', 'immutable']).where('oid', 'in', oids).execute()) as {
+      oid: string;
+      owner_id: string;
+      immutable: number;
+    }[];
     const byOid = new Map(objects.map((o) => [o.oid, o]));
     for (const g of part) {
       const o = byOid.get(g.resource.slice('object:'.length));
@@ -77,7 +95,11 @@ export async function creatorGrantsToOwnership(db: Kysely<any>): Promise<void> {
   }
   if (renamed.size === 0) return;
   for (const part of chunks([...renamed.keys()])) {
-    const children = (await db.selectFrom('cap_grants').select(['id', 'parent_cap_id', 'issuer_cap_id']).where((eb) => eb.or([eb('parent_cap_id', 'in', part), eb('issuer_cap_id', 'in', part)])).execute()) as {
+    const children = (await db
+      .selectFrom('cap_grants')
+      .select(['id', 'parent_cap_id', 'issuer_cap_id'])
+      .where((eb) => eb.or([eb('parent_cap_id', 'in', part), eb('issuer_cap_id', 'in', part)]))
+      .execute()) as {
       id: string;
       parent_cap_id: string | null;
       issuer_cap_id: string | null;
@@ -87,9 +109,18 @@ export async function creatorGrantsToOwnership(db: Kysely<any>): Promise<void> {
       const issuer = c.issuer_cap_id === null ? null : (renamed.get(c.issuer_cap_id) ?? c.issuer_cap_id);
       await db.updateTable('cap_grants').set({ parent_cap_id: parent, issuer_cap_id: issuer }).where('id', '=', c.id).execute();
     }
-    const roots = (await db.selectFrom('om_view_roots').select(['view_id', 'oid', 'capability_id']).where('capability_id', 'in', part).execute()) as { view_id: string; oid: string; capability_id: string }[];
+    const roots = (await db
+      .selectFrom('om_view_roots')
+      .select(['view_id', 'oid', 'capability_id'])
+      .where('capability_id', 'in', part)
+      .execute()) as { view_id: string; oid: string; capability_id: string }[];
     for (const r of roots) {
-      await db.updateTable('om_view_roots').set({ capability_id: renamed.get(r.capability_id)! }).where('view_id', '=', r.view_id).where('oid', '=', r.oid).execute();
+      await db
+        .updateTable('om_view_roots')
+        .set({ capability_id: renamed.get(r.capability_id)! })
+        .where('view_id', '=', r.view_id)
+        .where('oid', '=', r.oid)
+        .execute();
     }
   }
 }

@@ -6,7 +6,13 @@ import { creatorRights } from './store-object.js';
 const OWNER_METADATA = Object.freeze({ granted_by: '@libos/object-memory', reason: 'creator handle' });
 
 function owned(row: { oid: string; owner_id: string; immutable: number; created_at: string }): OwnedResource {
-  return { body: row.oid, owner: row.owner_id, rights: creatorRights(Number(row.immutable) === 1), since: row.created_at, metadata: OWNER_METADATA };
+  return {
+    body: row.oid,
+    owner: row.owner_id,
+    rights: creatorRights(Number(row.immutable) === 1),
+    since: row.created_at,
+    metadata: OWNER_METADATA,
+  };
 }
 
 /**
@@ -17,7 +23,11 @@ function owned(row: { oid: string; owner_id: string; immutable: number; created_
 export const objectOwners: OwnershipResolver = {
   kind: 'object',
   async ownerOf(store, oid) {
-    const row = await omDb(store).selectFrom('om_objects').select(['oid', 'owner_id', 'immutable', 'created_at']).where('oid', '=', oid).executeTakeFirst();
+    const row = await omDb(store)
+      .selectFrom('om_objects')
+      .select(['oid', 'owner_id', 'immutable', 'created_at'])
+      .where('oid', '=', oid)
+      .executeTakeFirst();
     return row === undefined ? null : owned(row);
   },
   async ownedBy(store, owner) {

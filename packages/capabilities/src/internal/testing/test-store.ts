@@ -68,7 +68,8 @@ export async function createTestStore(
 ): Promise<TestStore> {
   const clock = opts.clock ?? fakeClock();
   const engine = opts.engine ?? createAuthorityEngine({ clock, ids: counterIds() });
-  const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: opts.sqlite ?? new Database(opts.file ?? ':memory:') }) }) as unknown as Db;
+  const database = opts.sqlite ?? new Database(opts.file ?? ':memory:');
+  const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database }) }) as unknown as Db;
   if (opts.migrate !== false) for (const m of engine.migrations) await m.up(db);
   const events: EmittedEvent[] = [];
   const audit: AuditEntry[] = [];

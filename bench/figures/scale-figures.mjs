@@ -29,7 +29,9 @@ async function quantumFigure(ctx, template) {
   const big = cloneTemplate(template, join(ctx.dir, 'processes-10k.db'), 10_000 / TEMPLATE_PROCESSES - 1);
   ctx.note(`quantum_10k_vs_10: cloned a store of 10,000 processes, ${historyRows(big)} history rows (${mb(big)}) in ${secondsSince(t0)}`);
   const smallPath = join(ctx.dir, 'processes-10.db');
-  const nStep = ctx.n(3);
+  // 12 steps a block: a quantum costs ~10 ms once the hot queries are indexed, and 3 steps (~60 ms of CPU) let
+  // one load spike on a busy machine move a block's value by half.
+  const nStep = ctx.n(12);
   const perQuantum = (path, copy) => async () => {
     const rt = await openBenchRuntime(copy ? copyStore(template.path, path) : path);
     try {

@@ -13,11 +13,16 @@ export interface ReopenReport {
   readonly notified: readonly string[];
 }
 
-async function eachTask(scope: ServiceScope, statuses: readonly string[], fn: (t: TaskInfo) => Promise<void>): Promise<void> {
+async function eachTask(
+  scope: ServiceScope,
+  statuses: readonly string[],
+  fn: (t: TaskInfo) => Promise<void>,
+  filter: { readonly notifyRetry?: boolean } = {},
+): Promise<void> {
   const db = tasksDb(scope.store);
   let after: { createdAt: string; taskId: string } | null = null;
   for (;;) {
-    const page = await taskPage(db, statuses, after, RECOVERY_PAGE);
+    const page = await taskPage(db, statuses, after, RECOVERY_PAGE, filter);
     for (const t of page) await fn(t);
     if (page.length < RECOVERY_PAGE) return;
     const last = page[page.length - 1]!;
@@ -62,11 +67,18 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
   if (unavailable.length) await scope.audit.record({ action: 'object_task.reopen_result_unavailable', decision: 'result_unavailable_after_reopen', details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) } });
 
   const notified: string[] = [];
-  await eachTask(scope, ['succeeded', 'failed', 'cancelled'], async (t) => {
-    if (t.notification.recipient_pid === null || (t.notification.status !== 'none' && t.notification.status !== 'failed')) return;
-    const after = await life.reconcile(t);
-    if (after.notification.status !== t.notification.status) notified.push(t.task_id);
-  });
+  // Only tasks whose notification is unsent or failed (the notify_retry index), not every terminal task ever run.
+  const retry = { notifyRetry: true };
+  await eachTask(
+    scope,
+    ['succeeded', 'failed', 'cancelled'],
+    async (t) => {
+      if (t.notification.recipient_pid === null || (t.notification.status !== 'none' && t.notification.status !== 'failed')) return;
+      const after = await life.reconcile(t);
+      if (after.notification.status !== t.notification.status) notified.push(t.task_id);
+    },
+    retry,
+  );
   if (notified.length) await scope.audit.record({ action: 'object_task.reopen_notifications', decision: 'retried', details: { count: notified.length, task_ids: notified.slice(0, 100) } });
   return { abandoned, resultUnavailable: unavailable, notified };
 }

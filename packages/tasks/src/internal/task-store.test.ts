@@ -1,13 +1,16 @@
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskInfo } from './task-info.js';
 import { countActive, findTask, insertTask, listTasks, migrations, taskPage, tasksDb, updateTask, type TasksDb } from './task-store.js';
 
 let raw: Kysely<any>;
 let db: TasksDb;
+/** Every SQL text the store ran, in order. */
+let queries: string[];
 beforeEach(async () => {
-  raw = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
+  queries = [];
+  raw = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }), log: (e) => void queries.push(e.query.sql) });
   for (const m of migrations) await m.up(raw);
   db = tasksDb(raw);
 });
@@ -69,5 +72,22 @@ describe('the object_tasks table', () => {
     const second = await taskPage(db, ['queued'], { createdAt: first[1]!.created_at, taskId: first[1]!.task_id }, 2);
     const third = await taskPage(db, ['queued'], { createdAt: second[1]!.created_at, taskId: second[1]!.task_id }, 2);
     expect([...first, ...second, ...third].map((t) => t.task_id)).toEqual([1, 2, 3, 4, 5].map((n) => task(n).task_id));
+  });
+
+  it('the reopen retry page holds only tasks whose notification is unsent or failed, read through their own index', async () => {
+    const note = task(1).notification;
+    await insertTask(db, task(1, { status: 'succeeded' })); // unsent: retried
+    await insertTask(db, task(2, { status: 'failed', notification: { ...note, status: 'delivered', message_id: 'msg_2' } }));
+    await insertTask(db, task(3, { status: 'cancelled', notification: { ...note, recipient_pid: null } }));
+    await insertTask(db, task(4, { status: 'succeeded', notification: { ...note, status: 'failed', error: 'x' } })); // failed: retried
+    const retried = async () => (await taskPage(db, ['succeeded', 'failed', 'cancelled'], null, 10, { notifyRetry: true })).map((t) => t.task_id);
+    expect(await retried()).toEqual([task(1).task_id, task(4).task_id]);
+    await updateTask(db, task(1).task_id, ['succeeded'], { notification: { ...note, status: 'delivered', message_id: 'msg_1' } }, 'later');
+    await updateTask(db, task(2).task_id, ['failed'], { error: 'only the error changes' }, 'later');
+    expect(await retried()).toEqual([task(4).task_id]);
+    const page = queries.filter((q) => q.includes('"notify_retry" = ?')).at(-1)!;
+    const params = Array.from({ length: (page.match(/\?/g) ?? []).length }, () => null);
+    const plan = await raw.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${page}`, params));
+    expect(plan.rows.map((r) => r.detail).join('\n')).toMatch(/INDEX object_tasks_notify_retry/);
   });
 });

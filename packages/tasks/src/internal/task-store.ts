@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Migration } from '@libos/sdk';
 import { ACTIVE_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from './task-info.js';
 
@@ -21,6 +21,8 @@ export interface TaskTable {
   updated_at: string;
   started_at: string | null;
   completed_at: string | null;
+  /** 1 while the notification still has to be sent or retried (`notifyRetry`), else null: the reopen retry's index. */
+  notify_retry: number | null;
 }
 
 interface TasksDatabase {
@@ -60,7 +62,31 @@ export const migrations: readonly Migration[] = [
       await db.schema.createIndex('object_tasks_runner').on('object_tasks').column('runner_pid').execute();
     },
   },
+  {
+    name: '0002_notify_retry',
+    async up(raw) {
+      // The reopen retry reads only tasks whose notification is unsent or failed (issue 9: reopen is not O(history)),
+      // not every terminal task ever run: a column kept with the notification, and a partial index of those rows.
+      const db = raw as Kysely<any>;
+      await db.schema.alterTable('object_tasks').addColumn('notify_retry', 'integer').execute();
+      for (const r of await db.selectFrom('object_tasks').select(['task_id', 'notification']).execute()) {
+        const retry = notifyRetry(JSON.parse(r.notification as string) as Notification);
+        if (retry !== null) await db.updateTable('object_tasks').set({ notify_retry: retry }).where('task_id', '=', r.task_id).execute();
+      }
+      await db.schema
+        .createIndex('object_tasks_notify_retry')
+        .on('object_tasks')
+        .columns(['notify_retry', 'created_at', 'task_id'])
+        .where(sql.ref('notify_retry'), 'is not', null)
+        .execute();
+    },
+  },
 ];
+
+/** The `notify_retry` column of a notification: 1 when it has a recipient and is unsent (`none`) or `failed`. */
+export function notifyRetry(n: Notification): 1 | null {
+  return n.recipient_pid !== null && (n.status === 'none' || n.status === 'failed') ? 1 : null;
+}
 
 function toInfo(r: TaskTable): TaskInfo {
   return {
@@ -98,6 +124,7 @@ export async function insertTask(db: TasksDb, t: TaskInfo): Promise<void> {
       error: t.error,
       wait: JSON.stringify(t.wait),
       notification: JSON.stringify(t.notification),
+      notify_retry: notifyRetry(t.notification),
       owner_watch: JSON.stringify(t.owner_watch),
       created_at: t.created_at,
       updated_at: t.updated_at,
@@ -129,9 +156,19 @@ export async function countActive(db: TasksDb, ownerOid?: string): Promise<numbe
   return Number(n);
 }
 
-/** A page of tasks in (created_at, task_id) order after a keyset position, for sweeps. */
-export async function taskPage(db: TasksDb, statuses: readonly string[], after: { readonly createdAt: string; readonly taskId: string } | null, limit: number): Promise<TaskInfo[]> {
+/**
+ * A page of tasks in (created_at, task_id) order after a keyset position, for sweeps. `notifyRetry` keeps only those
+ * whose notification waits to be sent or retried, read through their own index (never a scan of the status).
+ */
+export async function taskPage(
+  db: TasksDb,
+  statuses: readonly string[],
+  after: { readonly createdAt: string; readonly taskId: string } | null,
+  limit: number,
+  filter: { readonly notifyRetry?: boolean } = {},
+): Promise<TaskInfo[]> {
   let sel = db.selectFrom('object_tasks').selectAll().where('status', 'in', [...statuses]);
+  if (filter.notifyRetry) sel = sel.where('notify_retry', '=', 1);
   if (after) sel = sel.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('task_id', '>', after.taskId)])]));
   const rows = await sel.orderBy('created_at').orderBy('task_id').limit(limit).execute();
   return rows.map(toInfo);
@@ -150,6 +187,7 @@ export async function updateTask(db: TasksDb, taskId: string, from: readonly str
     if (v === undefined) continue;
     set[k] = k === 'wait' || k === 'notification' || k === 'owner_watch' ? JSON.stringify(v) : v;
   }
+  if (patch.notification !== undefined) set.notify_retry = notifyRetry(patch.notification);
   const r = await db
     .updateTable('object_tasks')
     .set(set as never)

@@ -1,5 +1,5 @@
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, toolInputJsonSchema, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
+import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
@@ -10,6 +10,7 @@ import { BUILTIN_IMAGES } from './images/builtin-images.js';
 import type { KernelDeps } from './internal/kernel-deps.js';
 import { loadPlugins } from './plugins/load-plugins.js';
 import type { Registry } from './plugins/registry.js';
+import { toolJsonSchema } from './plugins/tool-schemas.js';
 import type { ProcessInfo } from './processes/process-record.js';
 import { findProcess, getProcess, listProcesses } from './processes/process-store.js';
 import { spawnProcess, type SpawnOptions } from './processes/spawn.js';
@@ -221,12 +222,12 @@ export class Runtime {
     return this.registry.tools.has(name);
   }
 
-  /** The tools `pid` can see, with the JSON Schema a model is shown for each (generated from zod). */
+  /** The tools `pid` can see, with the JSON Schema a model is shown for each (generated from zod once per tool, frozen). */
   async toolSchemas(pid: string): Promise<ToolSchema[]> {
     const p = await this.process(pid);
     return p.visibleTools.map((name) => {
       const t = this.registry.tools.get(name)!.tool;
-      return { name, description: t.description, input_schema: toolInputJsonSchema(t) };
+      return { name, description: t.description, input_schema: toolJsonSchema(t) };
     });
   }
 

@@ -34,7 +34,8 @@ export function describeCall(call: Pick<LlmToolCall, 'name' | 'arguments'>, role
 /** What came back, in words: "ok", "refused <code>", "waits (waiting_human)", or a tool-specific summary. */
 export function describeResult(tool: string, r: ToolCallResult, role: RoleOf): string {
   if (!r.ok) return `refused ${r.error.code}`;
-  if (r.wait) return `waits (${r.wait.kind === 'human' ? 'waiting_human' : r.wait.kind === 'child' ? 'waiting_child' : 'waiting_message'})`;
+  // Named as the kernel names the stop: waiting_<kind> (a sleep is waiting_timer, a task wait waiting_task).
+  if (r.wait) return `waits (waiting_${r.wait.kind})`;
   const p = (r.payload ?? {}) as Record<string, unknown>;
   switch (tool) {
     case 'spawn_child_process':

@@ -5,15 +5,7 @@ import { transition } from '../processes/transition.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
 import { charge } from './4-charge.js';
 import { runTool } from './5-run.js';
-import {
-  isSavedCall,
-  jsonDigest,
-  type CallOutcome,
-  type CallSettlement,
-  type CallState,
-  type JsonDigest,
-  type ParsedCall,
-} from './call-state.js';
+import { isParsed, isSavedCall, jsonDigest, type CallOutcome, type CallSettlement, type CallState, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';
 
 const settle = async (hooks: readonly CallHook[], call: CallState, scope: TxScope, how: CallSettlement) => {
@@ -22,11 +14,8 @@ const settle = async (hooks: readonly CallHook[], call: CallState, scope: TxScop
 
 /** The audit fields naming a call's arguments: the parsed arguments' digest, or (refused before they parsed) the raw ones'. */
 function argsFields(call: CallState): Record<string, unknown> {
-  if ('argsDigest' in call) {
-    const d = (call as ParsedCall).argsDigest;
-    return { args_sha256: d.sha256, args_bytes: d.bytes };
-  }
-  const raw: JsonDigest = jsonDigest(call.rawArgs);
+  if (isParsed(call)) return { args_sha256: call.argsDigest.sha256, args_bytes: call.argsDigest.bytes };
+  const raw = jsonDigest(call.rawArgs);
   return { args_sha256: null, args_bytes: null, raw_args_sha256: raw.sha256, raw_args_bytes: raw.bytes };
 }
 

@@ -83,6 +83,9 @@ export interface ParsedCall extends ResolvedCall {
   approvalHash(): string;
 }
 
+/** True once the call's arguments parsed (step 3). */
+export const isParsed = (call: CallState): call is ParsedCall => 'argsDigest' in call;
+
 /** What a call came to. `done` keeps the tool's context for the hooks that record it (its flow: labels, sources). */
 export type CallOutcome =
   | { readonly kind: 'done'; readonly payload: unknown; readonly ctx: ToolContext }

@@ -204,7 +204,7 @@ describe('an owner of 10,000 Objects', () => {
     await rt.transaction((scope) => migration.up(scope.store));
     const implicit = oids.map((o) => `cap_own:object:${o}`);
     expect(await decisions(rt.authority, implicit)).toEqual(before);
-    const rows = await rt.transaction((scope) =>
+    const rows: Json[] = await rt.transaction((scope) =>
       (scope.store as Json).selectFrom('cap_grants').select(['id', 'status', 'parent_cap_id']).where('kind', '=', 'object').execute(),
     );
     expect(rows.map((r: Json) => r.id)).not.toContain(stored[0]);

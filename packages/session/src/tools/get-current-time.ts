@@ -3,10 +3,27 @@ import { defineTool, LibosError, z } from '@libos/sdk';
 /** The default timezone shown in the schema. */
 export const DEFAULT_TIMEZONE = 'UTC';
 
+/** Formatters by timezone: building an Intl.DateTimeFormat costs more than the rest of a call, so each zone builds one. */
+const FORMATTERS = new Map<string, Intl.DateTimeFormat>();
+/** Distinct zones kept; past this the oldest is dropped (names are bounded to 64 chars by the schema). */
+const MAX_FORMATTERS = 64;
+
+/** The formatter of `timeZone`; throws a RangeError for a zone that is not IANA (nothing is cached then). */
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let f = FORMATTERS.get(timeZone);
+  if (!f) {
+    const opts = { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
+    f = new Intl.DateTimeFormat('en-US', opts);
+    if (FORMATTERS.size >= MAX_FORMATTERS) FORMATTERS.delete(FORMATTERS.keys().next().value!);
+    FORMATTERS.set(timeZone, f);
+  }
+  return f;
+}
+
 /** Formats `date` as ISO 8601 with the explicit offset of `timeZone` (UTC is `+00:00`, never `Z`), e.g. `2026-11-30T20:48:00+08:00`. */
 export function isoInZone(date: Date, timeZone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    formatterFor(timeZone)
       .formatToParts(date)
       .map((p) => [p.type, p.value]),
   );
@@ -20,7 +37,7 @@ export function isoInZone(date: Date, timeZone: string): string {
 
 function assertTimezone(tz: string): void {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    formatterFor(tz);
   } catch (err) {
     throw new LibosError('invalid_timezone', `timezone: unknown timezone: ${tz} (use an IANA name such as UTC or Asia/Shanghai)`, { details: { timezone: tz }, cause: err });
   }

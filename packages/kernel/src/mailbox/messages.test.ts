@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { kernelMigrations } from '../store/kernel-schema.js';
 import { migrate } from '../store/migrate.js';
 import { openSqliteStore, type OpenedStore } from '../store/sqlite/open-sqlite.js';
-import { ackMessages, insertMessage, messageMatches, queryMessages, unreadSummary, type MailFilters, type ProcessMessage } from './messages.js';
+import { ackMessages, insertMessage, messageMatches, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
+import { unreadOf } from './unread-mail.js';
 
 // The wake predicate (`messageMatches`, run when a message is posted) and the receive query (`queryMessages`, run
 // when the saved receive resumes) must agree: a post that wakes a waiter must be found by its resumed call, and a
@@ -87,14 +88,14 @@ describe('mailbox queries', () => {
     expect(await queryMessages(s.db, PID, { message_ids: [] }, { includeAcked: true, limit: 10 })).toEqual({ messages: [], hasMore: false, omitted: 0 });
   });
 
-  it('unreadSummary counts unread messages of one delivery and names the oldest 20', async () => {
+  it('unreadOf counts unread messages of one delivery and names the oldest 20', async () => {
     const s = await store();
     const ids: string[] = [];
     for (let i = 0; i < 22; i++) ids.push((await insertMessage(s.db, { recipientPid: PID, sender: 'human:owner', channel: i % 2 ? 'a' : 'b', correlationId: 'c', payload: { i } }, new Date(i).toISOString())).message_id);
     await insertMessage(s.db, { recipientPid: PID, sender: 'human:owner', delivery: 'interrupt', payload: {} }, new Date(99).toISOString());
     await ackMessages(s.db, [ids[0]!], new Date(100).toISOString());
-    const normal = await unreadSummary(s.db, PID, 'normal');
+    const normal = await unreadOf(s.db, PID, 'normal');
     expect(normal).toEqual({ count: 21, message_ids: ids.slice(1, 21), channels: ['a', 'b'], correlation_ids: ['c'] });
-    expect((await unreadSummary(s.db, PID, 'interrupt')).count).toBe(1);
+    expect((await unreadOf(s.db, PID, 'interrupt')).count).toBe(1);
   });
 });

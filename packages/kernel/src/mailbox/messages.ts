@@ -132,35 +132,12 @@ export async function ackMessages(db: Kysely<any>, ids: readonly string[], nowIs
   await db.updateTable('process_messages').set({ status: 'acked', acked_at: nowIso }).where('id', 'in', [...ids]).where('status', '=', 'unread').execute();
 }
 
-/** Unread counts of a process by delivery. */
-export async function unreadCounts(db: Kysely<any>, pid: string): Promise<{ normal: number; interrupt: number }> {
-  const rows = await db
-    .selectFrom('process_messages')
-    .select(['delivery', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('recipient_pid', '=', pid)
-    .where('status', '=', 'unread')
-    .groupBy('delivery')
-    .execute();
-  const out = { normal: 0, interrupt: 0 };
-  for (const r of rows) out[r.delivery as Delivery] = Number(r.n);
-  return out;
-}
-
 /** What a notice says about unread mail of one delivery: how many, and (the oldest ≤ 20 of) which. */
 export interface UnreadSummary {
   readonly count: number;
   readonly message_ids: readonly string[];
   readonly channels: readonly string[];
   readonly correlation_ids: readonly string[];
-}
-
-/** Unread messages of a process with the given delivery, summarised for a notice or an interrupt refusal. */
-export async function unreadSummary(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  const base = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
-  const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await base.select(['id', 'channel', 'correlation_id']).orderBy('seq').limit(20).execute();
-  const uniq = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];
-  return { count: Number(n), message_ids: rows.map((r) => r.id as string), channels: uniq(rows.map((r) => r.channel as string)), correlation_ids: uniq(rows.map((r) => r.correlation_id as string | null)) };
 }
 
 /** Most UTF-8 bytes of a message payload's JSON. */

@@ -1,4 +1,23 @@
 export { openRuntime, Runtime } from './runtime.js';
+// Host config: one file next to the store (or --config), validated before the store is opened.
+export {
+  HOST_CONFIG_FILE_NAMES,
+  LLM_CONTEXT_POLICIES,
+  LLM_PROFILE_PROVIDERS,
+  hostConfigSchema,
+  isIanaTimezone,
+  llmProfileSchema,
+  loadHostConfig,
+  parseHostConfig,
+  resolveLlmProfile,
+  type HostConfig,
+  type HostConfigInput,
+  type HostConfigProblem,
+  type LlmContextPolicy,
+  type LlmProfile,
+  type LlmProfileConfig,
+  type LoadedHostConfig,
+} from './config/host-config.js';
 export type { OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';

@@ -1,9 +1,12 @@
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
 import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
 import { callTool } from './broker/tool-broker.js';
+import { loadHostConfig, parseHostConfig, resolveLlmProfile, type HostConfig, type HostConfigInput, type LlmProfile } from './config/host-config.js';
 import { EventBus, type AuditRecord, type RuntimeEvent } from './events/event-bus.js';
 import { queryAudit, queryEvents, type AuditQuery, type EventQuery } from './events/queries.js';
 import { BUILTIN_IMAGES } from './images/builtin-images.js';
@@ -47,6 +50,11 @@ export interface OpenRuntimeOptions {
   readonly config?: RuntimeConfig;
   /** Caps the SQLite store at this many 4 KiB pages: a write past it fails `disk_full`, as on a full disk. */
   readonly maxStorePages?: number;
+  /**
+   * The host config (validated here, before the store is opened: a bad key fails with nothing written). Omitted: the
+   * `libos.config.json|yaml|yml` in the store's folder if there is one (`loadHostConfig`), else all defaults.
+   */
+  readonly hostConfig?: HostConfigInput;
 }
 
 /** One entry of the Skill catalog. */
@@ -94,14 +102,17 @@ export class Runtime {
   readonly registry: Registry;
   /** Canonical store path, or ':memory:'. */
   readonly location: string;
+  /** The file the host config came from, or null (given in code, or all defaults). */
+  readonly hostConfigPath: string | null;
   readonly #deps: KernelDeps;
   readonly #store: OpenedStore;
   readonly #scheduler: Scheduler;
   #closed = false;
 
   /** @internal use openRuntime */
-  constructor(deps: KernelDeps, store: OpenedStore) {
+  constructor(deps: KernelDeps, store: OpenedStore, hostConfigPath: string | null = null) {
     this.#deps = deps;
+    this.hostConfigPath = hostConfigPath;
     this.#store = store;
     this.bus = deps.bus;
     this.registry = deps.registry;
@@ -111,6 +122,19 @@ export class Runtime {
 
   get clock(): Clock {
     return this.#deps.clock;
+  }
+
+  /** The effective host config: every default filled in. */
+  get hostConfig(): HostConfig {
+    return this.#deps.hostConfig;
+  }
+
+  /**
+   * A named LLM profile of the host config, or its `default_profile` when `name` is omitted (null if it names none).
+   * An unknown name is `invalid_arguments` listing the configured ones.
+   */
+  llmProfile(name?: string): LlmProfile | null {
+    return resolveLlmProfile(this.#deps.hostConfig, name);
   }
 
   /** The authority engine (host-side API: trusted issue, checked revoke, budgets, labels). */
@@ -318,6 +342,8 @@ export class Runtime {
  * const rt = await openRuntime({ path: './.libos/libos.db', plugins: [capabilities(), objectMemory(), tasks(), session()] });
  */
 export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
+  // The host config is settled before anything is opened: a bad key fails here and the store stays untouched.
+  const { config: hostConfig, path: hostConfigPath } = hostConfigFor(opts);
   const clock = opts.config?.clock ?? systemClock;
   const ids = opts.config?.ids ?? randomIds;
   let deps: KernelDeps | undefined;
@@ -325,7 +351,8 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     if (!deps) throw new LibosError('internal_error', 'kernel used before it finished opening');
     return deps;
   };
-  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...(opts.plugins ?? [])], BUILTIN_IMAGES);
+  const configured = (opts.plugins ?? []).map((p) => (p.configure ? p.configure(hostConfig) : p));
+  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...configured], BUILTIN_IMAGES);
   const engine = createAuthorityEngine({ clock, ids, owners: [...registry.owners.values()] });
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
   // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.
@@ -349,7 +376,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
       return factory(scope);
     },
   };
-  deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus };
+  deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
   try {
     const sets = [{ owner: '@libos/kernel', migrations: kernelMigrations }, { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations }, ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN)];
     await migrate(store.db, sets, () => clock.now().toISOString(), store.location);
@@ -366,5 +393,13 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     await store.close();
     throw err;
   }
-  return new Runtime(deps, store);
+  return new Runtime(deps, store, hostConfigPath);
+}
+
+/** The host config `openRuntime` uses: the one given, else the file in the store's folder, else all defaults. */
+function hostConfigFor(opts: OpenRuntimeOptions): { config: HostConfig; path: string | null } {
+  if (opts.hostConfig !== undefined) return { config: parseHostConfig(opts.hostConfig), path: null };
+  if (opts.path === ':memory:') return { config: parseHostConfig({}), path: null };
+  const dir = dirname(resolve(opts.path));
+  return existsSync(dir) ? loadHostConfig(dir) : { config: parseHostConfig({}), path: null };
 }

@@ -78,6 +78,17 @@ export interface OwnershipResolver {
 }
 
 /**
+ * What a plugin may read of the host config (the kernel validates the whole file before a store is opened). Keys
+ * the kernel alone uses (LLM profiles, the context policy) are not here.
+ */
+export interface HostSettings {
+  /** Default IANA timezone, e.g. `UTC` (what `get_current_time` uses when none is given). */
+  readonly timezone: string;
+  /** The largest delay one `sleep` call may ask for, in seconds. */
+  readonly sleep: { readonly max_seconds: number };
+}
+
+/**
  * A Skill plugin: SKILL.md files, the tools they name, migrations, services and images.
  */
 export interface Plugin {
@@ -91,6 +102,12 @@ export interface Plugin {
   readonly hooks?: PluginHooks;
   /** Resource kinds whose owners hold rights by ownership (at most one resolver per kind across plugins). */
   readonly owners?: readonly OwnershipResolver[];
+  /**
+   * Returns the plugin as the host config shapes it (e.g. tool schemas whose defaults and bounds come from it).
+   * `openRuntime` calls it once, before loading, with the validated config; options the plugin was built with
+   * should win over the host's settings.
+   */
+  readonly configure?: (host: HostSettings) => Plugin;
 }
 
 /**

@@ -178,6 +178,36 @@ export interface HumanRequest {
 export interface HumanService {
   create(pid: string, req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> }): Promise<HumanRequest>;
   get(id: string): Promise<HumanRequest | null>;
+  /**
+   * Delivers a message from `pid` to a human operator, in the caller's transaction: clears the pid's flow labels for
+   * the sink `human:<human>:output` (else `egress_denied`, nothing delivered), then emits the durable
+   * `human_output` event (it carries the text: `libos events` and the server's SSE show it) and the
+   * `human.output` audit (sizes and a hash, never the text). The caller checks `human:<human>` write first.
+   *
+   * @example
+   * await scope.service<HumanService>(SERVICE_NAMES.human).output(pid, { human: 'owner', text: 'Report ready.' });
+   */
+  output(pid: string, out: HumanOutputInput): Promise<HumanOutputReceipt>;
+}
+
+/** What a process tells a human operator (`HumanService.output`). */
+export interface HumanOutputInput {
+  /** The recipient's name: the sink is `human:<human>:output`. */
+  readonly human: string;
+  readonly text: string;
+  /** What the text is, for the operator's display: `info` (default), `progress`, `result` or `warning`. */
+  readonly kind?: HumanOutputKind;
+}
+
+export type HumanOutputKind = 'info' | 'progress' | 'result' | 'warning';
+
+export interface HumanOutputReceipt {
+  readonly output_id: string;
+  readonly human: string;
+  readonly sink: string;
+  readonly chars: number;
+  readonly sha256: string;
+  readonly delivered_at: string;
 }
 
 /** A tool as a runner would call it: its name, owning Skill and policy. */

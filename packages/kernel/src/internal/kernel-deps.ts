@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuthorityEngine } from '@libos/capabilities';
 import type { Clock, IdSource } from '@libos/sdk';
+import type { HostConfig } from '../config/host-config.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Registry } from '../plugins/registry.js';
 import type { ScopeFactory } from '../store/transaction.js';
@@ -14,4 +15,6 @@ export interface KernelDeps {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly bus: EventBus;
+  /** The validated host config (defaults filled in): context policy, LLM profiles, clock and sleep settings. */
+  readonly hostConfig: HostConfig;
 }

@@ -10,6 +10,7 @@ import {
   type ServiceScope,
 } from '@libos/sdk';
 import { observedSuccessfulTools } from '../events/observed-tools.js';
+import { deliverHumanOutput } from '../human/human-output.js';
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { humanMessagesOf } from '../mailbox/human-messages.js';
@@ -108,6 +109,10 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         return createHumanRequest(scope.store as TxScope['store'], pid, req, scope.clock.now().toISOString());
       },
       get: (id) => getHumanRequest(scope.store as TxScope['store'], id),
+      async output(pid, out) {
+        await getProcess(scope.store as TxScope['store'], pid);
+        return deliverHumanOutput(deps(), scope, pid, out);
+      },
     }),
   };
 }

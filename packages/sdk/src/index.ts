@@ -10,4 +10,5 @@ export * from './plugin.js';
 export * from './skill.js';
 export * from './services.js';
 export * from './waits.js';
+export * from './working-directory.js';
 export { z } from 'zod';

@@ -197,6 +197,8 @@ export interface HumanOutputInput {
   readonly text: string;
   /** What the text is, for the operator's display: `info` (default), `progress`, `result` or `warning`. */
   readonly kind?: HumanOutputKind;
+  /** Labels of the text beyond the pid's flow high-water (e.g. a tool call's observations); joined, never lowering it. */
+  readonly labels?: DataLabels;
 }
 
 export type HumanOutputKind = 'info' | 'progress' | 'result' | 'warning';

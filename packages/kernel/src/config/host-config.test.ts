@@ -19,11 +19,17 @@ function problem(value: unknown): { message: string; paths: string[]; code: stri
 
 describe('parseHostConfig', () => {
   it('fills every default into an empty config', () => {
-    expect(parseHostConfig({})).toEqual({ timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {} });
+    const defaults = { timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {} };
+    expect(parseHostConfig({})).toEqual(defaults);
   });
 
   it('keeps what is given and defaults parallel_tool_calls to false', () => {
-    const c = parseHostConfig({ timezone: 'Asia/Shanghai', sleep: { max_seconds: 5 }, llm_profiles: { small: profile }, default_profile: 'small' });
+    const c = parseHostConfig({
+      timezone: 'Asia/Shanghai',
+      sleep: { max_seconds: 5 },
+      llm_profiles: { small: profile },
+      default_profile: 'small',
+    });
     expect(c.timezone).toBe('Asia/Shanghai');
     expect(c.sleep.max_seconds).toBe(5);
     expect(c.llm_profiles.small).toEqual({ ...profile, parallel_tool_calls: false });
@@ -87,7 +93,8 @@ describe('loadHostConfig', () => {
     expect(() => loadHostConfig(join(dir, 'absent.json'))).toThrow(expect.objectContaining({ code: 'not_found' }));
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, '{ "timezone": ');
-    expect(() => loadHostConfig(broken)).toThrow(expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('not valid JSON') }));
+    const notJson = expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('not valid JSON') });
+    expect(() => loadHostConfig(broken)).toThrow(notJson);
   });
 
   it('names the file in a key error', () => {

@@ -176,22 +176,22 @@ export interface LoadedHostConfig {
 function readConfigFile(path: string): HostConfig {
   const ext = extname(path).toLowerCase();
   if (ext !== '.json' && ext !== '.yaml' && ext !== '.yml') {
-    throw new LibosError('invalid_arguments', `host config ${path}: the file name must end in .json, .yaml or .yml`, { details: { source: path } });
+    const message = `host config ${path}: the file name must end in .json, .yaml or .yml`;
+    throw new LibosError('invalid_arguments', message, { details: { source: path } });
   }
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new LibosError('not_found', `host config ${path}: cannot be read (${(err as Error).message})`, { details: { source: path }, cause: err });
+    const message = `host config ${path}: cannot be read (${(err as Error).message})`;
+    throw new LibosError('not_found', message, { details: { source: path }, cause: err });
   }
   let value: unknown;
   try {
     value = ext === '.json' ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new LibosError('invalid_arguments', `host config ${path}: not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`, {
-      details: { source: path },
-      cause: err,
-    });
+    const message = `host config ${path}: not valid ${ext === '.json' ? 'JSON' : 'YAML'}: ${(err as Error).message}`;
+    throw new LibosError('invalid_arguments', message, { details: { source: path }, cause: err });
   }
   return parseHostConfig(value ?? {}, `host config ${path}`);
 }
@@ -213,9 +213,8 @@ export function loadHostConfig(pathOrDir: string): LoadedHostConfig {
   if (!statSync(pathOrDir).isDirectory()) return { config: readConfigFile(pathOrDir), path: pathOrDir };
   const found = HOST_CONFIG_FILE_NAMES.map((n) => join(pathOrDir, n)).filter((p) => existsSync(p));
   if (found.length > 1) {
-    throw new LibosError('invalid_arguments', `host config: ${pathOrDir} holds ${found.length} config files (${found.join(', ')}); keep one`, {
-      details: { source: pathOrDir, files: found },
-    });
+    const message = `host config: ${pathOrDir} holds ${found.length} config files (${found.join(', ')}); keep one`;
+    throw new LibosError('invalid_arguments', message, { details: { source: pathOrDir, files: found } });
   }
   return found.length === 1 ? { config: readConfigFile(found[0]!), path: found[0]! } : { config: parseHostConfig({}), path: null };
 }
@@ -233,7 +232,8 @@ export function resolveLlmProfile(config: HostConfig, name?: string): LlmProfile
   const p = Object.hasOwn(config.llm_profiles, chosen) ? config.llm_profiles[chosen] : undefined;
   if (!p) {
     const names = Object.keys(config.llm_profiles);
-    throw new LibosError('invalid_arguments', `profile: no llm profile named ${JSON.stringify(chosen)} (${names.length ? `configured: ${names.join(', ')}` : 'the host config has no llm_profiles'})`, {
+    const known = names.length ? `configured: ${names.join(', ')}` : 'the host config has no llm_profiles';
+    throw new LibosError('invalid_arguments', `profile: no llm profile named ${JSON.stringify(chosen)} (${known})`, {
       details: { field: 'profile', profile: chosen, configured: names },
     });
   }

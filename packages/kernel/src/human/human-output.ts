@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { LibosError, type HumanOutputInput, type HumanOutputReceipt, type ServiceScope } from '@libos/sdk';
+import { joinLabels, LibosError, type HumanOutputInput, type HumanOutputReceipt, type ServiceScope } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 
@@ -21,17 +21,27 @@ export const HUMAN_OUTPUT_CHANNEL = 'output';
  * @example
  * await deliverHumanOutput(deps, scope, pid, { human: 'owner', text: 'Build is green.' });
  */
-export async function deliverHumanOutput(deps: KernelDeps, scope: ServiceScope, pid: string, out: HumanOutputInput): Promise<HumanOutputReceipt> {
+export async function deliverHumanOutput(
+  deps: KernelDeps,
+  scope: ServiceScope,
+  pid: string,
+  out: HumanOutputInput,
+): Promise<HumanOutputReceipt> {
   if (!HUMAN_NAME_PATTERN.test(out.human)) {
-    throw new LibosError('invalid_arguments', `human: must match ${HUMAN_NAME_PATTERN} (got ${JSON.stringify(out.human)})`, { details: { field: 'human' } });
+    const message = `human: must match ${HUMAN_NAME_PATTERN} (got ${JSON.stringify(out.human)})`;
+    throw new LibosError('invalid_arguments', message, { details: { field: 'human' } });
   }
   if (out.text.trim() === '') throw new LibosError('invalid_arguments', 'text: must not be blank', { details: { field: 'text' } });
   if (out.text.length > MAX_HUMAN_OUTPUT_CHARS) {
-    throw new LibosError('invalid_arguments', `text: must be at most ${MAX_HUMAN_OUTPUT_CHARS} characters (got ${out.text.length})`, { details: { field: 'text' } });
+    const message = `text: must be at most ${MAX_HUMAN_OUTPUT_CHARS} characters (got ${out.text.length})`;
+    throw new LibosError('invalid_arguments', message, { details: { field: 'text' } });
   }
   const sink = humanSink(out.human, HUMAN_OUTPUT_CHANNEL);
   const sha256 = createHash('sha256').update(out.text, 'utf8').digest('hex');
-  await clearSink(deps.engine, scope, pid, sink, { field: 'text', payloadSha256: sha256 });
+  // What the text carries is everything the process observed (its high-water), plus anything the caller adds.
+  const highWater = await deps.engine.flow(scope, pid).labels();
+  const labels = out.labels ? joinLabels([highWater, out.labels]) : highWater;
+  await clearSink(deps.engine, scope, pid, sink, { labels, field: 'text', payloadSha256: sha256 });
   const receipt: HumanOutputReceipt = {
     output_id: deps.ids.next('hout'),
     human: out.human,

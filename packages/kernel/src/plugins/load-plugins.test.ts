@@ -81,12 +81,31 @@ describe('plugin loader', () => {
     expect(a.skills.get('alpha')!.manifest.allowedTools).toEqual(b.skills.get('alpha')!.manifest.allowedTools);
   });
 
-  it('a plugin image naming an unknown tool fails; a builtin image is narrowed to what is loaded', () => {
+  it('an image naming a tool no loaded plugin defines fails naming the image and the tool: no silent narrowing', () => {
     const img = { id: 'x-agent:v0', description: 'x', systemPrompt: 'x', promptMode: 'image_only' as const, defaultSkills: [], defaultTools: ['nope'] };
     const e = loadError([plugin('p', { images: [img] })]);
     expect(e.message).toContain('plugin p: images[x-agent:v0].defaultTools: unknown tool "nope"');
-    const r = loadPlugins([], [img]);
-    expect(r.images.get('x-agent:v0')!.defaultTools).toEqual([]);
+    expect(() => loadPlugins([], [img])).toThrow('kernel: images[x-agent:v0].defaultTools: unknown tool "nope"');
+    // A plugin image cannot opt into the kernel's per-Skill groups.
+    const grouped = { ...img, toolGroups: [{ skill: 'absent', tools: ['nope'] }] };
+    expect(loadError([plugin('p', { images: [grouped] })]).message).toContain('unknown tool "nope"');
+  });
+
+  it("a kernel image's tool group is left out only with its unloaded Skill; a loaded Skill missing a tool fails", () => {
+    const alpha = plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one')], tools: [tool('a_one')] });
+    const base = { id: 'k-agent:v0', description: 'k', systemPrompt: 'k', promptMode: 'image_only' as const };
+    const groups = [{ skill: 'alpha', tools: ['a_one'] }, { skill: 'beta', tools: ['b_one'] }];
+    const img = { ...base, defaultSkills: ['alpha', 'beta'], defaultTools: ['a_one', 'b_one'], toolGroups: groups };
+    const r = loadPlugins([alpha], [img]);
+    expect(r.images.get('k-agent:v0')).toMatchObject({ defaultSkills: ['alpha'], defaultTools: ['a_one'] });
+    expect(r.images.get('k-agent:v0')).not.toHaveProperty('toolGroups');
+    const missing = { ...img, toolGroups: [{ skill: 'alpha', tools: ['a_one', 'a_two'] }] };
+    expect(() => loadPlugins([alpha], [missing])).toThrow(
+      'kernel: images[k-agent:v0].defaultTools: unknown tool "a_two": skill alpha is loaded but no plugin defines it',
+    );
+    const beta = plugin('q', { skills: [skill('beta', 'name: beta\ndescription: B.\nallowed-tools: b_one')], tools: [tool('b_one')] });
+    const misfiled = { ...img, toolGroups: [{ skill: 'alpha', tools: ['a_one', 'b_one'] }] };
+    expect(() => loadPlugins([alpha, beta], [misfiled])).toThrow('tool "b_one" belongs to skill beta, not alpha');
   });
 
   it('collects ownership resolvers by kind; a second resolver for a kind or a malformed kind fails naming the plugin', () => {

@@ -14,21 +14,21 @@ import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
 
 export const IMAGE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*:[A-Za-z0-9._-]+$/;
 
-/** Images the kernel declares against the standard plugins; their lists are narrowed to what is loaded. */
-export interface BuiltinImages {
-  readonly images: readonly ImageDefinition[];
-}
+/** A kernel image whose tools are grouped by owning Skill (`BuiltinImage` in images/builtin-images.ts). */
+type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonly skill: string; readonly tools: readonly string[] }[] };
 
 /**
  * Validates plugins and builds the registry. Fails fast with every problem, each naming the file (or plugin) and
  * the field: a malformed SKILL.md, a name that differs from its folder, an `allowed-tools` entry with no definition,
  * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools, two
- * ownership resolvers for one resource kind.
+ * ownership resolvers for one resource kind. An image's table is never narrowed silently: every tool it names must be
+ * defined. Only a kernel image's tool group whose Skill is not loaded at all is left out (with that Skill), since the
+ * host chose not to load its plugin; a loaded Skill that lacks a tool of its group fails naming the image and tool.
  *
  * @example
  * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
  */
-export function loadPlugins(plugins: readonly Plugin[], builtins: readonly ImageDefinition[]): Registry {
+export function loadPlugins(plugins: readonly Plugin[], builtins: readonly GroupedImage[]): Registry {
   const problems: SkillProblem[] = [];
   const bad = (file: string, field: string, message: string) => problems.push({ file, field, message });
 
@@ -98,20 +98,34 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Image
       else owners.set(resolver.kind, { plugin: p.name, resolver });
     });
 
-  // Images: builtins narrowed to what is loaded; plugin images must be exact.
+  // Images: every tool named must be defined. A kernel image's tool group is left out only with its unloaded Skill.
   const images = new Map<string, ImageDefinition>();
-  const addImage = (img: ImageDefinition, where: string, strict: boolean) => {
+  const addImage = (img: GroupedImage, where: string, kernel: boolean) => {
     if (!IMAGE_ID_PATTERN.test(img.id)) bad(where, 'images.id', `${JSON.stringify(img.id)} must be name:version (${IMAGE_ID_PATTERN})`);
     if (images.has(img.id)) bad(where, 'images.id', `image ${img.id} is registered twice`);
-    if (!strict) {
-      img = { ...img, defaultSkills: img.defaultSkills.filter((s) => skills.has(s)), defaultTools: img.defaultTools.filter((t) => defs.has(t)) };
+    const field = `images[${img.id}].defaultTools`;
+    let def: ImageDefinition = img;
+    if (kernel && img.toolGroups) {
+      const loaded = img.toolGroups.filter((g) => skills.has(g.skill));
+      for (const g of loaded)
+        for (const t of g.tools) {
+          if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}: skill ${g.skill} is loaded but no plugin defines it`);
+          else if (owner.get(t) !== g.skill) {
+            bad(where, field, `tool ${JSON.stringify(t)} belongs to skill ${owner.get(t)}, not ${g.skill}`);
+          }
+        }
+      const { toolGroups: _groups, ...plain } = img;
+      def = { ...plain, defaultSkills: img.defaultSkills.filter((s) => skills.has(s)), defaultTools: loaded.flatMap((g) => g.tools) };
+    } else {
+      for (const t of img.defaultTools) if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}`);
     }
-    for (const s of img.defaultSkills) if (!skills.has(s)) bad(where, `images[${img.id}].defaultSkills`, `unknown skill ${JSON.stringify(s)}`);
-    for (const t of img.defaultTools) if (!defs.has(t)) bad(where, `images[${img.id}].defaultTools`, `unknown tool ${JSON.stringify(t)}`);
-    images.set(img.id, Object.freeze(img));
+    for (const s of def.defaultSkills) {
+      if (!skills.has(s)) bad(where, `images[${img.id}].defaultSkills`, `unknown skill ${JSON.stringify(s)}`);
+    }
+    images.set(img.id, Object.freeze(def));
   };
-  for (const img of builtins) addImage(img, 'kernel', false);
-  for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`, true);
+  for (const img of builtins) addImage(img, 'kernel', true);
+  for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`, false);
 
   if (problems.length > 0) {
     const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');

@@ -43,16 +43,32 @@ function assertTimezone(tz: string): void {
   }
 }
 
-/** `get_current_time`: wall clock (not a monotonic timer). Needs read on `clock:now`. */
-export const getCurrentTime = defineTool({
-  name: 'get_current_time',
-  description: 'Read the wall-clock time. Optional timezone is an IANA name such as UTC or Asia/Shanghai (default UTC). Not a monotonic timer.',
-  input: z.object({ timezone: z.string().min(1).max(64).default(DEFAULT_TIMEZONE).describe('IANA timezone name, default UTC') }),
-  output: z.object({ iso8601: z.string(), unix_seconds: z.number(), timezone: z.string() }),
-  async run({ timezone }, ctx) {
-    assertTimezone(timezone);
-    await ctx.authority.require('clock:now', 'read');
-    const now = ctx.clock.now();
-    return { iso8601: isoInZone(now, timezone), unix_seconds: now.getTime() / 1000, timezone };
-  },
-});
+/**
+ * `get_current_time` whose `timezone` defaults to `defaultTimezone` (shown in the schema the model sees). Wall clock,
+ * not a monotonic timer. Needs read on `clock:now`; an unknown zone fails before any authority check.
+ *
+ * @example
+ * const tool = getCurrentTimeTool('Asia/Shanghai'); // schema default "Asia/Shanghai"
+ */
+export function getCurrentTimeTool(defaultTimezone: string = DEFAULT_TIMEZONE) {
+  assertTimezone(defaultTimezone);
+  return defineTool({
+    name: 'get_current_time',
+    description:
+      'Read the wall-clock time. Optional timezone is an IANA name such as UTC or Asia/Shanghai ' +
+      `(default ${defaultTimezone}). Not a monotonic timer.`,
+    input: z.object({
+      timezone: z.string().min(1).max(64).default(defaultTimezone).describe(`IANA timezone name, default ${defaultTimezone}`),
+    }),
+    output: z.object({ iso8601: z.string(), unix_seconds: z.number(), timezone: z.string() }),
+    async run({ timezone }, ctx) {
+      assertTimezone(timezone);
+      await ctx.authority.require('clock:now', 'read');
+      const now = ctx.clock.now();
+      return { iso8601: isoInZone(now, timezone), unix_seconds: now.getTime() / 1000, timezone };
+    },
+  });
+}
+
+/** `get_current_time` with the host default timezone `UTC`. */
+export const getCurrentTime = getCurrentTimeTool();

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const MARKER = '<!-- example: tally-plugin -->';
 
 /** The one ```ts block right after the marker (the marker must appear once). */
-export function exampleBlock(markdown: string): string {
+function exampleBlock(markdown: string): string {
   const at = markdown.indexOf(MARKER);
   if (at < 0 || markdown.indexOf(MARKER, at + 1) >= 0) throw new Error(`docs/plugins.md must hold the marker ${MARKER} exactly once`);
   const m = /^\r?\n```ts\r?\n([\s\S]*?)\r?\n```\r?$/m.exec(markdown.slice(at + MARKER.length));

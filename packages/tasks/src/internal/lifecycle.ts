@@ -78,7 +78,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
   }
 
   /**
-   * Posts the notification of `phase` to the task's recipient (spec §2.5): sender `object_task:<id>`, correlation
+   * Posts the notification of `phase` to the task's recipient: sender `object_task:<id>`, correlation
    * id = task id. A terminal phase records its outcome on the task (delivered + message id, failed + error, or
    * undelivered_terminal when the recipient has ended) and is posted at most once delivered; a waiting phase is a
    * courtesy notice that changes nothing on the record.
@@ -138,7 +138,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     return phase ? notify(done, phase) : done;
   }
 
-  /** The result Object (spec §2.4): immutable `tool_result` owned by the task; a live creator gets r+m+link and a root. */
+  /** The result Object: immutable `tool_result` owned by the task; a live creator gets r+m+link and a root. */
   async function publishResult(task: TaskInfo, outcome: Extract<RunnerOutcome, { kind: 'succeeded' }>): Promise<string> {
     // The kernel's one result publisher (the broker's too): a large result is kept as its digest and a preview.
     const ref = await scope.service<ResultsService>(SERVICE_NAMES.results).publish({
@@ -221,7 +221,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     },
   };
 
-  /** A runner ended while its task was active (killed → cancelled; exited/failed → failed), spec §2.9. */
+  /** A runner ended while its task was active (killed → cancelled; exited/failed → failed). */
   async function endedEarly(t: TaskInfo, status: string, outcome: Readonly<Record<string, unknown>> | null): Promise<TaskInfo> {
     if (status === 'killed') return finish(t, 'cancelled', { error: typeof outcome?.reason === 'string' && outcome.reason ? outcome.reason : 'runner killed' });
     const text = typeof outcome?.message === 'string' && outcome.message ? outcome.message : `object task runner ended before task completion: ${status}`;
@@ -229,7 +229,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
   }
 
   /**
-   * Housekeeping before a task is shown (spec §2.9, §2.5): an active task whose runner has ended is settled; a
+   * Housekeeping before a task is shown: an active task whose runner has ended is settled; a
    * waiting task whose runner was woken reads `running`; a terminal notification left `none`/`failed` is retried.
    */
   async function reconcile(t: TaskInfo): Promise<TaskInfo> {
@@ -245,7 +245,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     return task;
   }
 
-  /** Cancels an active task (spec §2.10): cancelled with the reason, runner killed, waiters woken, notified. */
+  /** Cancels an active task: cancelled with the reason, runner killed, waiters woken, notified. */
   async function cancel(t: TaskInfo, reason: string | undefined): Promise<TaskInfo> {
     const done = await finish(t, 'cancelled', { error: reason ?? 'cancelled' });
     if (done.runner_pid) await runners().end(done.runner_pid, { kind: 'killed', code: 'cancelled', reason: reason ?? 'object task cancelled' });

@@ -4,7 +4,7 @@ import type { TasksState } from './state.js';
 import { isActive, type TaskInfo, type WatchEvent } from './task-info.js';
 import { listTasks, tasksDb } from './task-store.js';
 
-/** The change an Object Memory event describes, as an owner watch names it (spec §2.7), or null for other events. */
+/** The change an Object Memory event describes, as an owner watch names it, or null for other events. */
 export function ownerChangeOf(e: EmittedEvent): { oid: string; event: WatchEvent; version: number | null; change: Record<string, unknown>; relation: string | null; dstOid: string | null; linkId: string | null } | null {
   const d = e.data as Record<string, unknown>;
   if (e.type === 'object_appended' && typeof d.oid === 'string') {
@@ -14,7 +14,7 @@ export function ownerChangeOf(e: EmittedEvent): { oid: string; event: WatchEvent
 }
 
 /**
- * Owner watch fan-out (spec §2.7), inside the transaction that changed the owner: every active task on that owner
+ * Owner watch fan-out (docs/behaviour/object-tasks.md), inside the transaction that changed the owner: every active task on that owner
  * whose watch selects the event sends its runner a notice (sender `object_task_owner_watch:<id>`, correlation id =
  * task id, the watch's channel and kind). A notice carries identity and change facts only, never owner content, and
  * grants nothing. A notice that cannot be posted leaves an event and an audit record; the change itself stands.

@@ -4,7 +4,7 @@ import type { TasksState } from './state.js';
 import { ACTIVE_STATUSES, type TaskInfo } from './task-info.js';
 import { taskPage, tasksDb, updateTask } from './task-store.js';
 
-/** Tasks handled per page of the reopen sweep (spec §5 recovery page). */
+/** Tasks handled per page of the reopen sweep. */
 export const RECOVERY_PAGE = 500;
 
 export interface ReopenReport {
@@ -31,7 +31,7 @@ async function eachTask(
 }
 
 /**
- * The reopen sweep (spec §4), run from the plugin's open hook before any work is admitted. Nothing resumes:
+ * The reopen sweep (docs/behaviour/object-tasks.md), run from the plugin's open hook before any work is admitted. Nothing resumes:
  * arguments, delegations and grant intents were live only.
  * 1. every active task becomes `abandoned` ("runtime reopened before object task completed") and its runner is killed;
  * 2. a `succeeded` task whose result Object lost its payload becomes `result_unavailable_after_reopen` (result_oid

@@ -1,4 +1,4 @@
-/** Bounds of the task manager (object-tasks spec §5); configurable per plugin instance. */
+/** Bounds of the task manager (docs/behaviour/object-tasks.md); configurable per plugin instance. */
 export interface TaskLimits {
   /** Active tasks at once, globally (default 16). */
   readonly maxActive: number;
@@ -10,7 +10,7 @@ export interface TaskLimits {
 
 export const DEFAULT_TASK_LIMITS: TaskLimits = { maxActive: 16, maxActivePerOwner: 4, maxWaitSeconds: 60 };
 
-/** What a task holds only while this runtime lives: never written to its row (spec §2 "live only"). */
+/** What a task holds only while this runtime lives: never written to its row. */
 export interface LiveTask {
   /** The start asked for a result handle for a notification recipient other than the creator. */
   readonly grantResultToNotify: boolean;

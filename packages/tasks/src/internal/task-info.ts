@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** Active statuses (object-tasks seed): the task can still change. */
 export const ACTIVE_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message'] as const;
-/** Terminal statuses: the task never changes again (except the reopen/restore rewrites of §4). */
+/** Terminal statuses: the task never changes again (except the rewrites at reopen and restore). */
 export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen'] as const;
 export const TASK_STATUSES = [...ACTIVE_STATUSES, ...TERMINAL_STATUSES] as const;
 
@@ -43,7 +43,7 @@ export interface OwnerWatch {
 }
 
 /**
- * Everything durable about a task, exactly the keys a tool returns (object-tasks spec §1). Arguments, delegations
+ * Everything durable about a task, exactly the keys a tool returns (docs/behaviour/object-tasks.md). Arguments, delegations
  * and the result-grant intent are never part of it; result content is never inlined.
  */
 export const taskInfoSchema = z
@@ -79,7 +79,7 @@ export const taskInfoSchema = z
 
 export type TaskInfo = z.infer<typeof taskInfoSchema>;
 
-/** Default channels (spec §5). */
+/** Default channels and the longest channel name. */
 export const DEFAULT_NOTIFY_CHANNEL = 'object-task';
 export const DEFAULT_WATCH_CHANNEL = 'object-task-owner';
 export const MAX_CHANNEL_CHARS = 128;

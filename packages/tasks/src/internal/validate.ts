@@ -24,7 +24,7 @@ export function normalizeWatchEvents(raw: readonly string[], field = 'watch_even
 }
 
 /**
- * The owner watch a start asks for (spec §1): enabled when `owner_watch`, non-empty events, or a channel is given;
+ * The owner watch a start asks for: enabled when `owner_watch`, non-empty events, or a channel is given;
  * defaults events [updated, linked], channel `object-task-owner`, kind normal.
  */
 export function watchAtStart(a: { owner_watch: boolean; watch_events: readonly string[]; watch_channel?: string | undefined; watch_kind: NotifyKind }): OwnerWatch {
@@ -34,7 +34,7 @@ export function watchAtStart(a: { owner_watch: boolean; watch_events: readonly s
 }
 
 /**
- * A watch change (spec §1 watch_object_task_owner): empty events, an omitted channel or kind keep the current
+ * A watch change (`watch_object_task_owner`): empty events, an omitted channel or kind keep the current
  * values; everything given is validated as at start.
  */
 export function watchChange(current: OwnerWatch, a: { enabled: boolean; watch_events: readonly string[]; watch_channel?: string | undefined; watch_kind?: NotifyKind | undefined }): OwnerWatch {

@@ -6,7 +6,7 @@ import { isActive, taskInfoSchema } from '../internal/task-info.js';
 import { taskIdInput } from './get-object-task.js';
 
 /**
- * `cancel_object_task` (spec §1, §2.10): creator, or owner write. A terminal task comes back unchanged (no message,
+ * `cancel_object_task` (docs/behaviour/object-tasks.md): creator, or owner write. A terminal task comes back unchanged (no message,
  * no use spent). Otherwise the use is spent, the task becomes `cancelled` (error = reason), its runner is killed,
  * waiters wake and the recipient is told. Nothing rolls back. (A runner's call runs inside one store transaction,
  * so a cancel never lands in the middle of it: there is no unsafe-cancel window to refuse.)

@@ -7,7 +7,7 @@ import { taskInfoSchema } from '../internal/task-info.js';
 export const taskIdInput = z.string().min(1).max(128).describe('the task_id start_object_task returned');
 
 /**
- * `get_object_task`: the full state of one task (spec §1). Its creator may always look; anyone else needs read on
+ * `get_object_task`: the full state of one task. Its creator may always look; anyone else needs read on
  * the owner Object (a finite grant pays one use). Settles a dead runner's task and retries a pending notification.
  */
 export function getObjectTask(state: TasksState) {

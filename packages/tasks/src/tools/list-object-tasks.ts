@@ -9,7 +9,7 @@ import { listTasks, tasksDb } from '../internal/task-store.js';
 export const MAX_LIST_LIMIT = 1000;
 
 /**
- * `list_object_tasks` (spec §1): filter (owner, include_terminal) → reconcile → keep what the caller created or may
+ * `list_object_tasks` (docs/behaviour/object-tasks.md): filter (owner, include_terminal) → reconcile → keep what the caller created or may
  * read the owner of (checked without spending) → limit → spend one use per distinct finite grant behind the rows
  * returned. Ordered by updated_at desc, created_at desc, task_id asc. There is no cursor.
  */

@@ -29,7 +29,7 @@ const input = z.object({
 
 type StartArgs = z.output<typeof input>;
 
-/** Steps 1–4 of admission (spec §1): owner given, tool named, notification and watch settings well-formed, notify target related. */
+/** Steps 1–4 of admission: owner given, tool named, notification and watch settings well-formed, notify target related. */
 async function checkRequest(ctx: ToolContext, a: StartArgs) {
   const ownerOid = a.owner_oid?.trim() ?? '';
   const ownerName = a.owner_name?.trim() ?? '';
@@ -94,7 +94,7 @@ async function spendOnce(ctx: ToolContext, decisions: readonly Decision[]): Prom
 
 /**
  * `start_object_task`: admits one call of a visible tool as an ObjectTask bound to an owner Object and starts its
- * runner (spec §1). Everything happens in the call's transaction: a refused start leaves no runner, row or event.
+ * runner. Everything happens in the call's transaction: a refused start leaves no runner, row or event.
  */
 export function startObjectTask(state: TasksState) {
   return defineTool({

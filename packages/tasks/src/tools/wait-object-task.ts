@@ -6,7 +6,7 @@ import { taskInfoSchema } from '../internal/task-info.js';
 import { taskIdInput } from './get-object-task.js';
 
 /**
- * `wait_object_task` (spec §1). Returns at once when the task is terminal or waits on something (waiting_*), and
+ * `wait_object_task` (docs/behaviour/object-tasks.md). Returns at once when the task is terminal or waits on something (waiting_*), and
  * for `timeout_s: 0`. Otherwise (queued/running) the caller parks in a typed `{kind:'task', task_id, deadline?}`
  * wait instead of polling inside its quantum, so every other process, the task's runner included, keeps running:
  * the task's next change wakes it, and an idle scheduler wakes it at the deadline. The saved call then re-runs

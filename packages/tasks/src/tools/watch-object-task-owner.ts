@@ -8,7 +8,7 @@ import { watchChange } from '../internal/validate.js';
 import { taskIdInput } from './get-object-task.js';
 
 /**
- * `watch_object_task_owner` (spec §1): changes which owner changes an active task's runner is told about. Creator,
+ * `watch_object_task_owner`: changes which owner changes an active task's runner is told about. Creator,
  * or owner write (no use spent). Empty events, an omitted channel or kind keep the current values. Terminal tasks
  * refuse; nothing restarts, and no access is granted.
  */

@@ -2,7 +2,7 @@ import type { WaitSpec } from '@libos/sdk';
 import type { ToolCallResult } from '../broker/tool-result.js';
 
 /**
- * Why a batch (or a resumed call) stopped (kernel spec §2). A wait stops it as `waiting_<kind>` of its wait:
+ * Why a batch (or a resumed call) stopped (docs/behaviour/kernel.md). A wait stops it as `waiting_<kind>` of its wait:
  * `waiting_timer` is a `sleep`. `exclusive` and `empty_reply` are the TS scheduler's own.
  */
 export type StopReason =

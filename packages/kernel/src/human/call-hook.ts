@@ -9,7 +9,7 @@ async function rejectedApproval(db: Parameters<typeof getHumanRequest>[0], reque
   for (const id of requestIds) {
     const req = await getHumanRequest(db, id);
     // Only a per-use approval (an `ask` grant met mid-call) refuses its call here; a standing request's own tool
-    // (request_permission) resumes and reports the decision, a rejection included (kernel spec §2, K-19).
+    // (request_permission) resumes and reports the decision, a rejection included (K-19 in docs/behaviour/kernel.md).
     if (req && req.kind === 'permission' && req.details.mode === 'per_use' && (req.status === 'rejected' || req.status === 'cancelled'))
       return req;
   }

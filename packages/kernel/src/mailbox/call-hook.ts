@@ -14,7 +14,7 @@ async function statusOf(call: CallState): Promise<ProcessStatus | null> {
 }
 
 /**
- * The mailbox's part of the call path (kernel spec §2): an unread interrupt refuses a fresh non-message call before
+ * The mailbox's part of the call path (K-21 in docs/behaviour/kernel.md): an unread interrupt refuses a fresh non-message call before
  * it runs (`interrupted_by_message`, step 2); unread normal mail adds a `message_notice` to a result (step 7), while
  * the process can still call tools.
  */

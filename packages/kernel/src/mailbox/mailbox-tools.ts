@@ -10,7 +10,7 @@ import { postMessage } from './post-message.js';
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
 
-/** Bounds of the mailbox (object-tasks spec §5). */
+/** Bounds of the mailbox (docs/behaviour/object-tasks.md). */
 export const MAILBOX_LIMITS = { subject: 512, body: 32_000, id: 128, ids: 1_000, limit: 1_000, defaultLimit: 100 } as const;
 
 const messageId = z

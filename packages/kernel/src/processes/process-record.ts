@@ -1,4 +1,4 @@
-/** Process statuses (kernel spec §1). Terminal: exited, failed, killed. */
+/** Process statuses (docs/behaviour/kernel.md). Terminal: exited, failed, killed. */
 export const PROCESS_STATUSES = [
   'created',
   'runnable',

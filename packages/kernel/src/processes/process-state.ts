@@ -36,7 +36,7 @@ function waitShapeError(wait: WaitState): string | null {
 }
 
 /**
- * The one write boundary's invariant (kernel spec §1): waiting_event ⇔ a child wait (with its child_pid), a
+ * The one write boundary's invariant (K-15): waiting_event ⇔ a child wait (with its child_pid), a
  * message wait (with a filters object) or a task wait (with its task_id); waiting_human ⇔ a human wait with at least one unique request id;
  * waiting_tool ⇔ a tool wait with its operation_id; paused ⇔ a paused wait; exited/failed/killed ⇔ their outcome;
  * every other status carries neither. Throws `internal_error` naming the mismatch.

@@ -16,7 +16,7 @@ async function runnerOutcome(callId: string, how: CallSettlement): Promise<Runne
 }
 
 /**
- * Runner settlement on the call path (object-tasks spec §2.3): a runner's saved call (an ObjectTask) tells the
+ * Runner settlement on the call path (docs/behaviour/object-tasks.md): a runner's saved call (an ObjectTask) tells the
  * runner's observer that it starts, and how it settles (done, waiting, or failed), inside the same transaction as
  * the call's own effects or its failure record.
  */

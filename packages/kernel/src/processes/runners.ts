@@ -12,7 +12,7 @@ import { spawnInScope } from './spawn.js';
 import { wakeIfWaiting } from './wake.js';
 
 /**
- * Host-managed runners (object-tasks spec §2.3): a child of its creator whose tool table is exactly one tool and
+ * Host-managed runners (docs/behaviour/object-tasks.md): a child of its creator whose tool table is exactly one tool and
  * which is born holding that tool's call as its saved (pending) action. The scheduler's quantum resumes the saved
  * call without a model call, through the ToolBroker under the runner's own pid; the service named `observer`
  * hears, in the call's own transaction, that it started, how it settled, and when the runner ended.

@@ -59,7 +59,7 @@ export const kernelMigrations: readonly Migration[] = [
     name: '0002_processes_runtime',
     async up(raw) {
       const db = raw as Kysely<any>;
-      // One saved blocked call per process: resumed without a new model call (kernel spec §2).
+      // One saved blocked call per process: resumed without a new model call.
       await db.schema
         .createTable('pending_actions')
         .addColumn('pid', 'text', (c) => c.primaryKey())
@@ -127,7 +127,7 @@ export const kernelMigrations: readonly Migration[] = [
     name: '0003_message_fields',
     async up(raw) {
       const db = raw as Kysely<any>;
-      // The mailbox's addressing fields (object-tasks spec §3): subject and body text, and the correlation and
+      // The mailbox's addressing fields: subject and body text, and the correlation and
       // reply-to ids that filters match on (task notifications carry correlation_id = task id).
       await db.schema.alterTable('process_messages').addColumn('subject', 'text', (c) => c.notNull().defaultTo('')).execute();
       await db.schema.alterTable('process_messages').addColumn('body', 'text', (c) => c.notNull().defaultTo('')).execute();
@@ -146,7 +146,7 @@ export const kernelMigrations: readonly Migration[] = [
     name: '0005_process_runners',
     async up(raw) {
       // Host-managed runners (ObjectTasks): a runner carries one saved call, never asks a model, and tells the
-      // service named `observer` how that call went (object-tasks spec §2.3).
+      // service named `observer` how that call went.
       await (raw as Kysely<any>).schema
         .createTable('process_runners')
         .addColumn('pid', 'text', (c) => c.primaryKey())

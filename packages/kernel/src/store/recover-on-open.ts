@@ -4,7 +4,7 @@ import { transition } from '../processes/transition.js';
 import { inTransaction } from './transaction.js';
 
 /**
- * Reopen rules (kernel spec §6), before any work is admitted: a process found `running` was cut off mid-quantum
+ * Reopen rules (K-25 in docs/behaviour/kernel.md), before any work is admitted: a process found `running` was cut off mid-quantum
  * and becomes `paused` (never replayed); a pending action found `resuming` had unknown settlement, so its process
  * fails closed with the audit `llm.pending_action_resume_interrupted`. Waiting processes and their pending actions
  * stay as they are.

@@ -18,7 +18,7 @@ import { T, changed, dbOf, parseJsonColumn, type Db } from './internal/store.js'
 /** Budget limits of one account. null/absent = unlimited (still bounded by every ancestor's limit). */
 export type BudgetLimits = Partial<Record<BudgetField, number | null>>;
 
-/** Default limits of a root process (kernel spec §1): 256 tool calls, 16 child processes, the rest unlimited. */
+/** Default limits of a root process: 256 tool calls, 16 child processes, the rest unlimited. */
 export const DEFAULT_ROOT_LIMITS: Readonly<BudgetLimits> = Object.freeze({ tool_calls: 256, child_processes: 16 });
 
 /** What a post-hoc overage charge did: the usage is recorded; `killPids` must be killed by the kernel. */
@@ -29,7 +29,7 @@ export interface OverageOutcome {
 }
 
 /**
- * Budgets of the process tree (spec §5). Every charge hits the pid and all its ancestors in the scope's
+ * Budgets of the process tree (docs/behaviour/capabilities.md). Every charge hits the pid and all its ancestors in the scope's
  * transaction; a preflight refuses (nothing charged anywhere) when any member would exceed its limit.
  *
  * Overage contract: `charge(pid, usage, { allowOverage: true })` records the usage even past a limit

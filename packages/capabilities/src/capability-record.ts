@@ -45,5 +45,5 @@ export type DelegationSpec = Omit<GrantSpec, 'subject'> & { readonly subject?: s
 /** Default maximum delegation depth when a root grant sets none. */
 export const DEFAULT_MAX_DEPTH = 4;
 
-/** The policy name of a decision (spec §2). */
+/** The policy name of a decision: allow_once for a finite allow, none when no grant matched. */
 export type DecisionPolicy = 'always_allow' | 'allow_once' | 'ask_each_time' | 'always_deny' | 'none';

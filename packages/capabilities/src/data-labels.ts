@@ -29,7 +29,7 @@ export function parseLabels(value: unknown, opts: { readonly allowMixed?: boolea
   return out as Partial<DataLabels>;
 }
 
-/** Labels of unclassified external input (tool output from outside, human text): normal and untrusted (spec §6). */
+/** Labels of unclassified external input (tool output from outside, human text): normal and untrusted. */
 export const UNCLASSIFIED_EXTERNAL_LABELS: Partial<DataLabels> = Object.freeze({ sensitivity: 'normal', trust_level: 'untrusted', integrity: 'untrusted', origin: 'external' });
 
 /** Full labels from partial ones (defaults for what is missing). */
@@ -38,7 +38,7 @@ export function completeLabels(partial: Partial<DataLabels>): DataLabels {
 }
 
 /**
- * Guards a model-facing label request (spec §6): a model may raise sensitivity and set or mix tenant/principal
+ * Guards a model-facing label request: a model may raise sensitivity and set or mix tenant/principal
  * (by join), may set trust/integrity only to `untrusted`/`unknown`, never sets `declassification_authority`
  * or `origin`, and never asks for less sensitivity than the current flow. Throws `label_elevation_denied`.
  * Returns the labels to store: `join(flow, requested)`.
@@ -116,7 +116,7 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
 }
 
 /**
- * Labels of an Object a model asks to create (spec §6): the model request is guarded by `assertModelLabels`
+ * Labels of an Object a model asks to create: the model request is guarded by `assertModelLabels`
  * against the current flow, then joined with every explicit parent, so a public request over a secret
  * parent is stored secret.
  *

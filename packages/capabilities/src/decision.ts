@@ -3,7 +3,7 @@ import type { CapabilityRecord, DecisionPolicy } from './capability-record.js';
 import type { ConstraintResult } from './constraints.js';
 import { resourceSpecificity } from './resource.js';
 
-/** A full decision (spec §2): the sdk `Decision` plus policy, issuer chain and constraint results. */
+/** A full decision: the sdk `Decision` plus policy, issuer chain and constraint results. */
 export interface AuthorityDecision extends Decision {
   readonly policy: DecisionPolicy;
   /** Issuers from the selected record up its parent links (attribution only). */
@@ -27,7 +27,7 @@ export interface CandidateVerdict {
 const STRICTNESS: Record<Effect, number> = { allow: 0, ask: 1, deny: 2 };
 
 /**
- * The verdict of one candidate (spec §2 step 3): a rule-selected deny or a malformed rule denies;
+ * The verdict of one candidate: a rule-selected deny or a malformed rule denies;
  * a deny/ask whose constraints fail (other than a scoped miss) denies; a scoped miss skips;
  * an allow whose constraints fail is skipped; else the (stricter of record and rule) effect.
  */
@@ -64,7 +64,7 @@ export interface Combined {
 }
 
 /**
- * Precedence (spec §2 step 4): any DENY ⇒ deny; else a one-use ALLOW with a matching `approval_binding`
+ * Precedence (docs/behaviour/capabilities.md): any DENY ⇒ deny; else a one-use ALLOW with a matching `approval_binding`
  * ⇒ allow; else ASK ⇒ ask; else ALLOW ⇒ allow; else missing.
  */
 export function combineVerdicts(verdicts: readonly CandidateVerdict[]): Combined {

@@ -19,7 +19,7 @@ const denied = (field: string, msg: string, details: Record<string, unknown> = {
 const effectiveMax = (m: number | null): number => m ?? DEFAULT_MAX_DEPTH;
 
 /**
- * Checks that a child drafted from `parent` only narrows it (spec §3 delegate) and returns the inherited fields.
+ * Checks that a child drafted from `parent` only narrows it (a delegation) and returns the inherited fields.
  * Throws `delegation_denied` naming the field and the bound. `requireDelegable: false` is the checked-issue
  * transfer path (a covering `grant` right stands in for the parent's delegability).
  *

@@ -83,7 +83,7 @@ export interface EgressDecision {
 }
 
 /**
- * Sink clearance (spec §6): `mixed` identity ⇒ deny; sensitivity above the sink's max ⇒ deny; a rule identity
+ * Sink clearance (docs/behaviour/capabilities.md): `mixed` identity ⇒ deny; sensitivity above the sink's max ⇒ deny; a rule identity
  * hash that differs from the sink's ⇒ deny; a labelled tenant/principal the rule does not list ⇒ deny;
  * a conditional sink above normal ⇒ `release_required`; else allow. Clearance never substitutes for a capability.
  *

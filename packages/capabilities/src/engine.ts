@@ -75,7 +75,7 @@ export interface AuthorityEngine {
   authority(scope: ServiceScope, pid: string): EngineAuthority;
   /** Decides without auditing or spending. */
   authorize(scope: ServiceScope, subject: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
-  /** Decides among given records; records of any other subject are ignored (spec §9 test 12). */
+  /** Decides among given records; records of any other subject are ignored (CAP-12). */
   authorizeWithCandidates(scope: ServiceScope, subject: string, resource: string, right: Right, records: readonly CapabilityRecord[], ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
   /** Authorizes through a named handle: that exact record must be live and covering, and nothing may deny. */
   authorizeHandle(scope: ServiceScope, pid: string, capId: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
@@ -94,7 +94,7 @@ export interface AuthorityEngine {
   get(scope: ServiceScope, capId: string): Promise<CapabilityRecord | null>;
   /** Grants held by subject, implicit owner records included; by default only active + chain-valid + unexpired ones. */
   list(scope: ServiceScope, subject: string, opts?: { includeInactive?: boolean }): Promise<CapabilityRecord[]>;
-  /** Checked revoke (spec §3). actor is a pid or the string 'host'. */
+  /** Checked revoke (docs/behaviour/capabilities.md). actor is a pid or the string 'host'. */
   revoke(scope: ServiceScope, actor: string, capId: string): Promise<void>;
   /** Host revoke that also removes non-revocable records. */
   revokeTrusted(scope: ServiceScope, capId: string, reason: string): Promise<void>;

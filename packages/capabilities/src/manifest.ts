@@ -21,7 +21,7 @@ const effectPattern = z.string().regex(/^(\*|[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*
 const budget = z.object(Object.fromEntries(BUDGET_FIELDS.map((f) => [f, z.number().finite().min(0).nullable().optional()])) as Record<BudgetField, z.ZodOptional<z.ZodNullable<z.ZodNumber>>>).strict();
 const names = z.array(z.string().min(1).max(256).refine((s) => s !== 'mixed', 'mixed is not a tenant')).max(256);
 
-/** The closed schema of a Task Authority Manifest (spec §8); unknown fields reject. */
+/** The closed schema of a Task Authority Manifest (docs/behaviour/capabilities.md); unknown fields reject. */
 export const manifestSchema = z
   .object({
     authorized_capabilities: z.array(capability).max(256),
@@ -104,7 +104,7 @@ const effectCovered = (parent: readonly string[], e: string) =>
   parent.some((p) => p === '*' || p === e || (p.endsWith('.*') && (e === p || (e.startsWith(p.slice(0, -1)) && e !== p.slice(0, -2)))));
 
 /**
- * A child manifest may only narrow its parent's (spec §8): specs covered, budget ≤, effects ⊆ (never back to
+ * A child manifest may only narrow its parent's: specs covered, budget ≤, effects ⊆ (never back to
  * null), expiry ≤, tenants/principals ⊆, approval policy unchanged. Throws `delegation_denied` naming the field.
  */
 export function assertChildManifest(parent: AuthorityManifest, child: AuthorityManifest): void {

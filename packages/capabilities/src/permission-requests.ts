@@ -9,7 +9,7 @@ export const PRIVILEGED_RIGHTS: readonly Right[] = Object.freeze(['admin', 'gran
 export type PermissionDecision = 'always_allow' | 'always_deny' | 'ask_each_time';
 
 /**
- * Model limits on standing permission requests (spec §4), checked before any prompt: no privileged right on
+ * Model limits on standing permission requests (CAP-39), checked before any prompt: no privileged right on
  * `capability:…` or on a whole kind (`kind:*`); shell execute only on the exact `shell:git`; no filesystem
  * write/delete outside the workspace; no workspace-wide delete. Throws `permission_denied` naming the rule.
  *

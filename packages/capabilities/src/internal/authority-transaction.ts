@@ -13,7 +13,7 @@ export interface AuthorityCheck {
 }
 
 /**
- * `AuthorityTransaction` (spec §3): in the scope's transaction, re-authorizes every check (any denial throws),
+ * `AuthorityTransaction`: in the scope's transaction, re-authorizes every check (any denial throws),
  * reserves each selected finite record once, runs `fn`, then commits every reservation (a lost reservation
  * throws). Any throw leaves the caller's transaction to roll everything back.
  */

@@ -23,7 +23,7 @@ function contextPreview(ctx: AuthorizeContext): Record<string, string | number> 
 }
 
 /**
- * Decides among `records` for `subject` (spec §2). Records of any other subject are ignored even when
+ * Decides among `records` for `subject` (docs/behaviour/capabilities.md). Records of any other subject are ignored even when
  * passed in; candidates must be active, unexpired, chain-valid, hold `right` and cover the resource.
  */
 export async function decideAmong(

@@ -7,7 +7,7 @@ import { assertNoLaundering, chooseParent, issueDetails, makeRecord, publish } f
 import { getRecord, validChain } from './record-lookup.js';
 import { dbOf, type Db } from './store.js';
 
-/** Delegation of one record (spec §3). */
+/** Delegation of one record (docs/behaviour/capabilities.md). */
 export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCapId: string, childSubject: string, spec: DelegationSpec, actor: string): Promise<CapabilityRecord> {
   const db = dbOf(scope);
   const parent = await getRecord(env.owners, db, parentCapId);

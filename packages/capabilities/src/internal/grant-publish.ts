@@ -74,7 +74,7 @@ export function hasRestrictiveRules(constraints: Readonly<Record<string, unknown
 }
 
 /**
- * Anti-laundering (spec §3): refuse when `holder` has an active, chain-valid deny/ask (or restrictive-rule)
+ * Anti-laundering (CAP-30): refuse when `holder` has an active, chain-valid deny/ask (or restrictive-rule)
  * record overlapping `resource` with intersecting rights.
  */
 export async function assertNoLaundering(env: EngineEnv, db: Db, holder: string, resource: ParsedResource, rights: readonly Right[]): Promise<void> {

@@ -8,7 +8,7 @@ import { getRecord, validChain } from './record-lookup.js';
 import { dbOf } from './store.js';
 
 /**
- * Authorizes through a named handle (spec §3): that exact record must be a live, chain-valid allow of `pid`
+ * Authorizes through a named handle: that exact record must be a live, chain-valid allow of `pid`
  * covering the resource and right with passing constraints, and the global decision must not deny (or ask
  * through another record). A broad grant never validates a forged or stale handle.
  */

@@ -57,7 +57,7 @@ export async function issueTrustedImpl(env: EngineEnv, scope: ServiceScope, spec
   return record;
 }
 
-/** Checked issue (spec §3): covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held, non-finite allow. */
+/** Checked issue: covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held, non-finite allow. */
 export async function issueCheckedImpl(env: EngineEnv, scope: ServiceScope, actor: string, spec: IssueSpec): Promise<CapabilityRecord> {
   const db = dbOf(scope);
   const draft = parseDraft(spec as unknown as Record<string, unknown>, env.registry, env.clock.now());

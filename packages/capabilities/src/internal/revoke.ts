@@ -41,7 +41,7 @@ async function loadActive(env: EngineEnv, db: Db, capId: string): Promise<Capabi
   return rec;
 }
 
-/** Checked revoke (spec §3). */
+/** Checked revoke (docs/behaviour/capabilities.md). */
 export async function revokeImpl(env: EngineEnv, scope: ServiceScope, actor: string, capId: string): Promise<void> {
   const db = dbOf(scope);
   const rec = await loadActive(env, db, capId);

@@ -17,7 +17,7 @@ export interface DuplicationResult {
 }
 
 /**
- * Duplicating transitions (fork, checkpoint restore; spec §3): the target gets copies of the source's live
+ * Duplicating transitions (fork, checkpoint restore): the target gets copies of the source's live
  * records, each derived from its original (revoking the original revokes the copy). Finite records never
  * follow; deny/ask records always follow; an allow loses every right that one of those restrictions
  * overlaps. One `capability.transition_filter` audit.

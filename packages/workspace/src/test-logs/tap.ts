@@ -3,7 +3,7 @@ import { report, type TestReport } from './test-report.js';
 
 const POINT = /^(\s*)(not ok|ok)\b\s*(\d+)?\s*(?:-\s*)?(.*)$/;
 const SUBTEST = /^(\s*)# Subtest: (.*)$/;
-const DIRECTIVE = /\s#\s*(SKIP|TODO)\b.*$/i;
+const DIRECTIVE = /(?:^|\s)#\s*(SKIP|TODO)\b.*$/i;
 
 /**
  * Reads TAP (13 and 14, with indented subtests such as `node --test --test-reporter=tap` writes). Only leaf test

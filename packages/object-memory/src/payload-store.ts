@@ -30,7 +30,7 @@ export interface PayloadStore {
   /** CANON of the whole payload of `oid` with its bytes and sha256 (computed once per content), or undefined. */
   canonical(oid: string): Canonical | undefined;
   /**
-   * Checks an append of `entry` (a JSON copy of SIZE `entrySize`) to the payload of `oid` at `listField` (spec §4)
+   * Checks an append of `entry` (a JSON copy of SIZE `entrySize`) to the payload of `oid` at `listField`
    * and returns its outcome; `apply()` then appends in O(entry) and returns the undo. Throws when none is cached.
    */
   planAppend(oid: string, listField: string, entry: JsonValue, entrySize: number): AppendPlan;

@@ -13,7 +13,7 @@ function appendEntry(payload: JsonValue, listField: string, entry: JsonValue) {
   return { payload: cell.value(), listField: plan.listField, length: plan.length };
 }
 
-describe('append (spec §4)', () => {
+describe('append', () => {
   test('[OM-49] appending {"x":1} to a ledger gives list_field entries, length 1', () => {
     const before = { entries: [] };
     const r = appendEntry(before, 'entries', { x: 1 });

@@ -1,14 +1,14 @@
 import { LibosError } from '@libos/sdk';
 import { isJsonObject, jsonKind, type JsonValue } from './json-value.js';
 
-/** Where an append lands (spec §4): the root list, or the list at `key` of an object root. */
+/** Where an append lands: the root list, or the list at `key` of an object root. */
 export type AppendTarget =
   | { readonly key: null; readonly list: readonly JsonValue[] }
   /** `list` is undefined when the field is missing: the append creates it. */
   | { readonly key: string; readonly list: readonly JsonValue[] | undefined };
 
 /**
- * Resolves the list an append goes to (spec §4). Object root: the list at `listField` (missing: created as `[]`,
+ * Resolves the list an append goes to. Object root: the list at `listField` (missing: created as `[]`,
  * so a typo creates a field); a present non-array value is `append_field_not_list`. Array root: the root itself,
  * `listField` ignored. A scalar, string or null root is `append_target_not_container`. Changes nothing.
  *

@@ -1,4 +1,4 @@
-/** Largest payload, measured with SIZE (spec §0/§6). */
+/** Largest payload, measured with SIZE (docs/behaviour/object-memory.md). */
 export const MAX_PAYLOAD_SIZE = 200_000;
 /** Largest appended entry, measured with SIZE. */
 export const MAX_ENTRY_SIZE = 32_768;

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { canonicalize, canonicalLength, canonicalText, compareCodePoints } from './canonical.js';
 import { codePointLength, type JsonValue } from './json-value.js';
 
-describe('CANON (spec §0)', () => {
+describe('CANON', () => {
   test('[OM-37] {"z":"雪","a":[true,null,3]} canonicalizes to 29 UTF-8 bytes with sorted keys', () => {
     const c = canonicalize({ z: '雪', a: [true, null, 3] });
     expect(c.text).toBe('{"a":[true,null,3],"z":"雪"}');

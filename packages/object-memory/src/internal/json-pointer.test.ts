@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { parsePointer, resolvePointer } from './json-pointer.js';
 import { codeOf } from './testing/code-of.js';
 
-describe('JSON pointer (RFC 6901, spec §3)', () => {
+describe('JSON pointer (RFC 6901)', () => {
   const doc = { nested: { 'a/b': { '~key': [0, { name: '雪' }] } } };
 
   test('[OM-43] /nested/a~1b/~0key/1 selects {"name":"雪"}', () => {

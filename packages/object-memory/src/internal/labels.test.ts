@@ -5,7 +5,7 @@ import { mergeLabels, requireValidLabels } from './labels.js';
 
 const L = (over: Partial<DataLabels>): DataLabels => ({ ...DEFAULT_LABELS, ...over });
 
-describe('label merge (spec §2.4)', () => {
+describe('label merge', () => {
   test('[OM-32] a secret source keeps a declared public object secret', () => {
     expect(mergeLabels(L({ sensitivity: 'public', origin: 'llm' }), [L({ sensitivity: 'secret' })]).sensitivity).toBe('secret');
   });

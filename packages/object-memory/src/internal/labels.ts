@@ -23,7 +23,7 @@ function joinIdentity(values: readonly (string | null)[]): string | null {
 }
 
 /**
- * merge(own, sources) of spec §2.4: max sensitivity, min trust and integrity; origin stays own unless own is
+ * merge(own, sources): max sensitivity, min trust and integrity; origin stays own unless own is
  * blank/local/unknown (then the single source origin, `derived` if several); tenant/principal widen to `mixed`
  * on disagreement; declassification_authority survives only when exactly one distinct value is present.
  * It can only make labels more restrictive, never declassify or endorse.

@@ -4,7 +4,7 @@ import type { ObjectRecord } from './records.js';
 import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
 
 /**
- * The reopen sweep, lazily (spec §5; issue 9: a reopen costs nothing per stored Object). Payloads live only in this
+ * The reopen sweep, lazily (docs/behaviour/object-memory.md; a reopen costs nothing per stored Object). Payloads live only in this
  * runtime's payload store, so a live row whose payload is not there was written before the Runtime reopened: it is
  * `payload_unavailable`, and the first read that needs its lifecycle marks it so (the lost-marker) in the reader's
  * transaction. Rows nobody reads are never touched; what every read sees is what an eager sweep at open would leave.

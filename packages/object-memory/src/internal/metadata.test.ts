@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { parseHostMetadata, parseModelMetadata, parseNamespaceMetadata, tokenEstimate } from './metadata.js';
 import { codeOf } from './testing/code-of.js';
 
-describe('object metadata (spec §1.3, §2.3)', () => {
+describe('object metadata', () => {
   test('[OM-28] trust_level verified, integrity checked, declassification_authority h are label_elevation_denied', () => {
     expect(codeOf(() => parseModelMetadata({ trust_level: 'verified' }))).toBe('label_elevation_denied');
     expect(codeOf(() => parseModelMetadata({ integrity: 'checked' }))).toBe('label_elevation_denied');
@@ -58,7 +58,7 @@ describe('object metadata (spec §1.3, §2.3)', () => {
   });
 });
 
-describe('namespace metadata (spec §1.1)', () => {
+describe('namespace metadata', () => {
   test('[OM-8] {"grant":"all"} is stored as data', () => {
     expect(parseNamespaceMetadata({ grant: 'all' })).toEqual({ grant: 'all' });
     expect(parseNamespaceMetadata(undefined)).toEqual({});

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { isOmitted, normalizeName, normalizeNamespace, pathParent, resolveNamespace } from './names.js';
 import { codeOf } from './testing/code-of.js';
 
-describe('namespace and name normalization (spec §2.1)', () => {
+describe('namespace and name normalization', () => {
   test('[OM-6] " /proj/r/ " and "proj\\r" normalize to proj/r', () => {
     expect(normalizeNamespace(' /proj/r/ ')).toBe('proj/r');
     expect(normalizeNamespace('proj\\r')).toBe('proj/r');

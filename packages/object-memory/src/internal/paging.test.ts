@@ -27,7 +27,7 @@ function readAll(value: JsonValue, maxChars: number) {
   return pages;
 }
 
-describe('paged read (spec §3)', () => {
+describe('paged read', () => {
   test('[OM-37] a small object is a json_value: 29 bytes, one page, no preview or next_cursor', () => {
     const r = read({ z: '雪', a: [true, null, 3] });
     expect(r.representation).toBe('json_value');

@@ -69,7 +69,7 @@ const resultFits = (result: unknown): boolean =>
   Buffer.byteLength(JSON.stringify(result), 'utf8') <= READ_RESULT_BYTE_LIMIT - READ_RESULT_RESERVE_BYTES;
 
 /**
- * The paged-read algorithm (spec §3): digest check, then the whole value when it fits at cursor 0,
+ * The paged-read algorithm (docs/behaviour/object-memory.md): digest check, then the whole value when it fits at cursor 0,
  * else one page of at most `maxChars` code points starting at a UTF-8 lead byte, shrunk to the serialized budget.
  * Returns the full result (envelope first).
  *

@@ -4,7 +4,7 @@ import { canonicalize, canonicalLength, quotedLength, type Canonical } from './c
 import type { JsonValue } from './json-value.js';
 import { jsonSize, stringSize } from './size.js';
 
-/** What a payload measures: SIZE (spec §0, every byte bound) and the code points of its CANON (token estimate). */
+/** What a payload measures: SIZE (every byte bound) and the code points of its CANON (token estimate). */
 export interface PayloadStats {
   readonly size: number;
   readonly canonicalChars: number;
@@ -63,7 +63,7 @@ export class PayloadCell {
   }
 
   /**
-   * Plans appending `entry` (already a JSON copy, SIZE `entrySize`) at `listField` (spec §4): throws
+   * Plans appending `entry` (already a JSON copy, SIZE `entrySize`) at `listField`: throws
    * `append_field_not_list` / `append_target_not_container`, else returns the outcome and the stats after it.
    */
   planAppend(listField: string, entry: JsonValue, entrySize: number): AppendPlan {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { jsonSize, numberSize, stringSize } from './size.js';
 
-describe('SIZE (spec §0)', () => {
+describe('SIZE', () => {
   test('[OM-26] SIZE({"blob":"x"*N}) = N+12, so 199,988 x fills exactly 200,000', () => {
     for (const n of [0, 1, 7, 199_988, 199_989]) expect(jsonSize({ blob: 'x'.repeat(n) })).toBe(n + 12);
   });

@@ -19,7 +19,7 @@ const root = (oid: string, type: string, payload: unknown = { v: oid }, extra: P
   ...extra,
 });
 
-describe('MemoryView planning (spec §2.5)', () => {
+describe('MemoryView planning', () => {
   test('[OM-67] a root without materialize is omitted as capability_denied', () => {
     const plan = planView([{ oid: 'o1', version: 1, unavailable: 'capability_denied' }, root('o2', 'plan')], [], 8_000);
     expect(plan.manifest.map((m) => [m.oid, m.disposition, m.reason])).toEqual([

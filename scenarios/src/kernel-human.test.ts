@@ -5,7 +5,7 @@ import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitGroups, fails, openHarness, spawnProbe, type Json } from './support/kernel-harness.js';
 
-// Human waits (kernel spec §2): ask_human parks its process in waiting_human{request_ids}; an answer settles the
+// Human waits (docs/behaviour/kernel.md): ask_human parks its process in waiting_human{request_ids}; an answer settles the
 // request and wakes the process in one transaction; the saved call is replayed once, without a model call.
 
 const runtimes: Runtime[] = [];

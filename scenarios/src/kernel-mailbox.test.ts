@@ -2,9 +2,9 @@ import { ScriptedProvider, type QuantumResult } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitGroups, fails, ok, openHarness, spawnProbe, type Harness, type Json } from './support/kernel-harness.js';
 
-// The process mailbox (object-tasks spec §3, kernel spec §2): send / receive / read with ACK, blocking receives
-// that park in waiting_event{message}, interrupts, notices and human messages. Tests titled [OT-n] are the mailbox
-// tests of object-tasks §6 that need no ObjectTasks; [K-n] are kernel spec §8 tests.
+// The process mailbox (docs/behaviour/object-tasks.md, kernel.md): send / receive / read with ACK, blocking receives
+// that park in waiting_event{message}, interrupts, notices and human messages. Tests titled OT-n are the mailbox
+// rules of object-tasks.md that need no ObjectTasks; K-n are kernel.md rules.
 
 let h: Harness | undefined;
 afterEach(async () => {

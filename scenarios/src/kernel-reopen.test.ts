@@ -1,4 +1,4 @@
-// Reopen rules on a real SQLite file (kernel spec §1, §2, §6): waits survive a close and a SIGKILL, nothing
+// Reopen rules on a real SQLite file (docs/behaviour/kernel.md): waits survive a close and a SIGKILL, nothing
 // half-committed is visible, a process found `running` becomes `paused`, a `resuming` saved call fails closed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The scheduler and the executor's batch rules on the real kernel (kernel spec §2, §8).
+// The scheduler and the executor's batch rules on the real kernel (docs/behaviour/kernel.md).
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { batches, objectNames, openKernel, rawSql, spawnChild, StateProvider, supervisor } from './fixtures/kernel-harness.js';

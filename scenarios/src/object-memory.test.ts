@@ -372,7 +372,7 @@ describe('create_memory_object', () => {
     expect((await read(rt, P, { name: 'notes' })).payload).toBe(1);
   });
 
-  test('check order: a taken name fails before parents are checked (spec §1.3 step 9 before step 10)', async () => {
+  test('check order: a taken name fails before parents are checked', async () => {
     const rt = await open();
     const P = await agent(rt);
     await create(rt, P, { type: 'summary', name: 'notes', payload: 1 });
@@ -1038,7 +1038,7 @@ describe('labels, flow and the MemoryView', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 
-describe('durability: runtime-local payloads and reopen (spec §5)', () => {
+describe('durability: runtime-local payloads and reopen', () => {
   test('[OM-63] on a file store the payload column holds only the present-marker; the payload text is not on disk', async () => {
     const dir = tempDir();
     const path = join(dir, 'libos.db');

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { fails, ok, type Json } from './support/kernel-harness.js';
 import { creatorWithOwner, drive, openTaskHarness, TASK_IMAGE, type TaskHarness } from './support/tasks-harness.js';
 
-// ObjectTasks against the real kernel (object-tasks spec §1, §2, §4; tests titled [OT-n] with the spec's §6 ids).
+// ObjectTasks against the real kernel (docs/behaviour/object-tasks.md; tests are titled with its OT ids).
 // A runner is a child of its creator that carries its one saved call from birth; `drive` runs the scheduler, which
 // resumes that call without a model call. Creators are driven by hand (rt.call) and idle through model turns.
 

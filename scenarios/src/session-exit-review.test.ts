@@ -1,5 +1,5 @@
-// The cumulative completion review that gates process_exit for review-gated images (kernel spec §4, K-38/K-39;
-// session spec §4, R*/E10/B8; seed "Completion evidence": probe, ACK, probe again), against the real kernel.
+// The cumulative completion review that gates process_exit for review-gated images (K-38/K-39;
+// docs/behaviour/session.md S-R*/S-E10/S-B8: probe, ACK, probe again), against the real kernel.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

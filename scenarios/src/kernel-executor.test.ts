@@ -240,6 +240,7 @@ describe('prompt layout', () => {
     expect(req!.messages[0]).toEqual({ role: 'system', content: IMAGE_ONLY_PROMPT });
     const user = req!.messages[1]!;
     expect(user.role).toBe('user');
+    expect(user.content.startsWith('LLM context object:')).toBe(true); // an image_only prompt is its context Object
     expect(user.content).not.toContain('You are the planner');
     expect(user.content).not.toContain('Skill catalog:');
     expect(user.content).not.toContain('Loaded skills:');

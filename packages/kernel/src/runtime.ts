@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
 import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
 import { callTool } from './broker/tool-broker.js';
-import { loadHostConfig, parseHostConfig, resolveLlmProfile, type HostConfig, type HostConfigInput, type LlmProfile } from './config/host-config.js';
+import { hostConfigForStore, parseHostConfig, resolveLlmProfile, type HostConfig, type HostConfigInput, type LlmProfile } from './config/host-config.js';
 import { EventBus, type AuditRecord, type RuntimeEvent } from './events/event-bus.js';
 import { queryAudit, queryEvents, type AuditQuery, type EventQuery } from './events/queries.js';
 import { BUILTIN_IMAGES } from './images/builtin-images.js';
@@ -21,6 +19,7 @@ import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-naviga
 import { childProcessesPlugin } from './children/child-processes-plugin.js';
 import { agentImagesPlugin } from './images/exec-process.js';
 import { kernelServices } from './services/kernel-services.js';
+import { LLM_CONTEXT_MIGRATIONS_OWNER, llmContextMigrations } from './context/context-store.js';
 import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
 import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
@@ -265,14 +264,17 @@ export class Runtime {
 
   /**
    * Runs the scheduler until nothing is runnable or `maxQuanta` is spent. A quantum is one model turn or one
-   * resumed wait for one process.
+   * resumed wait for one process. `profile` names an LLM profile of the host config (or is one): its
+   * `parallel_tool_calls` decides whether a reply's batch runs or only its last valid call; without one, batches run.
    *
    * @example
    * await rt.run({ provider: new ScriptedProvider({ script }), maxQuanta: 100 });
+   * await rt.run({ provider: providerFromProfile(rt.llmProfile('small')!), profile: 'small' });
    */
-  async run(opts: RunOptions): Promise<RunReport> {
+  async run(opts: Omit<RunOptions, 'profile'> & { readonly profile?: string | LlmProfile | null }): Promise<RunReport> {
     this.#live();
-    return this.#scheduler.runUntilIdle(opts);
+    const profile = typeof opts.profile === 'string' ? this.llmProfile(opts.profile) : (opts.profile ?? null);
+    return this.#scheduler.runUntilIdle({ ...opts, profile });
   }
 
   /** Posts a message to a process from outside (a human: sender `human:<name>`). Wakes it if it waits for one like it. */
@@ -378,7 +380,12 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   };
   deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
   try {
-    const sets = [{ owner: '@libos/kernel', migrations: kernelMigrations }, { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations }, ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN)];
+    const sets = [
+      { owner: '@libos/kernel', migrations: kernelMigrations },
+      { owner: LLM_CONTEXT_MIGRATIONS_OWNER, migrations: llmContextMigrations },
+      { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations },
+      ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN),
+    ];
     await migrate(store.db, sets, () => clock.now().toISOString(), store.location);
     for (const p of reg.plugins) {
       if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
@@ -398,8 +405,5 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
 
 /** The host config `openRuntime` uses: the one given, else the file in the store's folder, else all defaults. */
 function hostConfigFor(opts: OpenRuntimeOptions): { config: HostConfig; path: string | null } {
-  if (opts.hostConfig !== undefined) return { config: parseHostConfig(opts.hostConfig), path: null };
-  if (opts.path === ':memory:') return { config: parseHostConfig({}), path: null };
-  const dir = dirname(resolve(opts.path));
-  return existsSync(dir) ? loadHostConfig(dir) : { config: parseHostConfig({}), path: null };
+  return opts.hostConfig !== undefined ? { config: parseHostConfig(opts.hostConfig), path: null } : hostConfigForStore(opts.path);
 }

@@ -16,7 +16,11 @@ import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
-import { findObjectByName, getObject, listVisibleObjects, lookupName } from './internal/object-repo.js';
+import { findObjectByName, getObject, listVisibleObjects, lookupName, writeAppend } from './internal/object-repo.js';
+import { MAX_PAYLOAD_SIZE } from './internal/bounds.js';
+import { tokenEstimate } from './internal/metadata.js';
+import { writePayload } from './internal/payload-writes.js';
+import { jsonSize } from './internal/size.js';
 import { requireObjectType } from './internal/object-types.js';
 import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
@@ -217,6 +221,48 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     };
   }
 
+  async function replacePayload(
+    oid: string,
+    payload: unknown,
+    opts: { readonly expectedVersion: number; readonly labels?: Partial<DataLabels>; readonly tags?: readonly string[]; readonly action?: string },
+  ): Promise<ObjectRef> {
+    const record = await seenAfterReopen(db, deps.payloads, await getObject(db, oid));
+    if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
+      throw new LibosError('object_not_found', `replacePayload: no live Object ${oid}`, { details: { oid } });
+    }
+    const value = requireJson(payload, 'payload');
+    if (record.immutable) throw new LibosError('object_immutable', `replacePayload: ${record.namespace}/${record.name} is immutable`, { details: { oid } });
+    requirePayload(deps.payloads, record);
+    if (record.version !== opts.expectedVersion) {
+      throw new LibosError('version_conflict', `replacePayload: ${record.namespace}/${record.name} is at version ${record.version}, not ${opts.expectedVersion}; nothing was written`, {
+        details: { oid, expected_version: opts.expectedVersion, version: record.version },
+      });
+    }
+    const size = jsonSize(value);
+    if (size > MAX_PAYLOAD_SIZE) {
+      throw new LibosError('payload_too_large', `payload: SIZE must be at most ${MAX_PAYLOAD_SIZE} (got ${size}); nothing was written`, { details: { oid, size, maximum: MAX_PAYLOAD_SIZE } });
+    }
+    const labels = requireValidLabels(mergeLabels(record.labels, opts.labels ? [{ ...record.labels, ...opts.labels }] : []), 'labels');
+    const tags = [...new Set([...record.metadata.tags, ...(opts.tags ?? [])])];
+    const metadata = { ...record.metadata, tags, token_estimate: tokenEstimate(value) };
+    const written = await writeAppend(db, {
+      oid,
+      expectVersion: record.version,
+      expectOwnerKind: record.ownerKind,
+      expectOwnerId: record.ownerId,
+      metadata,
+      labels,
+      provenance: record.provenance,
+      at: now(),
+    });
+    if (!written) throw new LibosError('version_conflict', `replacePayload: ${record.namespace}/${record.name} changed while writing; nothing was written`, { details: { oid } });
+    writePayload(scope, deps.payloads, oid, value);
+    const version = record.version + 1;
+    await scope.events.emit('object_replaced', { oid, namespace: record.namespace, name: record.name, version, owner_id: record.ownerId });
+    await scope.audit.record({ action: opts.action ?? 'object.replace', target: `object:${oid}`, decision: 'allow', details: { version, size, tags, labels } });
+    return { oid, namespace: record.namespace, name: record.name, type: record.type, version };
+  }
+
   async function listViewRoots(pid: string) {
     const view = await getView(db, pid);
     if (view === null) return [];
@@ -236,7 +282,20 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await setViewFilters(db, view.viewId, filters);
   }
 
-  return { initProcess, createForProcess, attachRoot, readPayload, describe, lookup, renderView, inspect, viewRoots: listViewRoots, listObjects, setViewFilters: replaceViewFilters };
+  return {
+    initProcess,
+    createForProcess,
+    attachRoot,
+    readPayload,
+    describe,
+    lookup,
+    renderView,
+    replacePayload,
+    inspect,
+    viewRoots: listViewRoots,
+    listObjects,
+    setViewFilters: replaceViewFilters,
+  };
 }
 
 /** Labels of a view that materializes nothing: the bottom of the join (adds no restriction). */

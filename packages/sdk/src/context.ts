@@ -1,7 +1,7 @@
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode, ErrorPayload } from './errors.js';
 import type { DataLabels } from './labels.js';
 import type { BudgetField, Effect, Right, Usage } from './rights.js';
-import type { WaitSpec } from './waits.js';
+import type { WaitOptions, WaitSpec } from './waits.js';
 
 /** Wall clock. Inject a fake one in tests. */
 export interface Clock {
@@ -155,5 +155,14 @@ export interface ToolContext extends ServiceScope {
   /** On a resumed run, the wait the call was parked in (e.g. a timer's start), else undefined. */
   readonly resumedWait?: WaitSpec;
   /** Parks the process in a typed wait; the saved call re-runs when the wait is satisfied. Never returns. */
-  wait(spec: WaitSpec): never;
+  wait(spec: WaitSpec, opts?: WaitOptions): never;
+  /**
+   * Registers a write that commits only if this call fails: it runs in the transaction that records the failure
+   * (the call's own writes are rolled back by then), e.g. marking a multi-stage job failed. The broker always
+   * provides it; a test double may leave it out.
+   *
+   * @example
+   * ctx.onFailure?.(async (scope) => markJobFailed(scope, job, 'spawn denied'));
+   */
+  onFailure?(write: (scope: ServiceScope, error: ErrorPayload) => Promise<void>): void;
 }

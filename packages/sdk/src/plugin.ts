@@ -26,6 +26,33 @@ export interface ImageDefinition {
   /** Declared only; never granted. */
   readonly requiredCapabilities?: readonly { readonly resource: string; readonly rights: readonly string[] }[];
   readonly metadata?: Readonly<Record<string, string>>;
+  /** How the runtime keeps this image's LLM context under the model's window (default: `auto_compact` at 0.8). */
+  readonly contextManagement?: ContextManagement;
+}
+
+/** The context-maintenance modes: compact automatically, tell the model, or do nothing. */
+export const CONTEXT_MANAGEMENT_MODES = ['auto_compact', 'prompt', 'disabled'] as const;
+export type ContextManagementMode = (typeof CONTEXT_MANAGEMENT_MODES)[number];
+
+/**
+ * An image's context maintenance. Before a model call the kernel projects the prompt's size (a conservative input
+ * estimate plus the reply's `max_tokens` reserve) against the model's context window; at `thresholdRatio` or above:
+ * `auto_compact` dispatches `tool` through the ToolBroker (only with `context:maintenance` execute, once per
+ * pressure episode), `prompt` appends a pressure notice to the prompt (not for `image_only` images), `disabled`
+ * does nothing.
+ *
+ * @example
+ * const cm: ContextManagement = { mode: 'auto_compact', thresholdRatio: 0.8, tool: { name: 'compact_process_context', arguments: { max_chunks: 2 } } };
+ */
+export interface ContextManagement {
+  /** Default `auto_compact`. */
+  readonly mode?: ContextManagementMode;
+  /** In (0, 1]; default 0.8. */
+  readonly thresholdRatio?: number;
+  /** The tool `auto_compact` dispatches; default `compact_process_context` with no arguments. */
+  readonly tool?: { readonly name: string; readonly arguments?: Readonly<Record<string, unknown>> };
+  /** The pressure notice's first line in `prompt` mode. */
+  readonly prompt?: string;
 }
 
 /** A service factory: called with a scope bound to one transaction. */

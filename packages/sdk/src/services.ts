@@ -8,7 +8,15 @@ import type { WaitSpec } from './waits.js';
  * A plugin provides an implementation under a well-known name (`SERVICE_NAMES`); the kernel and other
  * plugins resolve it with `scope.service<T>(name)`, bound to the current transaction.
  */
-export const SERVICE_NAMES = { objects: 'objects', processes: 'processes', human: 'human', runners: 'runners', mailbox: 'mailbox', results: 'results' } as const;
+export const SERVICE_NAMES = {
+  objects: 'objects',
+  processes: 'processes',
+  human: 'human',
+  runners: 'runners',
+  mailbox: 'mailbox',
+  results: 'results',
+  llmContext: 'llm_context',
+} as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
 export interface HostObjectInput {
@@ -87,6 +95,20 @@ export interface ObjectsService {
   viewRoots(pid: string): Promise<readonly { readonly oid: string; readonly capabilityId: string | null }[]>;
   /** Renders the pid's MemoryView for the LLM prompt (only roots the pid may `materialize`). */
   renderView(pid: string, opts?: { readonly tokenBudget?: number }): Promise<RenderedView>;
+  /**
+   * Host write: replaces the payload of a live mutable Object whose version is still `expectedVersion` (a
+   * compare-and-swap), bumping its version by one; labels only ever join (never lower), `tags` are added to its
+   * metadata. `version_conflict` when the version moved, `object_not_found`, `payload_unavailable_after_reopen`,
+   * `object_immutable`, `payload_too_large`: nothing changes then. No rights are checked (the kernel's own writes).
+   *
+   * @example
+   * const ref = await objects.replacePayload(oid, next, { expectedVersion: 3, tags: ['compacted'] }); // ref.version === 4
+   */
+  replacePayload(
+    oid: string,
+    payload: unknown,
+    opts: { readonly expectedVersion: number; readonly labels?: Partial<DataLabels>; readonly tags?: readonly string[]; readonly action?: string },
+  ): Promise<ObjectRef>;
 }
 
 /** What a process service tells about a process. */
@@ -99,6 +121,28 @@ export interface ProcessSummary {
   readonly imageMetadata: Readonly<Record<string, string>>;
   /** The callable tool table (the image's default tools, exactly). */
   readonly toolTable: readonly string[];
+  /** A terminal process's outcome (`{kind, result_oid?, code?}`), else null. */
+  readonly outcome?: Readonly<Record<string, unknown>> | null;
+}
+
+/** A host-side child spawn (`ProcessService.spawnChild`): the caller has checked the authority it needs. */
+export interface ChildSpawnRequest {
+  /** A registered image id. */
+  readonly image: string;
+  /** The goal text (its goal Object's payload). */
+  readonly goal: string;
+  /** Labels of what the parent hands the child: its goal Object carries them and its flow starts at them. */
+  readonly labels?: DataLabels;
+}
+
+/** A blocked call saved durably (`ProcessService.savedCalls`). */
+export interface SavedCall {
+  readonly pid: string;
+  readonly tool: string;
+  readonly callId: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  readonly wait: WaitSpec;
+  readonly status: 'pending' | 'resuming';
 }
 
 /**
@@ -144,6 +188,22 @@ export interface ProcessService {
    * const msgs = await processes.humanMessages(pid, { limit: 1001 }); // more than 1000: too many to review
    */
   humanMessages(pid: string, opts?: { readonly limit?: number }): Promise<readonly HumanMessage[]>;
+  /**
+   * Spawns a direct child of `parentPid` in the caller's transaction, as `spawn_child_process` does once authorized:
+   * a budget carved from the parent's remaining (half by default, charged up the ancestor chain), a goal Object, the
+   * image's default Skills, no grants. `resource_limit_exceeded` when the parent has no child budget left.
+   *
+   * @example
+   * const { pid } = await processes.spawnChild(ctx.pid, { image: 'context-compressor:v0', goal: JSON.stringify(stage) });
+   */
+  spawnChild(parentPid: string, req: ChildSpawnRequest): Promise<{ readonly pid: string; readonly goalOid: string | null }>;
+  /**
+   * What the last recorded model reply of `pid` passed to `process_exit` as `payload` (from its retained full-I/O
+   * `llm_calls`), or `{ found: false }` when no such record survives (full I/O off, or no exit call recorded).
+   */
+  recordedExitPayload(pid: string): Promise<{ readonly found: boolean; readonly payload?: unknown }>;
+  /** Every saved waiting call of `tool`, across processes (e.g. a plugin's reopen hook rebuilding what its waits need). */
+  savedCalls(tool: string): Promise<readonly SavedCall[]>;
   /**
    * Names of the tools `pid` called successfully (a `tool.call` audit with decision `ok`), each once, in first-seen
    * order; `process_exit` is never listed.
@@ -375,4 +435,67 @@ export interface HostMessage {
  */
 export interface MailboxService {
   post(message: HostMessage): Promise<{ readonly message_id: string }>;
+}
+
+/** What the kernel keeps durably about one process's LLM context Object (it outlives the Object's payload). */
+export interface LlmContextState {
+  readonly pid: string;
+  /** The current context Object, or null before the first quantum that enabled it. */
+  readonly oid: string | null;
+  /** Opaque; changes when the context is compacted (or restored), never on an ordinary append. Null before the first. */
+  readonly generation: string | null;
+  /** The label high-water of everything that entered the context: it never goes down, not across compaction or reopen. */
+  readonly labels: DataLabels;
+}
+
+/** A compacted payload to write over a context Object (`LlmContextService.writeCompacted`). */
+export interface LlmContextWriteback {
+  readonly pid: string;
+  /** The context Object the compaction read. */
+  readonly contextOid: string;
+  /** Its version when the compaction started: the write is a compare-and-swap on it. */
+  readonly sourceVersion: number;
+  /** The payload the compaction read (re-created under the same name when the Object is gone after a reopen). */
+  readonly sourcePayload: unknown;
+  /** The compacted payload. */
+  readonly payload: unknown;
+  /** Labels of what the compaction added (the summaries): joined into the context's, never lowering them. */
+  readonly labels?: DataLabels;
+  /** Tags to add to the Object's metadata (e.g. `compacted`). */
+  readonly tags?: readonly string[];
+}
+
+export interface LlmContextWriteResult {
+  readonly oid: string;
+  readonly oldVersion: number;
+  readonly version: number;
+  readonly generation: string;
+  /** True when the Object was gone (a reopen) and was re-created from the source payload before the write. */
+  readonly recreated: boolean;
+}
+
+/**
+ * The kernel's LLM context Objects (provided by the kernel as `llm_context`): `llm_context:<pid>` in the process's
+ * namespace, appended to by the executor each quantum, read by the compaction tool.
+ *
+ * @example
+ * const contexts = ctx.service<LlmContextService>(SERVICE_NAMES.llmContext);
+ * const text = contexts.render(await objects.readPayload(oid)); // starts with 'LLM context object:'
+ */
+export interface LlmContextService {
+  /** The Object name of `pid`'s context: `llm_context:<pid>`. */
+  objectName(pid: string): string;
+  /** The durable state of `pid`'s context (generation, label high-water, current oid). */
+  state(pid: string): Promise<LlmContextState>;
+  /** The prompt text of a context payload (the `LLM context object:` heading, the static prefix, every entry). */
+  render(payload: unknown): string;
+  /** The context token estimate: max(1, floor(characters / 4)). */
+  estimateTokens(text: string): number;
+  /**
+   * Writes a compacted payload over the context in the caller's transaction: a compare-and-swap on `sourceVersion`
+   * (`version_conflict` "LLM context changed during compaction: expected version X, found Y" otherwise, with nothing
+   * changed), the version + 1, the labels joined, and a new generation, all or nothing. A context Object gone after
+   * a reopen is re-created from `sourcePayload` first, unless another context Object took its name (a conflict).
+   */
+  writeCompacted(w: LlmContextWriteback): Promise<LlmContextWriteResult>;
 }

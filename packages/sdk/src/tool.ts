@@ -21,6 +21,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O extends z.Zod
   readonly output?: O;
   /** Must be the only call in its turn (later calls in a batch are skipped). */
   readonly exclusive?: boolean;
+  /**
+   * Input keys the runtime alone passes (e.g. a resumed call's saved state): they stay in `input` for validation but
+   * are removed from the JSON Schema a model is shown. The tool must still refuse them on a call it did not expect.
+   */
+  readonly hiddenInputs?: readonly string[];
   readonly policy?: ToolPolicy;
   run(args: z.output<I>, ctx: ToolContext): Promise<z.input<O>> | z.input<O>;
 }
@@ -57,5 +62,11 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
 export function toolInputJsonSchema(tool: AnyTool): Record<string, unknown> {
   const schema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   delete schema.$schema;
+  const hidden = new Set(tool.hiddenInputs ?? []);
+  if (hidden.size > 0) {
+    const props = schema.properties as Record<string, unknown> | undefined;
+    if (props) for (const key of hidden) delete props[key];
+    if (Array.isArray(schema.required)) schema.required = (schema.required as string[]).filter((k) => !hidden.has(k));
+  }
   return schema;
 }

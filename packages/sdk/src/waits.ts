@@ -30,10 +30,21 @@ export type WaitSpec =
   | { readonly kind: 'timer'; readonly started_at: string; readonly deadline: string };
 
 /** Thrown by `ctx.wait`; the broker turns it into a committed wait. Never thrown across a tool boundary otherwise. */
+/** How a call parks (`ToolContext.wait`'s options). */
+export interface WaitOptions {
+  /**
+   * The arguments the saved call re-runs with, instead of the ones it was called with (e.g. the progress of a
+   * multi-stage call). They are saved durably with the wait and are validated against the tool's input again.
+   */
+  readonly resumeArgs?: Readonly<Record<string, unknown>>;
+}
+
 export class ToolWait {
   readonly wait: WaitSpec;
-  constructor(wait: WaitSpec) {
+  readonly resumeArgs: Readonly<Record<string, unknown>> | undefined;
+  constructor(wait: WaitSpec, opts: WaitOptions = {}) {
     this.wait = Object.freeze({ ...wait });
+    this.resumeArgs = opts.resumeArgs;
   }
 }
 

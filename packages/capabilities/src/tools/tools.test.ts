@@ -48,6 +48,15 @@ const procs: ProcessService = {
   observedSuccessfulTools: async () => {
     throw new Error('not used');
   },
+  spawnChild: async () => {
+    throw new Error('not used');
+  },
+  recordedExitPayload: async () => {
+    throw new Error('not used');
+  },
+  savedCalls: async () => {
+    throw new Error('not used');
+  },
 };
 
 /** Runs one tool call as `pid` in its own transaction, with the kernel's services faked (a wait commits, then throws). */

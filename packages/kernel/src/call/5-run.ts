@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isToolWait, LibosError, ToolWait, type Authority, type CheckOptions, type ToolContext, type WaitSpec } from '@libos/sdk';
+import { isToolWait, LibosError, ToolWait, type Authority, type CheckOptions, type ErrorPayload, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
 import type { TxScope } from '../store/transaction.js';
 import { isResumption, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';
@@ -7,7 +7,10 @@ import type { CallHook } from './hooks.js';
 /** What the tool did: returned a payload (checked against its `output`), or asked to wait. */
 export type RunResult =
   | { readonly kind: 'done'; readonly payload: unknown; readonly ctx: ToolContext }
-  | { readonly kind: 'waiting'; readonly wait: WaitSpec };
+  | { readonly kind: 'waiting'; readonly wait: WaitSpec; readonly resumeArgs?: Readonly<Record<string, unknown>> };
+
+/** Writes a tool registered with `ctx.onFailure`: they commit with the call's failure record, if it fails. */
+export type FailureWrite = (scope: ServiceScope, error: ErrorPayload) => Promise<void>;
 
 /**
  * The caller's authority for one call: every check names the operation (`tool:<name>`) and the approval hash of the
@@ -26,7 +29,7 @@ function callAuthority(call: ParsedCall, scope: TxScope): Authority {
   };
 }
 
-function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal): ToolContext {
+function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFailure: FailureWrite[]): ToolContext {
   const resumed = isResumption(call);
   const resumedWait = call.entry.kind === 'saved' ? call.entry.wait : undefined;
   return {
@@ -40,8 +43,11 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal): Too
     signal,
     resumed,
     ...(resumed && resumedWait ? { resumedWait } : {}),
-    wait(spec) {
-      throw new ToolWait(spec);
+    wait(spec, opts) {
+      throw new ToolWait(spec, opts);
+    },
+    onFailure(write) {
+      onFailure.push(write);
     },
   };
 }
@@ -51,19 +57,25 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal): Too
  * hooks hear it start, and `run` checks capabilities for the exact resources it touches and performs the primitive.
  * A `ctx.wait(...)` becomes a wait; output that does not match the tool's schema is an `internal_error`.
  */
-export async function runTool(call: ParsedCall, scope: TxScope, hooks: readonly CallHook[], signal: AbortSignal): Promise<RunResult> {
+export async function runTool(
+  call: ParsedCall,
+  scope: TxScope,
+  hooks: readonly CallHook[],
+  signal: AbortSignal,
+  onFailure: FailureWrite[] = [],
+): Promise<RunResult> {
   await scope.events.emit(isResumption(call) ? 'tool_resumed' : 'tool_called', {
     pid: call.pid,
     call_id: call.callId,
     tool: call.toolName,
   });
   for (const h of hooks) await h.started?.(call, scope);
-  const ctx = toolContext(call, scope, signal);
+  const ctx = toolContext(call, scope, signal, onFailure);
   let out: unknown;
   try {
     out = await call.tool.run(call.args, ctx);
   } catch (err) {
-    if (isToolWait(err)) return { kind: 'waiting', wait: err.wait };
+    if (isToolWait(err)) return { kind: 'waiting', wait: err.wait, ...(err.resumeArgs ? { resumeArgs: err.resumeArgs } : {}) };
     throw err;
   }
   if (call.tool.output) {

@@ -4,7 +4,7 @@ import { statusForWait } from '../processes/process-state.js';
 import { transition } from '../processes/transition.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
 import { charge } from './4-charge.js';
-import { runTool } from './5-run.js';
+import { runTool, type FailureWrite } from './5-run.js';
 import { isParsed, isSavedCall, jsonDigest, type CallOutcome, type CallSettlement, type CallState, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';
 
@@ -30,13 +30,14 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
   const controller = new AbortController();
   const signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
   let stage = 'charge' as 'charge' | 'run';
+  const failureWrites: FailureWrite[] = [];
   try {
     return await inTransaction(deps.db, deps.scopes, pid, callId, async (scope): Promise<CallOutcome> => {
       await charge(call, scope);
       stage = 'run';
-      const ran = await runTool(call, scope, hooks, signal);
+      const ran = await runTool(call, scope, hooks, signal, failureWrites);
       if (ran.kind === 'waiting') {
-        await recordWait(call, scope, ran.wait);
+        await recordWait(call, scope, ran.wait, ran.resumeArgs);
         await settle(hooks, call, scope, { kind: 'waiting', wait: ran.wait });
         return ran;
       }
@@ -54,14 +55,18 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
     const parker = stage === 'run' ? hooks.find((h) => h.park?.claims(e)) : undefined;
     if (parker) return parkCall(call, hooks, parker, e);
     // A refused charge charged nothing; a failed run still costs the attempt (a saved call was charged already).
-    return recordFailure(call, hooks, e, stage === 'run' && !isSavedCall(call));
+    return recordFailure(call, hooks, e, stage === 'run' && !isSavedCall(call), failureWrites);
   }
 }
 
-/** A tool asked to wait: the call is saved durably and its process parked, in the call's transaction. */
-async function recordWait(call: ParsedCall, scope: TxScope, wait: WaitSpec): Promise<void> {
+/**
+ * A tool asked to wait: the call is saved durably (with the arguments it asked to resume with, if any) and its
+ * process parked, in the call's transaction.
+ */
+async function recordWait(call: ParsedCall, scope: TxScope, wait: WaitSpec, resumeArgs?: Readonly<Record<string, unknown>>): Promise<void> {
   const now = scope.clock.now().toISOString();
-  await savePendingAction(scope.store, { pid: call.pid, callId: call.callId, tool: call.toolName, args: call.args, wait }, now);
+  const args = resumeArgs ?? call.args;
+  await savePendingAction(scope.store, { pid: call.pid, callId: call.callId, tool: call.toolName, args, wait }, now);
   await transition(scope.store, call.pid, { from: ['runnable', 'running'], to: statusForWait(wait), wait }, now);
   await scope.events.emit('tool_waiting', { pid: call.pid, call_id: call.callId, tool: call.toolName, wait });
   await scope.audit.record({
@@ -102,6 +107,7 @@ export async function recordFailure(
   hooks: readonly CallHook[],
   e: LibosError,
   chargeAttempt: boolean,
+  failureWrites: readonly FailureWrite[] = [],
 ): Promise<CallOutcome> {
   const { deps, pid, callId, toolName } = call;
   await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
@@ -116,6 +122,8 @@ export async function recordFailure(
       }
     }
     if (call.entry.kind === 'saved') await discardPendingAction(scope.store, pid, call.entry.token);
+    // What the tool asked to keep if it failed (ctx.onFailure), e.g. a job marked failed.
+    for (const write of failureWrites) await write(scope, e.toJSON());
     await scope.events.emit('tool_failed', { pid, call_id: callId, tool: toolName, code: e.code });
     const details = { ...argsFields(call), charged, resumed: isSavedCall(call), error: e.toJSON() };
     await scope.audit.record({ action: 'tool.call', target: `tool:${toolName}`, decision: e.code, details });

@@ -22,6 +22,8 @@ import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, val
 import { resultsService } from '../results/publish-result.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
+import { llmContextService } from '../context/context-service.js';
+import { recordedExitPayload, savedCallsOf, spawnChildForHost } from './process-extras.js';
 
 /**
  * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners`,
@@ -33,7 +35,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       async get(pid) {
         const p = await getProcess(scope.store as TxScope['store'], pid);
         const image = deps().registry.images.get(p.imageId);
-        return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {}, toolTable: p.toolTable };
+        return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {}, toolTable: p.toolTable, outcome: p.outcome };
       },
       async exit(pid, outcome) {
         // A runner (an ObjectTask) outlives its creator's exit: the creator's exit neither waits for it nor cancels it.
@@ -59,6 +61,9 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         await getProcess(scope.store as TxScope['store'], pid);
         return humanMessagesOf(scope.store as TxScope['store'], pid, opts);
       },
+      spawnChild: (parentPid, req) => spawnChildForHost(deps(), scope as TxScope, parentPid, req),
+      recordedExitPayload: (pid) => recordedExitPayload(scope as TxScope, pid),
+      savedCalls: (tool) => savedCallsOf(scope as TxScope, tool),
       async observedSuccessfulTools(pid) {
         await getProcess(scope.store as TxScope['store'], pid);
         return observedSuccessfulTools(scope.store as TxScope['store'], pid, ['process_exit']);
@@ -101,6 +106,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       },
     }),
     results: resultsService,
+    [SERVICE_NAMES.llmContext]: llmContextService,
     human: (scope): HumanService => ({
       async create(pid, req) {
         // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.

@@ -570,21 +570,21 @@ const tokens: Story[] = [
     setup: async (w) => {
       const a = await agent(w.rt, 'approved');
       const b = await agent(w.rt, 'rider');
-      for (const x of [a, b]) await w.rt.grant(x, 'file:shared/*', ['write'], { effect: 'ask' });
-      const first = await w.rt.call(a, 'adv_write', { key: 'shared/x' });
+      for (const x of [a, b]) await w.rt.grant(x, 'file:common/*', ['write'], { effect: 'ask' });
+      const first = await w.rt.call(a, 'adv_write', { key: 'common/x' });
       const [req] = await w.rt.humanRequests({ pid: a, status: 'pending' });
       if (!first.ok || !req) throw new Error(`setup: ${describeCall(first)}`);
       await w.rt.answerHuman(req.id, { approved: true });
       return { a, b };
     },
     async attack({ b }, { rt, outside }) {
-      const r = await rt.call(b, 'adv_write', { key: 'shared/x' });
-      return attack(outside.files.has('shared/x'), r.ok && r.wait?.kind === 'human', `rider: ${describeCall(r)}`);
+      const r = await rt.call(b, 'adv_write', { key: 'common/x' });
+      return attack(outside.files.has('common/x'), r.ok && r.wait?.kind === 'human', `rider: ${describeCall(r)}`);
     },
     async legit({ a }, { rt, outside }) {
       await runOnly(rt, a, noModel);
       return legit(
-        outside.files.has('shared/x') && outside.runs.filter((x) => x === 'adv_write:shared/x').length === 1,
+        outside.files.has('common/x') && outside.runs.filter((x) => x === 'adv_write:common/x').length === 1,
         outside.runs.join(','),
       );
     },

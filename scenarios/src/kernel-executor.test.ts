@@ -3,7 +3,7 @@ import { ScriptedProvider, type LlmProvider, type LlmRequest, type LlmResponse, 
 import { afterEach, describe, expect, it } from 'vitest';
 import { IMAGE_ONLY, IMAGE_ONLY_PROMPT, openHarness, PROBE_IMAGE, spawnProbe, type Harness, type Json } from './support/kernel-harness.js';
 
-// The LLM executor (kernel spec §5): prompt layout per prompt mode, one llm_calls row per model call, token
+// The LLM executor (docs/behaviour/kernel.md): prompt layout per prompt mode, one llm_calls row per model call, token
 // accounting against budgets (fail closed), the corrective retry for unknown tools, and tool results reaching the
 // model through tool_result Objects in its MemoryView.
 

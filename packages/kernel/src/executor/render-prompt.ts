@@ -44,7 +44,7 @@ function unreadMail(unread: Readonly<Record<Delivery, UnreadSummary>>): string |
 }
 
 /**
- * Builds the prompt of one quantum (kernel spec §5): the system message (image prompt, per the image's prompt
+ * Builds the prompt of one quantum (docs/behaviour/kernel.md): the system message (image prompt, per the image's prompt
  * mode) and one user message (process facts, Skill catalog, loaded Skill bodies, unread mail, the MemoryView rendered
  * by the objects service, recent events and call outcomes), plus the JSON Schemas of the visible tools (cached per
  * tool). An `image_only` image gets the rendered MemoryView and recent activity only. `unread` is the turn's unread mail.

@@ -4,6 +4,7 @@ export {
   HOST_CONFIG_FILE_NAMES,
   LLM_CONTEXT_POLICIES,
   LLM_PROFILE_PROVIDERS,
+  hostConfigForStore,
   hostConfigSchema,
   isIanaTimezone,
   llmProfileSchema,
@@ -38,4 +39,5 @@ export type { ToolNotice } from './broker/tool-result.js';
 export type { LlmMessage, LlmProvider, LlmRequest, LlmResponse, LlmToolCall, LlmToolSchema, LlmUsage } from './llm/provider.js';
 export { DEFAULT_SCRIPT_KEY, loadLlmScriptFile, parseLlmScript, type LlmScript, type ScriptedToolCall, type ScriptedTurn } from './llm/llm-script.js';
 export { ScriptedProvider, type ScriptedProviderOptions, type ScriptedRequestRecord } from './llm/scripted-provider.js';
+export { providerFromProfile, type ProfileProviderOptions } from './llm/provider-from-profile.js';
 export { OPENAI_DEFAULT_BASE_URL, OpenAiProvider, openAiProviderFromEnv, type FetchLike, type OpenAiProviderOptions, type SleepFn } from './llm/openai-provider.js';

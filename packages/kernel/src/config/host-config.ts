@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { LibosError, z } from '@libos/sdk';
 
@@ -217,6 +217,19 @@ export function loadHostConfig(pathOrDir: string): LoadedHostConfig {
     throw new LibosError('invalid_arguments', message, { details: { source: pathOrDir, files: found } });
   }
   return found.length === 1 ? { config: readConfigFile(found[0]!), path: found[0]! } : { config: parseHostConfig({}), path: null };
+}
+
+/**
+ * The host config of a store: the `libos.config.json|yaml|yml` in the folder of `storePath` when there is one, else
+ * all defaults (also for `:memory:` and a folder that does not exist yet). Errors as `loadHostConfig`.
+ *
+ * @example
+ * const { config, path } = hostConfigForStore('./.libos/libos.db');
+ */
+export function hostConfigForStore(storePath: string): LoadedHostConfig {
+  if (storePath === ':memory:') return { config: parseHostConfig({}), path: null };
+  const dir = dirname(resolve(storePath));
+  return existsSync(dir) ? loadHostConfig(dir) : { config: parseHostConfig({}), path: null };
 }
 
 /**

@@ -13,8 +13,10 @@ import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
+import type { LlmProfile } from '../config/host-config.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
 import { renderPrompt } from './render-prompt.js';
+import { DROPPED_BY_SINGLE_CALL, keepLastValidCall, parallelToolCallsOf } from './single-call.js';
 import { callStopReason, stopAftermath, type StopReason } from './stop-reason.js';
 
 export type { StopReason } from './stop-reason.js';
@@ -40,6 +42,11 @@ export interface QuantumOptions {
   /** Consecutive model turns in which every call was refused, after which a process fails (default 8). */
   readonly maxStalledTurns?: number;
   readonly stalledTurns?: Map<string, number>;
+  /**
+   * The host config's LLM profile the run uses (`libos run --profile`): its `parallel_tool_calls` is sent to the
+   * provider, and when it is false only the last valid call of a reply runs. Without a profile a batch runs in order.
+   */
+  readonly profile?: LlmProfile | null;
 }
 
 /** Turns in a row whose every call was refused before a process is failed for making no progress. */
@@ -88,8 +95,17 @@ async function statusOf(deps: KernelDeps, pid: string): Promise<ProcessStatus> {
   return r.status as ProcessStatus;
 }
 
-/** Runs a model's batch in order, stopping at the first wait, failure, notice, terminal state or exclusive call. */
-async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmToolCall[]): Promise<Omit<QuantumResult, 'pid' | 'kind'>> {
+/**
+ * Runs a model's batch in order, stopping at the first wait, failure, notice, terminal state or exclusive call. With
+ * parallel tool calls off (the run's profile) only the reply's last valid call runs; the others are dropped.
+ */
+async function dispatchBatch(
+  deps: KernelDeps,
+  pid: string,
+  reply: readonly LlmToolCall[],
+  opts: QuantumOptions,
+): Promise<Omit<QuantumResult, 'pid' | 'kind'>> {
+  const { kept: calls, dropped } = parallelToolCallsOf(opts) ? { kept: reply, dropped: [] } : keepLastValidCall(deps, reply);
   const executed: string[] = [];
   const results: ToolCallResult[] = [];
   let stop: StopReason = 'completed';
@@ -117,10 +133,21 @@ async function dispatchBatch(deps: KernelDeps, pid: string, calls: readonly LlmT
     }
   }
   const skipped = calls.slice(i).map((c) => c.name);
+  const lastExclusive = deps.registry.tools.get(executed[executed.length - 1] ?? '')?.tool.exclusive;
+  const skippedReason = skipped.length === 0 ? null : lastExclusive ? 'skipped_after_exclusive' : `stopped_by_${stop}`;
+  const droppedNames = dropped.map((c) => c.name);
+  const details = {
+    requested: reply.map((c) => c.name),
+    executed,
+    skipped,
+    stop_reason: stop,
+    skipped_reason: skippedReason,
+    ...(droppedNames.length ? { dropped: droppedNames, dropped_reason: DROPPED_BY_SINGLE_CALL } : {}),
+  };
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
-    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details: { requested: calls.map((c) => c.name), executed, skipped, stop_reason: stop, skipped_reason: skipped.length === 0 ? null : deps.registry.tools.get(executed[executed.length - 1] ?? '')?.tool.exclusive ? 'skipped_after_exclusive' : `stopped_by_${stop}` } }),
+    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details }),
   );
-  return { stopReason: stop, executed, skipped, results };
+  return { stopReason: stop, executed, skipped: [...droppedNames, ...skipped], results };
 }
 
 /**
@@ -177,14 +204,14 @@ async function askModel(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions)
     let error: LibosError | null = null;
     try {
       // The provider gets its own copy: a corrective retry appends to `messages` after this attempt.
-      response = await opts.provider.completeAction({ messages: [...messages], tools: prompt.tools, parallelToolCalls: true, pid });
+      response = await opts.provider.completeAction({ messages: [...messages], tools: prompt.tools, parallelToolCalls: parallelToolCallsOf(opts), pid });
     } catch (err) {
       error = LibosError.from(err);
     }
     const id = deps.ids.next('llm');
     const tokens = totalTokens(response);
     await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-      await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages, tools: prompt.tools, parallelToolCalls: true }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: performance.now() - started, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
+      await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages, tools: prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: performance.now() - started, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
       await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
     });
     if (error) throw error;
@@ -272,7 +299,7 @@ async function modelTurn(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions
     return { pid, kind: 'turn', stopReason: 'empty_reply', executed: [], skipped: [], results: [] };
   }
   opts.emptyReplies?.delete(pid);
-  const result: QuantumResult = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls)) };
+  const result: QuantumResult = { pid, kind: 'turn', ...(await dispatchBatch(deps, pid, response.toolCalls, opts)) };
   // A model that only makes refused calls (bad arguments, unread interrupts, denials) makes no progress and
   // would spend model calls for ever: after maxStalledTurns such turns in a row the process fails.
   const progressed = result.results.some((r) => r.ok);

@@ -13,6 +13,7 @@ export default defineConfig({
       '@libos/object-memory': src('./packages/object-memory/src/index.ts'),
       '@libos/tasks': src('./packages/tasks/src/index.ts'),
       '@libos/session': src('./packages/session/src/index.ts'),
+      '@libos/workspace': src('./packages/workspace/src/index.ts'),
       '@libos/kernel': src('./packages/kernel/src/index.ts'),
       '@libos/server': src('./apps/server/src/index.ts'),
     },

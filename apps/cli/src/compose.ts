@@ -3,9 +3,10 @@ import { openRuntime, type Runtime, type RuntimeConfig } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { tasks } from '@libos/tasks';
+import { workspace } from '@libos/workspace';
 
 /** The standard plugin set: composition happens in the apps, nowhere else. */
-export const standardPlugins = () => [capabilities(), objectMemory(), tasks(), session()];
+export const standardPlugins = () => [capabilities(), objectMemory(), tasks(), session(), workspace()];
 
 /** Opens the runtime on `db` with the standard plugins (`config`: e.g. sequential ids for the demo). */
 export function openStandardRuntime(db: string, config?: RuntimeConfig): Promise<Runtime> {

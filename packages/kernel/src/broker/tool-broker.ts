@@ -1,6 +1,7 @@
 import type { CallOptions } from '../call/call-state.js';
 import { runCall } from '../call/pipeline.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
 import type { ToolCallResult } from './tool-result.js';
 
 export type { CallOptions, CallOrigin } from '../call/call-state.js';
@@ -9,8 +10,8 @@ export type { CallOptions, CallOrigin } from '../call/call-state.js';
  * The ToolBroker: the one entry of every caller (LLM executor, CLI, HTTP, MCP, task runner) to the typed call
  * pipeline in `../call/` (DESIGN.md's seven steps, with the subsystems' hooks). Never throws for a tool failure: a
  * failed call is an `{ ok: false }` envelope whose failure is audited; a call that waits commits its wait state and a
- * durable pending action instead.
+ * durable pending action instead. A call is one unit of work: one commit (inside a quantum's unit, none of its own).
  */
 export function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: unknown, opts: CallOptions = {}): Promise<ToolCallResult> {
-  return runCall(deps, pid, name, rawArgs, opts);
+  return inUnitOfWork(deps.db, (db) => runCall({ ...deps, db }, pid, name, rawArgs, opts));
 }

@@ -2,7 +2,7 @@ import { canonicalJson, joinLabels, LibosError, type DataLabels } from '@libos/s
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import type { LlmProvider, LlmResponse, LlmToolCall } from '../llm/provider.js';
+import type { LlmMessage, LlmProvider, LlmResponse, LlmToolCall } from '../llm/provider.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import { unreadByDelivery } from '../mailbox/unread-mail.js';
 import { endProcess } from '../processes/exit.js';
@@ -13,9 +13,10 @@ import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
 import type { LlmProfile } from '../config/host-config.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
-import { renderPrompt } from './render-prompt.js';
+import { renderPrompt, type RenderedPrompt } from './render-prompt.js';
 import { DROPPED_BY_SINGLE_CALL, keepLastValidCall, parallelToolCallsOf } from './single-call.js';
 import { callStopReason, stopAftermath, type StopReason } from './stop-reason.js';
 
@@ -187,41 +188,83 @@ async function clearPrompt(deps: KernelDeps, pid: string, sink: string, viewLabe
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.flow(scope, pid).taint(viewLabels));
 }
 
-async function askModel(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<LlmResponse> {
-  const p = turn.process;
-  const pid = p.pid;
-  const prompt = await renderPrompt(deps, p, turn.unread);
-  const visible = new Set(p.visibleTools);
-  const messages = [...prompt.messages];
-  await clearPrompt(deps, pid, `llm:${opts.provider.name}`, prompt.labels);
-  for (let attempt = 1; ; attempt++) {
-    // One llm call and the context it is sent (≈ chars / 4, as rendered) are charged before it is made; an exhausted
-    // llm_calls or context_total_tokens budget kills the process and the provider is never called.
-    const contextTokens = attempt === 1 ? prompt.tokens : prompt.tokens + Math.ceil(messages.slice(prompt.messages.length).reduce((n, m) => n + m.content.length, 0) / 4);
-    await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1, context_total_tokens: contextTokens }));
-    const started = performance.now();
-    let response: LlmResponse | null = null;
-    let error: LibosError | null = null;
-    try {
-      // The provider gets its own copy: a corrective retry appends to `messages` after this attempt.
-      response = await opts.provider.completeAction({ messages: [...messages], tools: prompt.tools, parallelToolCalls: parallelToolCallsOf(opts), pid });
-    } catch (err) {
-      error = LibosError.from(err);
-    }
-    const id = deps.ids.next('llm');
-    const tokens = totalTokens(response);
-    await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-      await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages, tools: prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: performance.now() - started, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
-      await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
-    });
-    if (error) throw error;
-    const r = response!;
-    await chargeTokens(deps, pid, r, tokens);
-    const unknown = r.toolCalls.filter((c) => !visible.has(c.name)).map((c) => c.name);
-    if (unknown.length === 0) return r;
-    if (attempt >= MAX_ATTEMPTS) throw new LibosError('tool_not_in_process_table', `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`);
-    messages.push({ role: 'user', content: `These tools are not available to you: ${unknown.join(', ')}. Call only these: ${[...visible].sort().join(', ')}.` });
+/** What a model turn sends, kept across its attempts (a corrective retry appends to `messages`). */
+interface ModelRequest {
+  readonly turn: ModelTurn;
+  readonly prompt: RenderedPrompt;
+  readonly messages: LlmMessage[];
+  readonly attempt: number;
+}
+
+/**
+ * Before the model call, in the quantum's first unit of work: the prompt is rendered and cleared for the provider's
+ * sink, and the first attempt is charged.
+ */
+async function prepareModelCall(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<ModelRequest> {
+  const prompt = await renderPrompt(deps, turn.process, turn.unread);
+  await clearPrompt(deps, turn.process.pid, `llm:${opts.provider.name}`, prompt.labels);
+  const request: ModelRequest = { turn, prompt, messages: [...prompt.messages], attempt: 1 };
+  await chargeAttempt(deps, request);
+  return request;
+}
+
+/**
+ * One llm call and the context it is sent (≈ chars / 4, as rendered) are charged before it is made; an exhausted
+ * llm_calls or context_total_tokens budget kills the process and the provider is never called.
+ */
+async function chargeAttempt(deps: KernelDeps, req: ModelRequest): Promise<void> {
+  const { prompt, messages } = req;
+  const extra = messages.slice(prompt.messages.length).reduce((n, m) => n + m.content.length, 0);
+  const contextTokens = req.attempt === 1 ? prompt.tokens : prompt.tokens + Math.ceil(extra / 4);
+  const pid = req.turn.process.pid;
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1, context_total_tokens: contextTokens }));
+}
+
+/** The provider's answer to one attempt, got outside any transaction. */
+interface ModelAnswer {
+  readonly response: LlmResponse | null;
+  readonly error: LibosError | null;
+  readonly latencyMs: number;
+}
+
+async function callProvider(req: ModelRequest, opts: QuantumOptions): Promise<ModelAnswer> {
+  const started = performance.now();
+  try {
+    // The provider gets its own copy: a corrective retry appends to `messages` after this attempt.
+    const request = { messages: [...req.messages], tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts), pid: req.turn.process.pid, imageId: req.turn.process.imageId };
+    const response = await opts.provider.completeAction(request);
+    return { response, error: null, latencyMs: performance.now() - started };
+  } catch (err) {
+    return { response: null, error: LibosError.from(err), latencyMs: performance.now() - started };
   }
+}
+
+/**
+ * After the model call, in the quantum's next unit of work: the call is recorded and its tokens charged. A reply
+ * that names tools the process cannot see gets one corrective retry (the next attempt, charged here); otherwise the
+ * reply is the turn's.
+ */
+async function takeAnswer(deps: KernelDeps, req: ModelRequest, answer: ModelAnswer, opts: QuantumOptions): Promise<LlmResponse | ModelRequest> {
+  const p = req.turn.process;
+  const pid = p.pid;
+  const { response, error } = answer;
+  const id = deps.ids.next('llm');
+  const tokens = totalTokens(response);
+  await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
+    await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: answer.latencyMs, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
+    await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
+  });
+  if (error) throw error;
+  const r = response!;
+  await chargeTokens(deps, pid, r, tokens);
+  const visible = new Set(p.visibleTools);
+  const unknown = r.toolCalls.filter((c) => !visible.has(c.name)).map((c) => c.name);
+  if (unknown.length === 0) return r;
+  if (req.attempt >= MAX_ATTEMPTS) throw new LibosError('tool_not_in_process_table', `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`);
+  const messages = [...req.messages, { role: 'user' as const, content: `These tools are not available to you: ${unknown.join(', ')}. Call only these: ${[...visible].sort().join(', ')}.` }];
+  const next: ModelRequest = { ...req, messages, attempt: req.attempt + 1 };
+  await chargeAttempt(deps, next);
+  return next;
 }
 
 /** A turn that re-dispatches the pid's saved call without a model call (a runner's, or a model's parked call). */
@@ -288,10 +331,8 @@ async function resumeSaved(deps: KernelDeps, turn: ResumeTurn): Promise<QuantumR
   return { pid, kind: 'resumed', stopReason, executed: [saved.tool], skipped: [], results: [r] };
 }
 
-/** One model turn: ask the model, then dispatch its batch. */
-async function modelTurn(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<QuantumResult> {
-  const { pid } = turn.process;
-  const response = await askModel(deps, turn, opts);
+/** The model's reply: its batch dispatched (or an empty reply counted). */
+async function dispatchReply(deps: KernelDeps, pid: string, response: LlmResponse, opts: QuantumOptions): Promise<QuantumResult> {
   if (response.toolCalls.length === 0) {
     const n = (opts.emptyReplies?.get(pid) ?? 0) + 1;
     opts.emptyReplies?.set(pid, n);
@@ -315,41 +356,115 @@ async function modelTurn(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions
 }
 
 /**
+ * Where a quantum is between its units of work: asking the model (the provider is called outside any transaction),
+ * dispatching the model's reply, re-dispatching a claimed saved call, or done.
+ */
+type QuantumStep =
+  | { readonly kind: 'ask'; readonly request: ModelRequest }
+  | { readonly kind: 'dispatch'; readonly response: LlmResponse }
+  | { readonly kind: 'resume'; readonly turn: ResumeTurn }
+  | { readonly kind: 'done'; readonly result: QuantumResult };
+
+/** The quantum as it runs: its pid, when it started, and the saved call it re-dispatches (if any). */
+interface QuantumRun {
+  readonly pid: string;
+  readonly startedAt: number;
+  resuming: { readonly tool: string; readonly callId: string } | null;
+}
+
+/**
  * One quantum for one pid: claim it (runnable → running) and read its Turn, then either resume its saved blocked call
  * without a model call, or run one model turn and dispatch the batch; then charge its wall time and hand it back
  * (running → runnable) unless the quantum parked or ended it. An exception inside the quantum fails the process.
+ *
+ * Each phase is one unit of work (one commit), and each commits before anything the next one does can have an
+ * effect outside the store: the claim (with a model turn's prompt and charge) before the model is called or a saved
+ * call re-runs, so a crash never replays a call whose settlement is unknown; the model's reply (its llm_calls row and
+ * token charge) before its batch is dispatched; then the batch (each call a savepoint) with the hand-back. The model
+ * call runs outside any transaction, so a slow provider never holds the store.
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
+  const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), resuming: null };
+  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) => inUnitOfWork(deps.db, (db) => phase({ ...deps, db }));
+  let step = await unit((d) => beginQuantum(d, run, opts));
+  for (;;) {
+    switch (step.kind) {
+      case 'done':
+        return step.result;
+      case 'ask': {
+        const request = step.request;
+        const answer = await callProvider(request, opts);
+        step = await unit((d) =>
+          guarded(d, run, async () => {
+            const reply = await takeAnswer(d, request, answer, opts);
+            return 'toolCalls' in reply ? { kind: 'dispatch', response: reply } : { kind: 'ask', request: reply };
+          }),
+        );
+        break;
+      }
+      case 'dispatch': {
+        const response = step.response;
+        step = await unit((d) => guarded(d, run, async () => ({ kind: 'done', result: await dispatchReply(d, pid, response, opts) })));
+        break;
+      }
+      case 'resume': {
+        const turn = step.turn;
+        step = await unit((d) => guarded(d, run, async () => ({ kind: 'done', result: await resumeSaved(d, turn) })));
+        break;
+      }
+    }
+  }
+}
+
+/** The quantum's first unit: claim and read the Turn; then a saved call is due, or the model call is prepared. */
+async function beginQuantum(deps: KernelDeps, run: QuantumRun, opts: QuantumOptions): Promise<QuantumStep> {
+  const { pid } = run;
   const turn = await claimTurn(deps, pid);
-  if (!turn) return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
-  const startedAt = deps.clock.now().getTime();
-  let result: QuantumResult;
-  let resuming: { readonly tool: string; readonly callId: string } | null = null;
-  try {
+  if (!turn) return { kind: 'done', result: { pid, kind: 'skipped', executed: [], skipped: [], results: [] } };
+  return guarded(deps, run, async (): Promise<QuantumStep> => {
     switch (turn.kind) {
       case 'resume':
         if (!turn.claimed) throw new LibosError('conflict', `pending action of ${pid} was claimed by another worker`);
-        resuming = { tool: turn.saved.tool, callId: turn.saved.callId };
-        result = await resumeSaved(deps, turn);
-        break;
+        run.resuming = { tool: turn.saved.tool, callId: turn.saved.callId };
+        return { kind: 'resume', turn };
       case 'empty_runner':
         throw new LibosError('invalid_state', `runner ${pid} holds no saved call; a runner never asks a model`);
       case 'model':
-        result = await modelTurn(deps, turn, opts);
-        break;
+        return { kind: 'ask', request: await prepareModelCall(deps, turn, opts) };
     }
+  });
+}
+
+/**
+ * Runs a part of the quantum; when it ends the quantum (a result, or an exception that fails the process), the
+ * quantum is closed in the same unit of work: its wall time charged, the process handed back.
+ */
+async function guarded(deps: KernelDeps, run: QuantumRun, body: () => Promise<QuantumStep>): Promise<QuantumStep> {
+  const { pid } = run;
+  let result: QuantumResult;
+  try {
+    const step = await body();
+    if (step.kind !== 'done') return step;
+    result = step.result;
   } catch (err) {
     const e = LibosError.from(err);
     const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
-    if (resuming) await failInterruptedResume(deps, pid, resuming, e);
+    if (run.resuming) await failInterruptedResume(deps, pid, run.resuming, e);
     else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
     else await failProcess(deps, pid, e.code, e.message);
     result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
   }
-  // A stop that parked or ended the process leaves nothing to hand back; any other (or a failed quantum) hands it
-  // back if it is still running, in the transaction that charges the quantum's wall time (with overage).
+  return { kind: 'done', result: await closeQuantum(deps, run, result) };
+}
+
+/**
+ * A stop that parked or ended the process leaves nothing to hand back; any other (or a failed quantum) hands it back
+ * if it is still running, in the transaction that charges the quantum's wall time (with overage).
+ */
+async function closeQuantum(deps: KernelDeps, run: QuantumRun, result: QuantumResult): Promise<QuantumResult> {
+  const { pid } = run;
   const handBack = result.kind === 'failed' || result.stopReason === undefined || stopAftermath(result.stopReason) === 'hand_back';
-  const seconds = Math.max(0, (deps.clock.now().getTime() - startedAt) / 1000);
+  const seconds = Math.max(0, (deps.clock.now().getTime() - run.startedAt) / 1000);
   const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
     const row = await scope.store.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
     if (!row || TERMINAL_STATUSES.has(row.status as ProcessStatus)) return null;
@@ -358,14 +473,12 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
     await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
     return charged;
   });
-  if (over?.exceeded) {
-    // A process over its runtime budget is killed (it is never handed back first).
-    await killForBudget(deps, over.killPids, `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`);
-    result = { ...result, kind: 'failed' };
-    await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
-      const p = await findProcess(scope.store, pid);
-      if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
-    });
-  }
-  return result;
+  if (!over?.exceeded) return result;
+  // A process over its runtime budget is killed (it is never handed back first).
+  await killForBudget(deps, over.killPids, `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`);
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));
+  });
+  return { ...result, kind: 'failed' };
 }

@@ -1,6 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EmittedEvent, type EventSink, type ServiceScope } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
+import { unitOf, type UnitOfWork } from './unit-of-work.js';
 
 /** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
 export interface ScopeFactory {
@@ -91,6 +92,8 @@ async function runTransaction<T>(db: Kysely<any>, body: (trx: Transaction<any>) 
  * await inTransaction(db, factory, 'host', null, async (scope) => scope.audit.record({ action: 'demo' }));
  */
 export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+  const unit = unitOf(db);
+  if (unit) return inSavepoint(db as Transaction<any>, unit, f, actor, callId, fn);
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
   let result: T;
@@ -109,5 +112,48 @@ export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: 
     throw err;
   }
   for (const done of commits) done();
+  return result;
+}
+
+/**
+ * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that is released on success (its hooks join
+ * the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
+ * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
+ */
+async function inSavepoint<T>(trx: Transaction<any>, unit: UnitOfWork, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+  const name = sql.raw(`libos_sp_${unit.next++}`);
+  const commits: (() => void)[] = [];
+  const rollbacks: (() => void)[] = [];
+  await sql`savepoint ${name}`.execute(trx);
+  let result: T;
+  try {
+    result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
+  } catch (err) {
+    const undoErrors: unknown[] = [];
+    try {
+      await sql`rollback to ${name}`.execute(trx);
+      await sql`release ${name}`.execute(trx);
+    } catch (rollbackErr) {
+      undoErrors.push(rollbackErr);
+    }
+    for (const undo of rollbacks.reverse()) {
+      try {
+        undo();
+      } catch (e) {
+        undoErrors.push(e);
+      }
+    }
+    if (undoErrors.length > 0) {
+      const first = LibosError.from(err);
+      throw new LibosError('store_poisoned', `${first.code}: ${first.message} (and the rollback that followed failed too)`, {
+        details: { error: first.toJSON() },
+        cause: new AggregateError([err, ...undoErrors]),
+      });
+    }
+    throw err;
+  }
+  await sql`release ${name}`.execute(trx);
+  unit.commits.push(...commits);
+  unit.rollbacks.push(...rollbacks);
   return result;
 }

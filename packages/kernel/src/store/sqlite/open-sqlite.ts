@@ -125,6 +125,8 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
     sqlite.exec('BEGIN EXCLUSIVE; COMMIT;');
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
+    // Savepoints (each call inside a unit of work) journal the pages they change: in memory, not a temp file.
+    sqlite.pragma('temp_store = MEMORY');
     sqlite.pragma('foreign_keys = ON');
     if (maxPageCount !== undefined) sqlite.pragma(`max_page_count = ${maxPageCount}`);
   } catch (err) {

@@ -1,0 +1,85 @@
+import type { ControlledTransaction, Kysely } from 'kysely';
+import { LibosError } from '@libos/sdk';
+
+/**
+ * A unit of work: one store transaction that groups the transactions a call or a phase of a quantum makes. Inside it,
+ * each `inTransaction` is a SAVEPOINT: it still commits or rolls back on its own (a failed call's writes are undone,
+ * its failure record kept), but nothing reaches the disk until the unit commits, once. So a call is one commit, and a
+ * model turn two (before and after the model call), instead of one commit per step of the call path; and a crash
+ * leaves a unit wholly there or wholly absent.
+ *
+ * The group keeps the semantics of separate transactions: work that completed inside the unit commits even when the
+ * unit's body then throws (the error is rethrown after the commit). Effects that wait for a commit (`afterCommit`:
+ * bus events to SSE and watchers) run when the unit commits; `onRollback` undo hooks of completed savepoints run if
+ * the unit's commit fails.
+ */
+export interface UnitOfWork {
+  /** Hooks of completed savepoints, run after the unit commits. */
+  readonly commits: (() => void)[];
+  /** Undo hooks of completed savepoints, run (newest first) if the unit itself rolls back. */
+  readonly rollbacks: (() => void)[];
+  /** Savepoint names: `libos_sp_<n>`. */
+  next: number;
+}
+
+const units = new WeakMap<object, UnitOfWork>();
+
+/** The unit a store handle belongs to, if it is a unit's transaction. */
+export const unitOf = (db: Kysely<any>): UnitOfWork | undefined => units.get(db);
+
+/**
+ * Runs `fn` with a store handle bound to one new transaction (or, when `db` already is a unit's, inside that unit):
+ * `fn` gets `withDb(trx)` and must use it for every store access (a query on the root handle would wait for the
+ * unit's connection forever).
+ *
+ * @example
+ * const r = await inUnitOfWork(deps.db, (trx) => runCall({ ...deps, db: trx }, pid, tool, args));
+ */
+export async function inUnitOfWork<T>(db: Kysely<any>, fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+  if (units.has(db)) return fn(db);
+  const trx: ControlledTransaction<any> = await db.startTransaction().execute();
+  const unit: UnitOfWork = { commits: [], rollbacks: [], next: 0 };
+  units.set(trx, unit);
+  let failure: { readonly error: unknown } | null = null;
+  let result: T | undefined;
+  try {
+    result = await fn(trx);
+  } catch (err) {
+    failure = { error: err };
+  }
+  try {
+    await trx.commit().execute();
+  } catch (commitErr) {
+    await rollbackUnit(trx, unit, failure?.error ?? commitErr);
+    throw failure ? failure.error : commitErr;
+  } finally {
+    units.delete(trx);
+  }
+  for (const done of unit.commits) done();
+  if (failure) throw failure.error;
+  return result as T;
+}
+
+/** The unit's commit failed: roll it back (if SQLite has not already) and undo the in-memory effects of its work. */
+async function rollbackUnit(trx: ControlledTransaction<any>, unit: UnitOfWork, cause: unknown): Promise<void> {
+  const errors: unknown[] = [];
+  try {
+    await trx.rollback().execute();
+  } catch (err) {
+    errors.push(err);
+  }
+  for (const undo of unit.rollbacks.reverse()) {
+    try {
+      undo();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length > 0) {
+    const first = LibosError.from(cause);
+    throw new LibosError('store_poisoned', `${first.code}: ${first.message} (and undoing the unit of work failed too)`, {
+      details: { error: first.toJSON() },
+      cause: new AggregateError([cause, ...errors]),
+    });
+  }
+}

@@ -76,9 +76,35 @@ export const BASE_AGENT: BuiltinImage = builtin({
 });
 
 /**
- * `coding-agent:v0`: the base tools under the `error_debug` policy; its exit is gated by a cumulative completion
- * review (`metadata.completion_gate`). The workspace tools (files, git, shell) join as a group of their Skill when
- * the workspace plugin defines them.
+ * The workspace plugin's Skills (`@libos/workspace`), as the coding agent names them: files and the working
+ * directory, commands and test evidence, git. Each call is still checked against `fs:`, `shell:` and `git:` grants.
+ */
+const WORKSPACE_TOOL_GROUPS: readonly BuiltinToolGroup[] = [
+  {
+    skill: 'agent-libos-filesystem',
+    tools: [
+      'get_working_directory',
+      'set_working_directory',
+      'read_file',
+      'write_file',
+      'edit_file',
+      'list_files',
+      'search_files',
+      'make_directory',
+      'delete_path',
+    ],
+  },
+  { skill: 'agent-libos-shell', tools: ['run_shell_command', 'parse_test_log'] },
+  {
+    skill: 'agent-libos-git',
+    tools: ['git_status', 'git_diff', 'git_log', 'git_show', 'git_add', 'git_commit', 'git_branch', 'git_checkout'],
+  },
+];
+
+/**
+ * `coding-agent:v0`: the base tools plus the workspace tools (files, shell and test evidence, git), whose Skills are
+ * active from the start, under the `error_debug` policy; its exit is gated by a cumulative completion review
+ * (`metadata.completion_gate`). Without the workspace plugin the image has the base tools only.
  */
 export const CODING_AGENT: BuiltinImage = builtin({
   id: 'coding-agent:v0',
@@ -87,8 +113,8 @@ export const CODING_AGENT: BuiltinImage = builtin({
     'You are a coding agent process on libOS. Change code only through your tools, verify every change, ' +
     'and finish only when the completion review accepts your evidence.',
   promptMode: 'libos_default',
-  defaultSkills: BASE_AGENT.defaultSkills,
-  toolGroups: BASE_TOOL_GROUPS,
+  defaultSkills: [...BASE_AGENT.defaultSkills, ...WORKSPACE_TOOL_GROUPS.map((g) => g.skill)],
+  toolGroups: [...BASE_TOOL_GROUPS, ...WORKSPACE_TOOL_GROUPS],
   metadata: { completion_gate: 'cumulative_review', safety_profile: 'error_debug' },
 });
 

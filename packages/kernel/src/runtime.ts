@@ -370,6 +370,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const scopes: ScopeFactory = {
     clock,
     bus,
+    appendLog: store.appendLog,
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
     service(name, scope) {

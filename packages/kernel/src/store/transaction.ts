@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EmittedEvent, type EventSink, type ServiceScope } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
+import type { AppendLog } from './append-log.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
 
 /** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
@@ -9,6 +10,8 @@ export interface ScopeFactory {
   readonly bus: EventBus;
   service(name: string, scope: ServiceScope): unknown;
   authority(scope: ServiceScope, pid: string): Authority;
+  /** The store adapter's fast inserts into `events` and `audit_records`; without one, kysely writes them. */
+  readonly appendLog?: AppendLog;
   /** Plugin handlers by event type, run in the emitting transaction (`PluginHooks.events`). */
   readonly eventHooks?: ReadonlyMap<string, readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>;
 }
@@ -29,8 +32,8 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
     /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
     async emit(type, data = {}) {
       const row = { id: newId('evt'), ts: nowIso(), pid: typeof data.pid === 'string' ? data.pid : actor.startsWith('pid_') ? actor : null, type, data: json(data) };
-      const { seq } = await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow();
-      const event: RuntimeEvent = { seq: Number(seq), id: row.id, ts: row.ts, pid: row.pid, type, data };
+      const seq = f.appendLog ? f.appendLog.event(row) : Number((await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
+      const event: RuntimeEvent = { seq, id: row.id, ts: row.ts, pid: row.pid, type, data };
       commits.push(() => f.bus.emit('event', event));
       for (const hook of f.eventHooks?.get(type) ?? []) await hook(scope, { id: row.id, type, data });
     },
@@ -38,8 +41,8 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
   const audit: AuditSink = {
     async record(entry: AuditEntry) {
       const row = { id: newId('aud'), ts: nowIso(), actor, action: entry.action, target: entry.target ?? null, decision: entry.decision ?? null, call_id: callId, details: json(entry.details) };
-      const { seq } = await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow();
-      const rec: AuditRecord = { seq: Number(seq), id: row.id, ts: row.ts, actor, action: row.action, target: row.target, decision: row.decision, callId, details: entry.details ?? {} };
+      const seq = f.appendLog ? f.appendLog.audit(row) : Number((await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
+      const rec: AuditRecord = { seq, id: row.id, ts: row.ts, actor, action: row.action, target: row.target, decision: row.decision, callId, details: entry.details ?? {} };
       commits.push(() => f.bus.emit('audit', rec));
     },
   };

@@ -3,11 +3,14 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import { LibosError } from '@libos/sdk';
+import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { asStoreFault, storeFault } from './store-faults.js';
 
 /** Everything SQLite-specific lives in this folder; the rest of the kernel speaks kysely only. */
 export interface OpenedStore {
   readonly db: Kysely<any>;
+  /** The append-only tables' inserts as prepared statements (the hot path's most frequent writes). */
+  readonly appendLog: AppendLog;
   /** Canonical file path, or ':memory:'. */
   readonly location: string;
   close(): Promise<void>;
@@ -144,6 +147,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
   const db = new Kysely<any>({ dialect: new StoreDialect(config, sqlite) });
   return {
     db,
+    appendLog: sqliteAppendLog(config.database as ReturnType<typeof cachingDatabase>),
     location,
     close: async () => {
       await db.destroy();
@@ -239,6 +243,28 @@ function storeStatement(stmt: Database.Statement, location: string): StoreStatem
       } catch (err) {
         throw asStoreFault(err, location);
       }
+    },
+  };
+}
+
+/**
+ * The append log on SQLite: one prepared INSERT per table, run on the store's one connection, so inside whatever
+ * transaction or savepoint is open on it; `seq` is the row id. Faults surface as their LibosError (store-faults.ts).
+ */
+function sqliteAppendLog(db: ReturnType<typeof cachingDatabase>): AppendLog {
+  // Prepared on first use (the tables exist only once the migrations ran), then kept: no cache lookup per row.
+  let event: StoreStatement | undefined;
+  let audit: StoreStatement | undefined;
+  return {
+    event(r: EventRow) {
+      event ??= db.prepare('insert into "events" ("id", "ts", "pid", "type", "data") values (?, ?, ?, ?, ?)');
+      return Number(event.run([r.id, r.ts, r.pid, r.type, r.data]).lastInsertRowid);
+    },
+    audit(r: AuditRow) {
+      audit ??= db.prepare(
+        'insert into "audit_records" ("id", "ts", "actor", "action", "target", "decision", "call_id", "details") values (?, ?, ?, ?, ?, ?, ?, ?)',
+      );
+      return Number(audit.run([r.id, r.ts, r.actor, r.action, r.target, r.decision, r.call_id, r.details]).lastInsertRowid);
     },
   };
 }

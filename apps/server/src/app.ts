@@ -3,6 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import type { LlmProvider, Runtime } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { bearerAuth } from './auth.js';
+import { consoleRoutes, defaultConsoleDir } from './console.js';
 import { hostGuard, type HostGuardOptions } from './host-guard.js';
 import { asLibosError, errorResponse, reportToStderr } from './internal/errors.js';
 import type { ServerContext } from './internal/server-context.js';
@@ -35,20 +36,23 @@ export interface AppOptions {
   readonly snapshotLimits?: Partial<SnapshotLimits>;
   /** `POST /api/shutdown` calls this after answering (absent: that route is 404). */
   readonly onShutdown?: () => void;
+  /** The built web console served at `/` (default: the one bundled with this package, `dist/console`). */
+  readonly consoleDir?: string;
   /** Receives internal errors (also answered 500) and stream errors after a disconnect; default: one line on stderr. */
   readonly onError?: (err: unknown) => void;
 }
 
 /**
- * The HTTP face of a runtime as a Hono app: a Host/Origin guard and bearer auth on every route, the REST API under
- * `/api`, the SSE stream at `/api/events/stream`, and MCP at `/mcp/processes/:pid`. Errors answer `{ error }` with
+ * The HTTP face of a runtime as a Hono app: a Host/Origin guard on every route, bearer auth on every route but the web
+ * console's page and scripts (`GET /`, `/assets/*`), the REST API under `/api`, the SSE stream at
+ * `/api/events/stream`, and MCP at `/mcp/processes/:pid`. Errors answer `{ error }` with
  * the status of their LibosError category. `serve()` runs it on Node; use `createApp` to mount it elsewhere.
  *
  * @example
  * const app = createApp({ runtime: rt, token: 'a-long-random-token' });
  * const res = await app.request('/api/health', { headers: { authorization: 'Bearer a-long-random-token' } });
  */
-export function createApp(opts: AppOptions): Hono {
+export function createApp(opts: AppOptions) {
   const ctx: ServerContext = {
     rt: opts.runtime,
     provider: opts.provider,
@@ -65,19 +69,20 @@ export function createApp(opts: AppOptions): Hono {
     .route('/', processReadRoutes(ctx))
     .route('/', humanRequestRoutes(ctx))
     .route('/', schedulerRoutes(ctx))
-    .route('/', eventStreamRoutes(ctx));
-  if (opts.onShutdown) {
-    const shutdown = opts.onShutdown;
-    api.post('/shutdown', (c) => {
+    .route('/', eventStreamRoutes(ctx))
+    .post('/shutdown', (c) => {
+      const shutdown = opts.onShutdown;
+      if (!shutdown) throw new LibosError('not_found', `no route ${c.req.method} ${c.req.path}`, { details: { method: c.req.method, path: c.req.path } });
       setImmediate(shutdown);
       return c.json({ ok: true, shutting_down: true }, 202);
     });
-  }
-  const app = new Hono();
-  app.use('*', hostGuard(opts.hosts));
-  app.use('*', bearerAuth(opts.token));
-  app.route('/api', api);
-  app.route('/mcp', mcpRoutes(ctx));
+  const app = new Hono()
+    .use('*', hostGuard(opts.hosts))
+    // The console's page and scripts hold no data: they are served before the bearer check (the API is not).
+    .route('/', consoleRoutes(opts.consoleDir ?? defaultConsoleDir()))
+    .use('*', bearerAuth(opts.token))
+    .route('/api', api)
+    .route('/mcp', mcpRoutes(ctx));
   app.notFound((c) => errorResponse(c, new LibosError('not_found', `no route ${c.req.method} ${c.req.path}`, { details: { method: c.req.method, path: c.req.path } })));
   app.onError((err, c) => {
     const e = asLibosError(err);
@@ -86,3 +91,9 @@ export function createApp(opts: AppOptions): Hono {
   });
   return app;
 }
+
+/**
+ * The type of the app `createApp` builds: its routes, inputs and JSON answers, for Hono's typed client (`hc`).
+ * `@libos/client` wraps it; use that.
+ */
+export type AppType = ReturnType<typeof createApp>;

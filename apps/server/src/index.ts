@@ -1,5 +1,6 @@
 export { serve, type ServeOptions, type RunningServer } from './serve.js';
-export { createApp, MAX_BODY_BYTES, type AppOptions } from './app.js';
+export { createApp, MAX_BODY_BYTES, type AppOptions, type AppType } from './app.js';
+export { consoleRoutes, defaultConsoleDir } from './console.js';
 export { bearerAuth, newToken } from './auth.js';
 export { hostGuard, type HostGuardOptions } from './host-guard.js';
 export { eventStream, sseEventName, SSE_CURSOR_NOT_REPLAYABLE, type EventStreamOptions } from './sse.js';

@@ -71,7 +71,7 @@ const methodNotAllowed = {
  * tool table; a fresh server and transport serve each request. GET and DELETE are 405 (no sessions). 404 for an
  * unknown pid. Bearer auth applies as on every route.
  */
-export function mcpRoutes(ctx: ServerContext): Hono {
+export function mcpRoutes(ctx: ServerContext) {
   const { rt } = ctx;
   return new Hono()
     .post('/processes/:pid', async (c) => {

@@ -30,6 +30,8 @@ export interface ServeOptions {
   readonly sseReplayLimit?: number;
   /** Bounds of `GET /api/snapshot` (defaults: 200 processes, 100 pending human requests, 50 events). */
   readonly snapshotLimits?: Partial<SnapshotLimits>;
+  /** The built web console served at `/` (default: the one bundled with the server). */
+  readonly consoleDir?: string;
   /** Receives internal errors no response can carry; default: one line on stderr. */
   readonly onError?: (err: unknown) => void;
 }
@@ -38,6 +40,8 @@ export interface RunningServer {
   /** e.g. `http://127.0.0.1:43121` */
   readonly url: string;
   readonly token: string;
+  /** The web console with the token in the URL fragment (which browsers never send), e.g. `http://127.0.0.1:43121/#token=…`. */
+  readonly consoleUrl: string;
   /** Resolves once the server has stopped (by `close()` or `POST /api/shutdown`). */
   readonly closed: Promise<void>;
   /** Stops listening and ends open connections (SSE streams included). Idempotent. Does not close the runtime. */
@@ -75,6 +79,7 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
     ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
     ...(opts.sseReplayLimit !== undefined ? { sseReplayLimit: opts.sseReplayLimit } : {}),
     ...(opts.snapshotLimits ? { snapshotLimits: opts.snapshotLimits } : {}),
+    ...(opts.consoleDir !== undefined ? { consoleDir: opts.consoleDir } : {}),
     onError,
   });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
@@ -96,5 +101,6 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
       // Open SSE streams never end by themselves: end every connection so close() completes.
       server.closeAllConnections();
     }).then(resolveClosed));
-  return { url: originOf(host, listeningPort), token, closed, close: () => close() };
+  const url = originOf(host, listeningPort);
+  return { url, token, consoleUrl: `${url}/#token=${token}`, closed, close: () => close() };
 }

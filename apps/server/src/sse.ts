@@ -122,7 +122,7 @@ const StreamQuery = z.strictObject({ cursor: seqParam.optional() });
  * `GET /api/events/stream[?cursor=<seq>]`: the SSE stream (see `eventStream`). Without `cursor`, a reconnecting
  * client's `Last-Event-ID` header is the cursor; without either, only new events are sent.
  */
-export function eventStreamRoutes(ctx: ServerContext): Hono {
+export function eventStreamRoutes(ctx: ServerContext) {
   return new Hono().get('/events/stream', (c) => {
     const q = readQuery(c, StreamQuery);
     const lastId = c.req.header('last-event-id');

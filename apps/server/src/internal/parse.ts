@@ -1,4 +1,4 @@
-import type { Context } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
 import { assertJsonBounds, LibosError } from '@libos/sdk';
 import type { z } from 'zod';
 
@@ -42,4 +42,26 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
 /** Validates a request's query string (every value a string; use coercing schemas for numbers). */
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {
   return parseWith(schema, c.req.query(), 'query');
+}
+
+/**
+ * Route middleware: the JSON body read and validated as `readBody` does (an empty body is `{}`, any content type),
+ * then `c.req.valid('json')` in the handler. Its type is what the typed client (`@libos/client`) sends.
+ *
+ * @example
+ * new Hono().post('/processes', jsonBody(SpawnBody), (c) => c.json(c.req.valid('json')));
+ */
+export function jsonBody<S extends z.ZodType>(schema: S): MiddlewareHandler<Env, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
+  return async (c, next) => {
+    c.req.addValidatedData('json', (await readBody(c, schema)) as object);
+    await next();
+  };
+}
+
+/** Route middleware: the query string validated as `readQuery` does, then `c.req.valid('query')` in the handler. */
+export function queryOf<S extends z.ZodType>(schema: S): MiddlewareHandler<Env, string, { in: { query: z.input<S> }; out: { query: z.output<S> } }> {
+  return async (c, next) => {
+    c.req.addValidatedData('query', readQuery(c, schema) as object);
+    await next();
+  };
 }

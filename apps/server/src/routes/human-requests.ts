@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Runtime } from '@libos/kernel';
 import { LibosError, type HumanRequest } from '@libos/sdk';
 import { z } from 'zod';
-import { readBody, readQuery } from '../internal/parse.js';
+import { jsonBody, queryOf } from '../internal/parse.js';
 import { humanSender, humanStatus } from '../internal/schemas.js';
 import type { ServerContext } from '../internal/server-context.js';
 
@@ -37,16 +37,16 @@ async function pendingRequest(rt: Runtime, id: string): Promise<HumanRequest> {
  * answer); `POST /api/human-requests/:id/cancel {reason?}` settles it as cancelled. Answering wakes the process
  * when it settles its wait.
  */
-export function humanRequestRoutes(ctx: ServerContext): Hono {
+export function humanRequestRoutes(ctx: ServerContext) {
   const { rt } = ctx;
   return new Hono()
-    .get('/human-requests', async (c) => {
-      const q = readQuery(c, ListQuery);
+    .get('/human-requests', queryOf(ListQuery), async (c) => {
+      const q = c.req.valid('query');
       return c.json(await rt.humanRequests(q));
     })
-    .post('/human-requests/:id/respond', async (c) => {
+    .post('/human-requests/:id/respond', jsonBody(RespondBody), async (c) => {
       const id = c.req.param('id');
-      const body = await readBody(c, RespondBody);
+      const body = c.req.valid('json');
       const req = await pendingRequest(rt, id);
       if (req.kind === 'question' && body.decision) throw new LibosError('invalid_arguments', `decision: applies to permission requests; ${id} is a question`, { details: { field: 'decision' } });
       if (req.kind === 'question' && body.approved && (body.answer === undefined || body.answer.trim() === '')) {
@@ -60,9 +60,9 @@ export function humanRequestRoutes(ctx: ServerContext): Hono {
       });
       return c.json(settled);
     })
-    .post('/human-requests/:id/cancel', async (c) => {
+    .post('/human-requests/:id/cancel', jsonBody(CancelBody), async (c) => {
       const id = c.req.param('id');
-      const body = await readBody(c, CancelBody);
+      const body = c.req.valid('json');
       await pendingRequest(rt, id);
       return c.json(await rt.cancelHumanRequest(id, body.reason ?? 'cancelled over HTTP'));
     });

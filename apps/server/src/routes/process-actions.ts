@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { refuseUnconfirmed } from '../internal/confirmation.js';
-import { readBody } from '../internal/parse.js';
+import { jsonBody } from '../internal/parse.js';
 import { humanSender } from '../internal/schemas.js';
 import type { ServerContext } from '../internal/server-context.js';
 
@@ -33,21 +33,21 @@ const SignalBody = z.strictObject({
  * - `POST /api/processes/:pid/message {payload, channel?, kind?, interrupt?, from?}`: a human message (201).
  * - `POST /api/processes/:pid/signal {signal, reason?, confirmed?}`: pause/resume, or cancel/terminate (confirmed).
  */
-export function processActionRoutes(ctx: ServerContext): Hono {
+export function processActionRoutes(ctx: ServerContext) {
   const { rt } = ctx;
   return new Hono()
-    .post('/processes/:pid/call', async (c) => {
+    .post('/processes/:pid/call', jsonBody(CallBody), async (c) => {
       const pid = c.req.param('pid');
-      const body = await readBody(c, CallBody);
+      const body = c.req.valid('json');
       const args = body.args ?? {};
       await rt.process(pid);
       const refused = await refuseUnconfirmed(c, rt, { via: 'http', pid, tool: body.tool, args, confirmed: body.confirmed === true });
       if (refused) return refused;
       return c.json(await rt.call(pid, body.tool, args));
     })
-    .post('/processes/:pid/message', async (c) => {
+    .post('/processes/:pid/message', jsonBody(MessageBody), async (c) => {
       const pid = c.req.param('pid');
-      const body = await readBody(c, MessageBody);
+      const body = c.req.valid('json');
       await rt.process(pid);
       const m = await rt.sendMessage(pid, body.payload, {
         delivery: body.interrupt ? 'interrupt' : 'normal',
@@ -57,9 +57,9 @@ export function processActionRoutes(ctx: ServerContext): Hono {
       });
       return c.json(m, 201);
     })
-    .post('/processes/:pid/signal', async (c) => {
+    .post('/processes/:pid/signal', jsonBody(SignalBody), async (c) => {
       const pid = c.req.param('pid');
-      const body = await readBody(c, SignalBody);
+      const body = c.req.valid('json');
       await rt.process(pid);
       const op = { via: 'http', pid, signal: body.signal, confirmed: body.confirmed === true } as const;
       const refused = await refuseUnconfirmed(c, rt, body.reason ? { ...op, reason: body.reason } : op);

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { readQuery } from '../internal/parse.js';
+import { queryOf } from '../internal/parse.js';
 import { humanStatus, queryBool, queryInt, seqParam } from '../internal/schemas.js';
 import type { ServerContext } from '../internal/server-context.js';
 
@@ -17,40 +17,40 @@ const HumanQuery = z.strictObject({ status: humanStatus.optional() });
  * `GET /api/processes/:pid/messages[?limit&unread]`, `/llm-calls[?limit]`, `/audit[?after&limit&action]` (records
  * it acted on), `/events[?after&limit&type]`, `/capabilities[?all]`, `/human-requests[?status]`.
  */
-export function processReadRoutes(ctx: ServerContext): Hono {
+export function processReadRoutes(ctx: ServerContext) {
   const { rt } = ctx;
   return new Hono()
-    .get('/processes/:pid/messages', async (c) => {
-      const q = readQuery(c, MessagesQuery);
+    .get('/processes/:pid/messages', queryOf(MessagesQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
       return c.json(await rt.messages(pid, { includeAcked: q.unread !== true, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
     })
-    .get('/processes/:pid/llm-calls', async (c) => {
-      const q = readQuery(c, LlmCallsQuery);
+    .get('/processes/:pid/llm-calls', queryOf(LlmCallsQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
       return c.json(await rt.llmCalls({ pid, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
     })
-    .get('/processes/:pid/audit', async (c) => {
-      const q = readQuery(c, AuditQuery);
+    .get('/processes/:pid/audit', queryOf(AuditQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
       return c.json(await rt.audit({ pid, ...q }));
     })
-    .get('/processes/:pid/events', async (c) => {
-      const q = readQuery(c, EventsQuery);
+    .get('/processes/:pid/events', queryOf(EventsQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
       return c.json(await rt.events({ pid, ...q }));
     })
-    .get('/processes/:pid/capabilities', async (c) => {
-      const q = readQuery(c, CapabilitiesQuery);
+    .get('/processes/:pid/capabilities', queryOf(CapabilitiesQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       return c.json(await rt.capabilities(pid, { includeInactive: q.all === true }));
     })
-    .get('/processes/:pid/human-requests', async (c) => {
-      const q = readQuery(c, HumanQuery);
+    .get('/processes/:pid/human-requests', queryOf(HumanQuery), async (c) => {
+      const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
       return c.json(await rt.humanRequests({ pid, ...q }));

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { PROCESS_STATUSES } from '@libos/kernel';
 import { z } from 'zod';
-import { readBody, readQuery } from '../internal/parse.js';
+import { jsonBody, queryOf } from '../internal/parse.js';
 import type { ServerContext } from '../internal/server-context.js';
 
 const SpawnBody = z.strictObject({
@@ -14,16 +14,16 @@ const ListQuery = z.strictObject({ status: z.enum(PROCESS_STATUSES).optional() }
  * `GET /api/processes[?status=]` lists processes (oldest first); `POST /api/processes {goal, image?}` spawns a root
  * process (201); `GET /api/processes/:pid` is one process with its budget (404 `process_not_found`).
  */
-export function processRoutes(ctx: ServerContext): Hono {
+export function processRoutes(ctx: ServerContext) {
   const { rt } = ctx;
   return new Hono()
-    .get('/processes', async (c) => {
-      const q = readQuery(c, ListQuery);
+    .get('/processes', queryOf(ListQuery), async (c) => {
+      const q = c.req.valid('query');
       const all = await rt.processes();
       return c.json(q.status ? all.filter((p) => p.status === q.status) : all);
     })
-    .post('/processes', async (c) => {
-      const body = await readBody(c, SpawnBody);
+    .post('/processes', jsonBody(SpawnBody), async (c) => {
+      const body = c.req.valid('json');
       const p = await rt.spawn({ goal: body.goal, ...(body.image ? { image: body.image } : {}) });
       return c.json(p, 201);
     })

@@ -36,7 +36,7 @@ function newest<T>(all: readonly T[], n: number): { items: T[]; cut: { shown: nu
  * the newest events, and `cursor` (the newest event's seq, to connect `/api/events/stream?cursor=` without a
  * gap). When a list was cut, `_truncated` names it with `{shown, total}`.
  */
-export function snapshotRoutes(ctx: ServerContext, limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS): Hono {
+export function snapshotRoutes(ctx: ServerContext, limits: SnapshotLimits = DEFAULT_SNAPSHOT_LIMITS) {
   const { rt } = ctx;
   return new Hono().get('/snapshot', async (c) => {
     const cursor = await headSeq(rt);

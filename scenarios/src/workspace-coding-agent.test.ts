@@ -18,7 +18,15 @@ const GOAL =
   'Make the test suite of this repository pass. Find the failing test, fix the source (not the test), run the tests ' +
   'with `run_shell_command` (node --test), record the result with `parse_test_log`, and commit the fix with `git_commit`.';
 /** Spec output on stdout for reading, TAP in a file for parse_test_log. */
-const NODE_TEST = ['node', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', '--test-reporter-destination=test-results.tap', 'test/math.test.js'];
+const NODE_TEST = [
+  'node',
+  '--test',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=tap',
+  '--test-reporter-destination=test-results.tap',
+  'test/math.test.js',
+];
 
 let h: WorkspaceHarness | undefined;
 const servers: Server[] = [];
@@ -81,7 +89,8 @@ function agentTurns(goalOid: string, token: string): ScriptedTurn[] {
             source_refs: [goalOid],
             status: 'completed',
             evidence_tool_calls: ['read_file', 'edit_file', 'run_shell_command', 'parse_test_log'],
-            evidence_summary: 'src/math.js add() returned a - b; edited to a + b. test_result after_fix: 2 passed, 0 failed (before_fix: 1 failed).',
+            evidence_summary:
+              'src/math.js add() returned a - b; edited to a + b. test_result after_fix: 2 passed, 0 failed (before_fix: 1 failed).',
           },
           {
             requirement: 'commit the fix',
@@ -119,9 +128,16 @@ async function expectFixed(harness: WorkspaceHarness, pid: string, repo: string,
   expect(results.afterRef.type).toBe('test_result');
 
   expect(await rt.audit({ pid, action: 'process.exit_review_required' })).toHaveLength(1);
-  expect(await rt.audit({ pid, action: 'process.exit_review_passed' })).toEqual([expect.objectContaining({ decision: 'passed', details: expect.objectContaining({ acceptance_check_count: 2 }) })]);
+  expect(await rt.audit({ pid, action: 'process.exit_review_passed' })).toEqual([
+    expect.objectContaining({ decision: 'passed', details: expect.objectContaining({ acceptance_check_count: 2 }) }),
+  ]);
   const edits = await rt.audit({ pid, action: 'workspace.file.edit' });
-  expect(edits).toEqual([expect.objectContaining({ target: `fs:${join(repo, 'src/math.js')}`, details: expect.objectContaining({ sha256_before: expect.any(String), sha256_after: expect.any(String), replacements: 1 }) })]);
+  expect(edits).toEqual([
+    expect.objectContaining({
+      target: `fs:${join(repo, 'src/math.js')}`,
+      details: expect.objectContaining({ sha256_before: expect.any(String), sha256_after: expect.any(String), replacements: 1 }),
+    }),
+  ]);
   const shells = await rt.audit({ pid, action: 'workspace.shell.run' });
   expect(shells.map((r) => [r.target, r.details.exit_code])).toEqual([
     ['shell:node', 1],
@@ -137,7 +153,9 @@ describe('[WS-7] a coding agent fixes a failing test in a small repository', () 
     const { repo, base } = fixtureRepo(h.dir);
     const agent = await codingAgent(h, repo);
     const tools = (await h.rt.process(agent.pid)).visibleTools;
-    expect(tools).toEqual(expect.arrayContaining(['read_file', 'edit_file', 'run_shell_command', 'parse_test_log', 'git_commit', 'git_status']));
+    expect(tools).toEqual(
+      expect.arrayContaining(['read_file', 'edit_file', 'run_shell_command', 'parse_test_log', 'git_commit', 'git_status']),
+    );
     const provider = new ScriptedProvider(agentTurns(agent.goalOid, agent.token) as LlmScript);
     const report = await h.rt.run({ provider });
     expect(report.idle).toBe(true);
@@ -165,15 +183,33 @@ describe('[WS-7] a coding agent fixes a failing test in a small repository', () 
         const message = {
           role: 'assistant',
           content: null,
-          tool_calls: turn.map((c, j) => ({ id: `call_${seen.length}_${j}`, type: 'function', function: { name: c.tool, arguments: JSON.stringify(c.args ?? {}) } })),
+          tool_calls: turn.map((c, j) => ({
+            id: `call_${seen.length}_${j}`,
+            type: 'function',
+            function: { name: c.tool, arguments: JSON.stringify(c.args ?? {}) },
+          })),
         };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: `chatcmpl-${seen.length}`, object: 'chat.completion', model: 'replay-model', choices: [{ index: 0, message, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } }));
+        res.end(
+          JSON.stringify({
+            id: `chatcmpl-${seen.length}`,
+            object: 'chat.completion',
+            model: 'replay-model',
+            choices: [{ index: 0, message, finish_reason: 'tool_calls' }],
+            usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+          }),
+        );
       });
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const provider = new OpenAiProvider({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, model: 'replay-model', apiKey: 'sk-local', sleep: async () => {}, random: () => 0.5 });
+    const provider = new OpenAiProvider({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      model: 'replay-model',
+      apiKey: 'sk-local',
+      sleep: async () => {},
+      random: () => 0.5,
+    });
     const report = await h.rt.run({ provider });
     expect(report.idle).toBe(true);
     expect(seen).toHaveLength(14);

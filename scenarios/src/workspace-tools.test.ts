@@ -31,7 +31,12 @@ function snapshot(dir: string): Record<string, string> {
     for (const e of readdirSync(d, { withFileTypes: true, encoding: 'buffer' })) {
       const p = Buffer.concat([d, Buffer.from('/'), e.name]);
       if (e.isDirectory()) visit(p);
-      else out[p.toString('hex')] = e.isFile() ? createHash('sha256').update(readFileSync(p)).digest('hex') : e.isSymbolicLink() ? 'link' : 'other';
+      else
+        out[p.toString('hex')] = e.isFile()
+          ? createHash('sha256').update(readFileSync(p)).digest('hex')
+          : e.isSymbolicLink()
+            ? 'link'
+            : 'other';
     }
   };
   visit(Buffer.from(dir));
@@ -68,8 +73,15 @@ describe('[WS-1] every tool refuses without its grant (nothing written, nothing 
     expect(snapshot(h.dir)).toEqual(before);
 
     await grantA(['write', 'delete']);
-    expect(await ok(h.rt, pid, 'write_file', { path: 'new.txt', content: 'fresh\n' })).toMatchObject({ path: join(a, 'new.txt'), bytes: 6, created: true });
-    expect(await ok(h.rt, pid, 'edit_file', { path: 'f.txt', old_text: 'two', new_text: '2' })).toMatchObject({ replacements: 1, first_changed_line: 2 });
+    expect(await ok(h.rt, pid, 'write_file', { path: 'new.txt', content: 'fresh\n' })).toMatchObject({
+      path: join(a, 'new.txt'),
+      bytes: 6,
+      created: true,
+    });
+    expect(await ok(h.rt, pid, 'edit_file', { path: 'f.txt', old_text: 'two', new_text: '2' })).toMatchObject({
+      replacements: 1,
+      first_changed_line: 2,
+    });
     expect(readFileSync(join(a, 'f.txt'), 'utf8')).toBe('one\n2\nthree\n');
     expect(await ok(h.rt, pid, 'make_directory', { path: 'sub/deeper' })).toEqual({ path: join(a, 'sub', 'deeper'), created: true });
     expect(await ok(h.rt, pid, 'delete_path', { path: 'new.txt' })).toMatchObject({ deleted: true, type: 'file' });
@@ -83,14 +95,24 @@ describe('[WS-1] every tool refuses without its grant (nothing written, nothing 
     const args = { argv: ['touch', 'ran.txt'] };
     expect(await fails(h.rt, pid, 'run_shell_command', args)).toMatchObject({ code: 'permission_denied' });
     await h.rt.grant(pid, 'shell:touch', ['execute']);
-    expect(await fails(h.rt, pid, 'run_shell_command', args)).toMatchObject({ code: 'permission_denied', message: expect.stringContaining(`fs:${a}`) });
+    expect(await fails(h.rt, pid, 'run_shell_command', args)).toMatchObject({
+      code: 'permission_denied',
+      message: expect.stringContaining(`fs:${a}`),
+    });
     await grantA(['write']);
-    expect(await fails(h.rt, pid, 'run_shell_command', { command: 'touch ran.txt' })).toMatchObject({ code: 'permission_denied', message: expect.stringContaining('shell:sh') });
+    expect(await fails(h.rt, pid, 'run_shell_command', { command: 'touch ran.txt' })).toMatchObject({
+      code: 'permission_denied',
+      message: expect.stringContaining('shell:sh'),
+    });
     expect(existsSync(marker)).toBe(false);
     expect(await ok(h.rt, pid, 'run_shell_command', args)).toMatchObject({ status: 'exited', exit_code: 0, program: 'touch', cwd: a });
     expect(existsSync(marker)).toBe(true);
     await h.rt.grant(pid, 'shell:*', ['execute']);
-    expect(await ok(h.rt, pid, 'run_shell_command', { command: 'echo "$0 in $PWD"; exit 4' })).toMatchObject({ status: 'exited', exit_code: 4, stdout: { text: `sh in ${a}\n` } });
+    expect(await ok(h.rt, pid, 'run_shell_command', { command: 'echo "$0 in $PWD"; exit 4' })).toMatchObject({
+      status: 'exited',
+      exit_code: 4,
+      stdout: { text: `sh in ${a}\n` },
+    });
     const audits = await h.rt.audit({ pid, action: 'workspace.shell.run' });
     expect(audits.map((r) => [r.target, r.decision])).toEqual([
       ['shell:touch', 'exited'],
@@ -117,9 +139,15 @@ describe('[WS-1] every tool refuses without its grant (nothing written, nothing 
       ['git_branch', { create: 'feature' }],
       ['git_checkout', { ref: 'feature', create_branch: true }],
     ];
-    for (const [tool, args] of [...reads, ...writes]) expect(await fails(h.rt, pid, tool, args), tool).toMatchObject({ code: 'permission_denied' });
+    for (const [tool, args] of [...reads, ...writes])
+      expect(await fails(h.rt, pid, tool, args), tool).toMatchObject({ code: 'permission_denied' });
     await h.rt.grant(pid, `git:${a}`, ['read']);
-    expect(await ok(h.rt, pid, 'git_status', {})).toMatchObject({ repo: a, branch: 'main', clean: false, entries: [{ path: 'f.txt', index: ' ', worktree: 'M' }] });
+    expect(await ok(h.rt, pid, 'git_status', {})).toMatchObject({
+      repo: a,
+      branch: 'main',
+      clean: false,
+      entries: [{ path: 'f.txt', index: ' ', worktree: 'M' }],
+    });
     expect((await ok(h.rt, pid, 'git_diff', {})).diff).toContain('+changed');
     expect((await ok(h.rt, pid, 'git_log', {})).commits).toMatchObject([{ commit: head, subject: 'fixture' }]);
     expect((await ok(h.rt, pid, 'git_show', { file: 'f.txt' })).text).toBe('one\ntwo\nthree\n');
@@ -138,7 +166,10 @@ describe('[WS-1] every tool refuses without its grant (nothing written, nothing 
     expect(await ok(h.rt, pid, 'git_checkout', { ref: 'feature' })).toMatchObject({ branch: 'feature', head: commit.commit });
     expect(await ok(h.rt, pid, 'git_checkout', { ref: 'HEAD~1', paths: ['f.txt'] })).toMatchObject({ restored_paths: 1 });
     expect(readFileSync(join(a, 'f.txt'), 'utf8')).toBe('one\ntwo\nthree\n');
-    expect((await h.rt.audit({ pid, action: 'workspace.git.commit' }))[0]).toMatchObject({ target: `git:${a}`, details: { commit: commit.commit } });
+    expect((await h.rt.audit({ pid, action: 'workspace.git.commit' }))[0]).toMatchObject({
+      target: `git:${a}`,
+      details: { commit: commit.commit },
+    });
   });
 });
 
@@ -159,13 +190,17 @@ describe('[WS-2] a grant on <tmp>/a/* reaches nothing in b', () => {
     expect(await fails(h.rt, pid, 'set_working_directory', { path: 'link-to-b' })).toMatchObject({ code: 'permission_denied' });
   });
 
-  it('cannot write into b through a link (nor create a file there through a dangling link), while the link itself is listed, not followed', async () => {
+  it('cannot write into b through a link (nor create a file through a dangling one); the link is listed, not followed', async () => {
     symlinkSync(join(b, 'created-through-link'), join(a, 'dangling'));
     const before = snapshot(b);
     expect(await fails(h.rt, pid, 'write_file', { path: 'link-to-x', content: 'pwned' })).toMatchObject({ code: 'permission_denied' });
-    expect(await fails(h.rt, pid, 'write_file', { path: 'link-to-b/new.txt', content: 'pwned' })).toMatchObject({ code: 'permission_denied' });
+    expect(await fails(h.rt, pid, 'write_file', { path: 'link-to-b/new.txt', content: 'pwned' })).toMatchObject({
+      code: 'permission_denied',
+    });
     expect(await fails(h.rt, pid, 'write_file', { path: 'dangling', content: 'pwned' })).toMatchObject({ code: 'permission_denied' });
-    expect(await fails(h.rt, pid, 'edit_file', { path: 'link-to-x', old_text: 'secret', new_text: 'x' })).toMatchObject({ code: 'permission_denied' });
+    expect(await fails(h.rt, pid, 'edit_file', { path: 'link-to-x', old_text: 'secret', new_text: 'x' })).toMatchObject({
+      code: 'permission_denied',
+    });
     expect(snapshot(b)).toEqual(before);
     const listing = await ok(h.rt, pid, 'list_files', { recursive: true });
     expect(listing.entries.map((e: Json) => [e.path, e.type])).toEqual([
@@ -182,7 +217,9 @@ describe('[WS-2] a grant on <tmp>/a/* reaches nothing in b', () => {
 
   it('a command cannot run in b (cwd resolved like any path)', async () => {
     await h.rt.grant(pid, 'shell:touch', ['execute']);
-    expect(await fails(h.rt, pid, 'run_shell_command', { argv: ['touch', 'y'], cwd: 'link-to-b' })).toMatchObject({ code: 'permission_denied' });
+    expect(await fails(h.rt, pid, 'run_shell_command', { argv: ['touch', 'y'], cwd: 'link-to-b' })).toMatchObject({
+      code: 'permission_denied',
+    });
     expect(existsSync(join(b, 'y'))).toBe(false);
   });
 });
@@ -195,7 +232,10 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
 
   it('a command sleeping past its timeout returns timed_out and leaves no process (checked by pid)', async () => {
     const { isAlive } = await import('../../packages/workspace/src/internal/testing/processes.js');
-    const r = await ok(h.rt, pid, 'run_shell_command', { command: 'sleep 30 & echo $!; (sleep 30; touch late.txt) & echo $!; echo $$; wait', timeout_seconds: 1 });
+    const r = await ok(h.rt, pid, 'run_shell_command', {
+      command: 'sleep 30 & echo $!; (sleep 30; touch late.txt) & echo $!; echo $$; wait',
+      timeout_seconds: 1,
+    });
     expect(r).toMatchObject({ status: 'timed_out', timed_out: true, exit_code: null });
     const pids = (r.stdout.text as string).trim().split('\n').map(Number);
     expect(pids).toHaveLength(3);
@@ -204,7 +244,10 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
   });
 
   it('10 MB of output is capped to the bound with head and tail', async () => {
-    const r = await ok(h.rt, pid, 'run_shell_command', { command: "printf HEAD; head -c 10485760 /dev/zero | tr '\\0' y; printf TAIL", max_output_bytes: 4_096 });
+    const r = await ok(h.rt, pid, 'run_shell_command', {
+      command: "printf HEAD; head -c 10485760 /dev/zero | tr '\\0' y; printf TAIL",
+      max_output_bytes: 4_096,
+    });
     expect(r.stdout).toMatchObject({ total_bytes: 10_485_768, truncated: true, omitted_bytes: 10_485_768 - 4_096 });
     expect(r.stdout.text.startsWith('HEADyyy')).toBe(true);
     expect(r.stdout.text.endsWith('yyyTAIL')).toBe(true);
@@ -221,7 +264,10 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
 
   it('a program that is not installed provably did not start; the host environment is scrubbed', async () => {
     await h.rt.grant(pid, 'shell:no-such-program-xyz', ['execute']);
-    expect(await fails(h.rt, pid, 'run_shell_command', { argv: ['no-such-program-xyz'] })).toMatchObject({ code: 'not_found', details: { started: false } });
+    expect(await fails(h.rt, pid, 'run_shell_command', { argv: ['no-such-program-xyz'] })).toMatchObject({
+      code: 'not_found',
+      details: { started: false },
+    });
     process.env.LIBOS_TEST_SECRET = 'leak';
     try {
       const r = await ok(h.rt, pid, 'run_shell_command', { command: 'echo "${LIBOS_TEST_SECRET:-scrubbed} $MINE"', env: { MINE: 'mine' } });
@@ -229,7 +275,9 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
     } finally {
       delete process.env.LIBOS_TEST_SECRET;
     }
-    expect(await fails(h.rt, pid, 'run_shell_command', { command: 'true', env: { LD_PRELOAD: '/x.so' } })).toMatchObject({ code: 'invalid_arguments' });
+    expect(await fails(h.rt, pid, 'run_shell_command', { command: 'true', env: { LD_PRELOAD: '/x.so' } })).toMatchObject({
+      code: 'invalid_arguments',
+    });
   });
 });
 
@@ -249,7 +297,13 @@ describe('[WS-4] bad input: a clear code, nothing written', () => {
       ['missing file', 'write_file', { path: 'nope.txt', content: 'x', mode: 'overwrite' }, 'not_found', 'not_found'],
       ['a directory where a file is expected', 'read_file', { path: 'dir' }, 'invalid_arguments', 'is_directory'],
       ['a directory where a file is expected', 'write_file', { path: 'dir', content: 'x' }, 'invalid_arguments', 'is_directory'],
-      ['a directory where a file is expected', 'edit_file', { path: 'dir', old_text: 'a', new_text: 'b' }, 'invalid_arguments', 'is_directory'],
+      [
+        'a directory where a file is expected',
+        'edit_file',
+        { path: 'dir', old_text: 'a', new_text: 'b' },
+        'invalid_arguments',
+        'is_directory',
+      ],
       ['a binary file', 'read_file', { path: 'bin.dat' }, 'invalid_arguments', 'binary_file'],
       ['a file that is not UTF-8', 'read_file', { path: 'latin1.txt' }, 'invalid_arguments', 'binary_file'],
       ['a binary file', 'edit_file', { path: 'bin.dat', old_text: 'P', new_text: 'Q' }, 'invalid_arguments', 'binary_file'],
@@ -257,22 +311,45 @@ describe('[WS-4] bad input: a clear code, nothing written', () => {
       ['a path with NUL', 'write_file', { path: 'evil\u0000.txt', content: 'x' }, 'invalid_arguments', 'nul_byte'],
       ['a non-UTF-8 name', 'write_file', { path: 'n\ud800m', content: 'x' }, 'invalid_arguments', 'not_utf8'],
       ['a non-UTF-8 name', 'read_file', { path: 'n\udfffm' }, 'invalid_arguments', 'not_utf8'],
-      ['an edit whose old text occurs twice', 'edit_file', { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2' }, 'invalid_arguments', 'old_text_ambiguous'],
-      ['an edit whose old text is absent', 'edit_file', { path: 'f.txt', old_text: 'four', new_text: '4' }, 'invalid_arguments', 'old_text_not_found'],
+      [
+        'an edit whose old text occurs twice',
+        'edit_file',
+        { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2' },
+        'invalid_arguments',
+        'old_text_ambiguous',
+      ],
+      [
+        'an edit whose old text is absent',
+        'edit_file',
+        { path: 'f.txt', old_text: 'four', new_text: '4' },
+        'invalid_arguments',
+        'old_text_not_found',
+      ],
       ['create over an existing file', 'write_file', { path: 'f.txt', content: 'x', mode: 'create' }, 'conflict', 'already_exists'],
-      ['a write into .git', 'write_file', { path: '.git/config', content: '[core]', create_parents: true }, 'permission_denied', 'git_metadata'],
+      [
+        'a write into .git',
+        'write_file',
+        { path: '.git/config', content: '[core]', create_parents: true },
+        'permission_denied',
+        'git_metadata',
+      ],
     ];
     for (const [what, tool, args, code, reason] of cases) {
       expect(await fails(h.rt, pid, tool, args), `${what} (${tool})`).toMatchObject({ code, details: { reason } });
     }
-    expect((await fails(h.rt, pid, 'edit_file', { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2' })).details).toMatchObject({ occurrences: 2, lines: [1, 2] });
+    expect((await fails(h.rt, pid, 'edit_file', { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2' })).details).toMatchObject({
+      occurrences: 2,
+      lines: [1, 2],
+    });
     expect(snapshot(a)).toEqual(before);
     // The non-UTF-8 name is reported in hex, never returned as mangled text.
     const listing = await ok(h.rt, pid, 'list_files', {});
     expect(listing.entries.map((e: Json) => e.path)).toEqual(['bin.dat', 'dir', 'f.txt', 'latin1.txt', 'twice.txt']);
     expect(listing).toMatchObject({ non_utf8_count: 1, non_utf8_names: [{ parent: a, name_hex: '6eff6d' }] });
     // replace_all resolves the ambiguity on purpose.
-    expect(await ok(h.rt, pid, 'edit_file', { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2', replace_all: true })).toMatchObject({ replacements: 2 });
+    expect(await ok(h.rt, pid, 'edit_file', { path: 'twice.txt', old_text: 'x = 1', new_text: 'x = 2', replace_all: true })).toMatchObject({
+      replacements: 2,
+    });
   });
 
   it('every write is audited with path, bytes and sha256 before and after (never the content)', async () => {
@@ -282,8 +359,23 @@ describe('[WS-4] bad input: a clear code, nothing written', () => {
     const audits = await h.rt.audit({ pid });
     const writes = audits.filter((r) => r.action === 'workspace.file.write' || r.action === 'workspace.file.edit');
     expect(writes.map((r) => [r.action, r.target, r.details])).toEqual([
-      ['workspace.file.write', `fs:${join(a, 'f.txt')}`, expect.objectContaining({ path: join(a, 'f.txt'), bytes_before: 14, sha256_before: oldSha, bytes_after: 9, sha256_after: w.sha256, created: false })],
-      ['workspace.file.edit', `fs:${join(a, 'f.txt')}`, expect.objectContaining({ bytes_before: 9, sha256_before: w.sha256, bytes_after: 7, sha256_after: e.sha256, replacements: 1 })],
+      [
+        'workspace.file.write',
+        `fs:${join(a, 'f.txt')}`,
+        expect.objectContaining({
+          path: join(a, 'f.txt'),
+          bytes_before: 14,
+          sha256_before: oldSha,
+          bytes_after: 9,
+          sha256_after: w.sha256,
+          created: false,
+        }),
+      ],
+      [
+        'workspace.file.edit',
+        `fs:${join(a, 'f.txt')}`,
+        expect.objectContaining({ bytes_before: 9, sha256_before: w.sha256, bytes_after: 7, sha256_after: e.sha256, replacements: 1 }),
+      ],
     ]);
     expect(JSON.stringify(writes)).not.toContain('replaced');
     expect(e.sha256).toBe(sha(join(a, 'f.txt')));
@@ -292,12 +384,21 @@ describe('[WS-4] bad input: a clear code, nothing written', () => {
   it('read_file pages by lines and by byte offset', async () => {
     writeFileSync(join(a, 'long.txt'), Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\n'));
     const first = await ok(h.rt, pid, 'read_file', { path: 'long.txt', start_line: 10, end_line: 12 });
-    expect(first).toMatchObject({ content: 'line 10\nline 11\nline 12\n', start_line: 10, end_line: 12, total_lines: 100, next_start_line: 13 });
+    expect(first).toMatchObject({
+      content: 'line 10\nline 11\nline 12\n',
+      start_line: 10,
+      end_line: 12,
+      total_lines: 100,
+      next_start_line: 13,
+    });
     const capped = await ok(h.rt, pid, 'read_file', { path: 'long.txt', max_bytes: 21 });
     expect(capped).toMatchObject({ content: 'line 1\nline 2\nline 3\n', truncated: true, next_start_line: 4 });
     const bytes = await ok(h.rt, pid, 'read_file', { path: 'long.txt', offset: 7, max_bytes: 7 });
     expect(bytes).toMatchObject({ content: 'line 2\n', next_offset: 14 });
-    expect(await fails(h.rt, pid, 'read_file', { path: 'long.txt', start_line: 101 })).toMatchObject({ code: 'invalid_arguments', details: { reason: 'line_out_of_range' } });
+    expect(await fails(h.rt, pid, 'read_file', { path: 'long.txt', start_line: 101 })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { reason: 'line_out_of_range' },
+    });
   });
 });
 
@@ -313,7 +414,10 @@ describe('[WS-5] the working directory', () => {
     // The child holds no grant of its own: visibility is never authority.
     expect(await fails(h.rt, child.pid, 'read_file', { path: 'g.txt' })).toMatchObject({ code: 'permission_denied' });
     expect(await ok(h.rt, pid, 'read_file', { path: 'g.txt' })).toMatchObject({ content: 'inner file' });
-    expect(await fails(h.rt, pid, 'set_working_directory', { path: 'g.txt' })).toMatchObject({ code: 'invalid_arguments', details: { reason: 'not_a_directory' } });
+    expect(await fails(h.rt, pid, 'set_working_directory', { path: 'g.txt' })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { reason: 'not_a_directory' },
+    });
   });
 
   it('a process spawned without one works from the plugin base directory', async () => {
@@ -327,8 +431,20 @@ describe('[WS-6] parse_test_log stores a test_result Object', () => {
     await grantA(['read']);
     writeFileSync(join(a, 'run.tap'), 'TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\n1..2\n');
     const r = await ok(h.rt, pid, 'parse_test_log', { path: 'run.tap' });
-    expect(r).toMatchObject({ format: 'tap', passed: 1, failed: 1, total: 2, failing: ['subtracts'], ok: false, namespace: `process:${pid}/test_results` });
+    expect(r).toMatchObject({
+      format: 'tap',
+      passed: 1,
+      failed: 1,
+      total: 2,
+      failing: ['subtracts'],
+      ok: false,
+      namespace: `process:${pid}/test_results`,
+    });
     const read = await ok(h.rt, pid, 'read_memory_object', { namespace: r.namespace, name: r.name });
-    expect(read).toMatchObject({ oid: r.oid, type: 'test_result', payload: { passed: 1, failed: 1, failing: ['subtracts'], ok: false, source: { path: join(a, 'run.tap') } } });
+    expect(read).toMatchObject({
+      oid: r.oid,
+      type: 'test_result',
+      payload: { passed: 1, failed: 1, failing: ['subtracts'], ok: false, source: { path: join(a, 'run.tap') } },
+    });
   });
 });

@@ -49,8 +49,18 @@ export interface WorkspaceConfig {
   readonly git: GitSettings;
 }
 
-export const DEFAULT_SHELL_LIMITS: ShellLimits = { defaultTimeoutSeconds: 60, maxTimeoutSeconds: 600, defaultOutputBytes: 16_384, maxOutputBytes: 65_536, killGraceMs: 1_000 };
-export const DEFAULT_GIT_SETTINGS: GitSettings = { program: 'git', timeoutSeconds: 60, identity: { name: 'libOS agent', email: 'agent@libos.invalid' } };
+export const DEFAULT_SHELL_LIMITS: ShellLimits = {
+  defaultTimeoutSeconds: 60,
+  maxTimeoutSeconds: 600,
+  defaultOutputBytes: 16_384,
+  maxOutputBytes: 65_536,
+  killGraceMs: 1_000,
+};
+export const DEFAULT_GIT_SETTINGS: GitSettings = {
+  program: 'git',
+  timeoutSeconds: 60,
+  identity: { name: 'libOS agent', email: 'agent@libos.invalid' },
+};
 
 const positive = (v: number, what: string) => {
   if (!(Number.isFinite(v) && v > 0)) throw new TypeError(`workspace: ${what} must be a positive number (got ${v})`);
@@ -67,11 +77,20 @@ export function settleConfig(options: WorkspaceOptions = {}): WorkspaceConfig {
   if (!isAbsolute(base)) throw new TypeError(`workspace: baseDirectory must be absolute (got ${base})`);
   const shell = { ...DEFAULT_SHELL_LIMITS, ...(options.shell ?? {}) };
   for (const [k, v] of Object.entries(shell)) positive(v, `shell.${k}`);
-  if (shell.defaultTimeoutSeconds > shell.maxTimeoutSeconds) throw new TypeError('workspace: shell.defaultTimeoutSeconds must not exceed shell.maxTimeoutSeconds');
-  if (shell.defaultOutputBytes > shell.maxOutputBytes) throw new TypeError('workspace: shell.defaultOutputBytes must not exceed shell.maxOutputBytes');
-  if (!Number.isInteger(shell.maxOutputBytes) || shell.maxOutputBytes < 64) throw new TypeError('workspace: shell.maxOutputBytes must be an integer >= 64');
+  if (shell.defaultTimeoutSeconds > shell.maxTimeoutSeconds)
+    throw new TypeError('workspace: shell.defaultTimeoutSeconds must not exceed shell.maxTimeoutSeconds');
+  if (shell.defaultOutputBytes > shell.maxOutputBytes)
+    throw new TypeError('workspace: shell.defaultOutputBytes must not exceed shell.maxOutputBytes');
+  if (!Number.isInteger(shell.maxOutputBytes) || shell.maxOutputBytes < 64)
+    throw new TypeError('workspace: shell.maxOutputBytes must be an integer >= 64');
   const git = { ...DEFAULT_GIT_SETTINGS, ...(options.git ?? {}) };
   positive(git.timeoutSeconds, 'git.timeoutSeconds');
   if (git.program === '') throw new TypeError('workspace: git.program must not be empty');
-  return { baseDirectory: resolve(base), envAllowlist: options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST, hostEnv: options.hostEnv ?? process.env, shell, git };
+  return {
+    baseDirectory: resolve(base),
+    envAllowlist: options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST,
+    hostEnv: options.hostEnv ?? process.env,
+    shell,
+    git,
+  };
 }

@@ -20,7 +20,15 @@ import { searchFiles } from './tools/search-files.js';
 import { getWorkingDirectory, setWorkingDirectory } from './tools/working-directory.js';
 import { writeFile } from './tools/write-file.js';
 
-export { settleConfig, DEFAULT_SHELL_LIMITS, DEFAULT_GIT_SETTINGS, type WorkspaceOptions, type WorkspaceConfig, type ShellLimits, type GitSettings } from './config.js';
+export {
+  settleConfig,
+  DEFAULT_SHELL_LIMITS,
+  DEFAULT_GIT_SETTINGS,
+  type WorkspaceOptions,
+  type WorkspaceConfig,
+  type ShellLimits,
+  type GitSettings,
+} from './config.js';
 export { DEFAULT_ENV_ALLOWLIST } from './internal/environment.js';
 export { testResultsNamespace } from './tools/parse-test-log.js';
 export { parseTestLogText } from './test-logs/parse-log.js';
@@ -28,7 +36,17 @@ export { TEST_LOG_FORMATS, type TestLogFormat, type TestReport } from './test-lo
 export { FILESYSTEM_SKILL_URL, SHELL_SKILL_URL, GIT_SKILL_URL } from './skill-files.js';
 
 /** Tools of the filesystem Skill, in its `allowed-tools` order. */
-export const FILESYSTEM_TOOLS = ['get_working_directory', 'set_working_directory', 'read_file', 'write_file', 'edit_file', 'list_files', 'search_files', 'make_directory', 'delete_path'] as const;
+export const FILESYSTEM_TOOLS = [
+  'get_working_directory',
+  'set_working_directory',
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_files',
+  'search_files',
+  'make_directory',
+  'delete_path',
+] as const;
 /** Tools of the shell Skill. */
 export const SHELL_TOOLS = ['run_shell_command', 'parse_test_log'] as const;
 /** Tools of the git Skill. */

@@ -1,6 +1,16 @@
 import { parseSkill, skillFromFile, toolInputJsonSchema } from '@libos/sdk';
 import { describe, expect, it } from 'vitest';
-import { FILESYSTEM_SKILL_URL, FILESYSTEM_TOOLS, GIT_SKILL_URL, GIT_TOOLS, SHELL_SKILL_URL, SHELL_TOOLS, settleConfig, workspace, WORKSPACE_TOOLS } from './index.js';
+import {
+  FILESYSTEM_SKILL_URL,
+  FILESYSTEM_TOOLS,
+  GIT_SKILL_URL,
+  GIT_TOOLS,
+  SHELL_SKILL_URL,
+  SHELL_TOOLS,
+  settleConfig,
+  workspace,
+  WORKSPACE_TOOLS,
+} from './index.js';
 
 describe('the workspace plugin', () => {
   it.each([

@@ -79,7 +79,13 @@ export async function ok(rt: Runtime, pid: string, tool: string, args: Record<st
 }
 
 /** Calls a tool that must fail and returns its error. */
-export async function fails(rt: Runtime, pid: string, tool: string, args: Record<string, unknown> = {}, signal?: AbortSignal): Promise<{ code: string; message: string; details?: Json }> {
+export async function fails(
+  rt: Runtime,
+  pid: string,
+  tool: string,
+  args: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<{ code: string; message: string; details?: Json }> {
   const r: ToolCallResult = await rt.call(pid, tool, args, signal ? { signal } : {});
   if (r.ok) throw new Error(`${tool} unexpectedly succeeded: ${JSON.stringify(r.payload)}`);
   return r.error;
@@ -90,6 +96,13 @@ export function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: cwd, GIT_AUTHOR_NAME: 'Fixture', GIT_AUTHOR_EMAIL: 'fixture@example.invalid', GIT_COMMITTER_NAME: 'Fixture', GIT_COMMITTER_EMAIL: 'fixture@example.invalid' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: cwd,
+      GIT_AUTHOR_NAME: 'Fixture',
+      GIT_AUTHOR_EMAIL: 'fixture@example.invalid',
+      GIT_COMMITTER_NAME: 'Fixture',
+      GIT_COMMITTER_EMAIL: 'fixture@example.invalid',
+    },
   });
 }

@@ -22,17 +22,23 @@ export function workingDirectoryService(scope: ServiceScope): WorkingDirectorySe
     },
     async set(pid, path) {
       if (typeof path !== 'string' || path === '' || path.length > MAX_WORKING_DIRECTORY_CHARS || path.includes('\0')) {
-        throw new LibosError('invalid_arguments', `working directory: must be 1..${MAX_WORKING_DIRECTORY_CHARS} characters without NUL`, { details: { field: 'path' } });
+        throw new LibosError('invalid_arguments', `working directory: must be 1..${MAX_WORKING_DIRECTORY_CHARS} characters without NUL`, {
+          details: { field: 'path' },
+        });
       }
       const p = await getProcess(store, pid);
-      if (TERMINAL_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is ${p.status}; its working directory can no longer change`, { details: { pid } });
+      if (TERMINAL_STATUSES.has(p.status))
+        throw new LibosError('invalid_state', `process ${pid} is ${p.status}; its working directory can no longer change`, {
+          details: { pid },
+        });
       const r = await store
         .updateTable('processes')
         .set({ working_directory: path, revision: p.revision + 1, updated_at: scope.clock.now().toISOString() })
         .where('pid', '=', pid)
         .where('revision', '=', p.revision)
         .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
+      if (Number(r.numUpdatedRows) !== 1)
+        throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
     },
   };
 }

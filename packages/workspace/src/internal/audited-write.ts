@@ -16,7 +16,13 @@ export interface WriteReceipt {
  * (`action`, target `fs:<path>`, path, bytes and sha256 before and after: never the content) and the
  * `workspace_file_written` event, in the call's transaction.
  */
-export async function auditedWrite(ctx: ToolContext, p: ResolvedPath, data: Uint8Array, action: string, extra: Readonly<Record<string, unknown>> = {}): Promise<WriteReceipt> {
+export async function auditedWrite(
+  ctx: ToolContext,
+  p: ResolvedPath,
+  data: Uint8Array,
+  action: string,
+  extra: Readonly<Record<string, unknown>> = {},
+): Promise<WriteReceipt> {
   const before = p.kind === 'file' ? fileDigest(p.real, 'path') : null;
   atomicWrite(p.real, data, p.kind === 'file' && p.stats ? p.stats.mode : null, 'path');
   const sha256 = sha256Of(data);

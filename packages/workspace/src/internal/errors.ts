@@ -40,8 +40,18 @@ export type RefusalReason =
   | 'capability_denied';
 
 /** A refusal: a LibosError whose details name the field, the reason and the path when there is one. */
-export function refuse(code: ErrorCode, reason: RefusalReason, message: string, details: Readonly<Record<string, unknown>> = {}, cause?: unknown): LibosError {
-  return new LibosError(code, message, cause === undefined ? { details: { reason, ...details } } : { details: { reason, ...details }, cause });
+export function refuse(
+  code: ErrorCode,
+  reason: RefusalReason,
+  message: string,
+  details: Readonly<Record<string, unknown>> = {},
+  cause?: unknown,
+): LibosError {
+  return new LibosError(
+    code,
+    message,
+    cause === undefined ? { details: { reason, ...details } } : { details: { reason, ...details }, cause },
+  );
 }
 
 /**
@@ -64,14 +74,24 @@ export function fsError(err: unknown, path: string, field: string): LibosError {
     case 'EEXIST':
       return refuse('conflict', 'already_exists', `${field}: ${path} already exists`, d);
     case 'ENOTEMPTY':
-      return refuse('conflict', 'directory_not_empty', `${field}: directory ${path} is not empty (pass recursive: true to delete it with its contents)`, d);
+      return refuse(
+        'conflict',
+        'directory_not_empty',
+        `${field}: directory ${path} is not empty (pass recursive: true to delete it with its contents)`,
+        d,
+      );
     case 'ELOOP':
       return refuse('invalid_arguments', 'symlink_loop', `${field}: ${path} has too many levels of symbolic links`, d);
     case 'ENAMETOOLONG':
       return refuse('invalid_arguments', 'path_too_long', `${field}: ${path} is longer than the operating system allows`, d);
     case 'EACCES':
     case 'EPERM':
-      return refuse('permission_denied', 'os_denied', `${field}: the operating system refused access to ${path} (${code}); a libOS grant cannot lift that`, d);
+      return refuse(
+        'permission_denied',
+        'os_denied',
+        `${field}: the operating system refused access to ${path} (${code}); a libOS grant cannot lift that`,
+        d,
+      );
     case 'ENOSPC':
     case 'EDQUOT':
       return new LibosError('disk_full', `${field}: no space left writing ${path}`, { details: d, cause: err });

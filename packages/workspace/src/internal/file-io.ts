@@ -1,5 +1,17 @@
 import { randomBytes, createHash } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fsError, refuse } from './errors.js';
 
@@ -19,11 +31,17 @@ export function openRegularFile(real: string, field: string): { fd: number; stat
   const stats = fstatSync(fd);
   if (stats.isDirectory()) {
     closeSync(fd);
-    throw refuse('invalid_arguments', 'is_directory', `${field}: ${real} is a directory, not a file (list it with list_files)`, { field, path: real });
+    throw refuse('invalid_arguments', 'is_directory', `${field}: ${real} is a directory, not a file (list it with list_files)`, {
+      field,
+      path: real,
+    });
   }
   if (!stats.isFile()) {
     closeSync(fd);
-    throw refuse('invalid_arguments', 'not_a_regular_file', `${field}: ${real} is not a regular file (a device, socket or pipe)`, { field, path: real });
+    throw refuse('invalid_arguments', 'not_a_regular_file', `${field}: ${real} is not a regular file (a device, socket or pipe)`, {
+      field,
+      path: real,
+    });
   }
   return { fd, stats };
 }
@@ -45,18 +63,29 @@ export const hasNul = (bytes: Uint8Array) => bytes.subarray(0, BINARY_SNIFF_BYTE
 
 /** The refusal of a binary file (a NUL, or bytes that are not UTF-8). */
 export const binaryRefusal = (field: string, path: string, cause?: unknown) =>
-  refuse('invalid_arguments', 'binary_file', `${field}: ${path} is a binary file (a NUL byte or bytes that are not UTF-8); these tools read and edit text only`, { field, path }, cause);
+  refuse(
+    'invalid_arguments',
+    'binary_file',
+    `${field}: ${path} is a binary file (a NUL byte or bytes that are not UTF-8); these tools read and edit text only`,
+    { field, path },
+    cause,
+  );
 
 /** Reads a whole regular file of at most `MAX_WHOLE_FILE_BYTES` as UTF-8 text; binary files are refused. */
 export function readTextFile(real: string, field: string): { text: string; bytes: Buffer; stats: Stats } {
   const { fd, stats } = openRegularFile(real, field);
   try {
     if (stats.size > MAX_WHOLE_FILE_BYTES) {
-      throw refuse('invalid_arguments', 'file_too_large', `${field}: ${real} has ${stats.size} bytes, more than ${MAX_WHOLE_FILE_BYTES} read whole; read it by byte offset`, {
-        field,
-        path: real,
-        bytes: stats.size,
-      });
+      throw refuse(
+        'invalid_arguments',
+        'file_too_large',
+        `${field}: ${real} has ${stats.size} bytes, more than ${MAX_WHOLE_FILE_BYTES} read whole; read it by byte offset`,
+        {
+          field,
+          path: real,
+          bytes: stats.size,
+        },
+      );
     }
     const bytes = readAt(fd, 0, stats.size);
     if (hasNul(bytes)) throw binaryRefusal(field, real);

@@ -22,14 +22,25 @@ export interface AccessOptions {
  * const p = await requireFs(ctx, base, 'src/a.ts', ['read'], { field: 'path' });
  * readFileSync(p.real);
  */
-export async function requireFs(ctx: ToolContext, baseDirectory: string, input: string, rights: readonly Right[], opts: AccessOptions): Promise<ResolvedPath> {
+export async function requireFs(
+  ctx: ToolContext,
+  baseDirectory: string,
+  input: string,
+  rights: readonly Right[],
+  opts: AccessOptions,
+): Promise<ResolvedPath> {
   const cwd = await workingDirectoryOf(ctx, baseDirectory);
   const p = resolvePath(cwd, input, { followFinal: opts.followFinal ?? true, field: opts.field });
   if (opts.refuseGitMetadata && isGitMetadata(p.real)) {
-    throw refuse('permission_denied', 'git_metadata', `${opts.field}: ${p.real} is inside a .git directory; change a repository only through the git tools`, {
-      field: opts.field,
-      path: p.real,
-    });
+    throw refuse(
+      'permission_denied',
+      'git_metadata',
+      `${opts.field}: ${p.real} is inside a .git directory; change a repository only through the git tools`,
+      {
+        field: opts.field,
+        path: p.real,
+      },
+    );
   }
   for (const right of rights) await ctx.authority.require(fsResource(p.real), right);
   return p;

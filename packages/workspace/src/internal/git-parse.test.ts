@@ -19,9 +19,18 @@ it('parses porcelain v1 -z status with branch, upstream distance, renames and un
 });
 
 it('parses log records and branch lines', () => {
-  const log = 'abc\x1fp1 p2\x1fAda\x1fada@x\x1f2026-01-01T00:00:00+00:00\x1ffix: a | b\x1e\ndef\x1f\x1fBo\x1fbo@x\x1f2026-01-02T00:00:00+00:00\x1finit\x1e\n';
+  const log =
+    'abc\x1fp1 p2\x1fAda\x1fada@x\x1f2026-01-01T00:00:00+00:00\x1ffix: a | ' +
+    'b\x1e\ndef\x1f\x1fBo\x1fbo@x\x1f2026-01-02T00:00:00+00:00\x1finit\x1e\n';
   expect(parseLog(log)).toEqual([
-    { commit: 'abc', parents: ['p1', 'p2'], author_name: 'Ada', author_email: 'ada@x', date: '2026-01-01T00:00:00+00:00', subject: 'fix: a | b' },
+    {
+      commit: 'abc',
+      parents: ['p1', 'p2'],
+      author_name: 'Ada',
+      author_email: 'ada@x',
+      date: '2026-01-01T00:00:00+00:00',
+      subject: 'fix: a | b',
+    },
     { commit: 'def', parents: [], author_name: 'Bo', author_email: 'bo@x', date: '2026-01-02T00:00:00+00:00', subject: 'init' },
   ]);
   expect(parseBranches('main\x1f*\x1fabc\nfeature\x1f \x1fdef\n')).toEqual([

@@ -72,7 +72,14 @@ export function parseLog(out: string): LogEntry[] {
     .filter((r) => r !== '')
     .map((r) => {
       const [commit, parents, author_name, author_email, date, subject] = r.split('\x1f');
-      return { commit: commit!, parents: parents ? parents.split(' ') : [], author_name: author_name!, author_email: author_email!, date: date!, subject: subject ?? '' };
+      return {
+        commit: commit!,
+        parents: parents ? parents.split(' ') : [],
+        author_name: author_name!,
+        author_email: author_email!,
+        date: date!,
+        subject: subject ?? '',
+      };
     });
 }
 

@@ -60,7 +60,8 @@ export async function requireRepo(ctx: ToolContext, cfg: WorkspaceConfig, path: 
   const p = resolvePath(cwd, path, { followFinal: true, field: 'path' });
   const start = p.kind === 'directory' ? p.real : dirname(p.real);
   const root = findRepoRoot(start);
-  if (root === null) throw refuse('not_found', 'not_a_git_repository', `path: ${p.real} is not inside a git repository`, { field: 'path', path: p.real });
+  if (root === null)
+    throw refuse('not_found', 'not_a_git_repository', `path: ${p.real} is not inside a git repository`, { field: 'path', path: p.real });
   const resource = `git:${root}`;
   await ctx.authority.require(resource, right);
   return { root, resource, cwd };
@@ -75,7 +76,11 @@ export function pathspecs(repo: RepoRef, paths: readonly string[], field = 'path
     const f = `${field}[${i}]`;
     checkPathText(f, raw);
     const p = resolvePath(repo.cwd, raw, { followFinal: false, field: f });
-    if (!isInside(repo.root, p.real)) throw refuse('invalid_arguments', 'outside_repository', `${f}: ${p.real} is outside the repository ${repo.root}`, { field: f, path: p.real });
+    if (!isInside(repo.root, p.real))
+      throw refuse('invalid_arguments', 'outside_repository', `${f}: ${p.real} is outside the repository ${repo.root}`, {
+        field: f,
+        path: p.real,
+      });
     const rel = relative(repo.root, p.real);
     return `:(literal)${rel === '' ? '.' : rel}`;
   });
@@ -83,10 +88,15 @@ export function pathspecs(repo: RepoRef, paths: readonly string[], field = 'path
 
 /** Refuses a ref, branch or revision argument git could read as an option or that no ref can be. */
 export function checkRef(field: string, value: string): string {
-  if (value.startsWith('-')) throw refuse('invalid_arguments', 'option_like_argument', `${field}: must not start with "-" (git would read it as an option)`, { field });
+  if (value.startsWith('-'))
+    throw refuse('invalid_arguments', 'option_like_argument', `${field}: must not start with "-" (git would read it as an option)`, {
+      field,
+    });
   // eslint-disable-next-line no-control-regex
   if (value === '' || value.length > 256 || /[\u0000-\u0020\u007f]/.test(value)) {
-    throw refuse('invalid_arguments', 'option_like_argument', `${field}: must be 1..256 characters without spaces or control characters`, { field });
+    throw refuse('invalid_arguments', 'option_like_argument', `${field}: must be 1..256 characters without spaces or control characters`, {
+      field,
+    });
   }
   return value;
 }
@@ -103,7 +113,10 @@ export interface GitRunOptions {
 /** The git executable (absolute), from the settings or the host PATH. */
 function gitFile(cfg: WorkspaceConfig): string {
   const file = isAbsolute(cfg.git.program) ? cfg.git.program : findProgram(cfg.git.program, cfg.hostEnv.PATH);
-  if (file === null) throw refuse('not_found', 'program_not_found', `git: no ${cfg.git.program} on the host PATH; the command did not start`, { started: false });
+  if (file === null)
+    throw refuse('not_found', 'program_not_found', `git: no ${cfg.git.program} on the host PATH; the command did not start`, {
+      started: false,
+    });
   return file;
 }
 
@@ -112,7 +125,13 @@ function gitFile(cfg: WorkspaceConfig): string {
  * pager) and the git timeout. A timeout is `timeout`, a cancel `cancelled` (both with `details.started = true`),
  * an exit code outside `okCodes` is `conflict` carrying git's message.
  */
-export async function runGit(ctx: ToolContext, cfg: WorkspaceConfig, repo: RepoRef, args: readonly string[], opts: GitRunOptions = {}): Promise<RunOutcome> {
+export async function runGit(
+  ctx: ToolContext,
+  cfg: WorkspaceConfig,
+  repo: RepoRef,
+  args: readonly string[],
+  opts: GitRunOptions = {},
+): Promise<RunOutcome> {
   const env = {
     ...scrubbedEnv(cfg.hostEnv, cfg.envAllowlist),
     GIT_TERMINAL_PROMPT: '0',
@@ -137,11 +156,17 @@ export async function runGit(ctx: ToolContext, cfg: WorkspaceConfig, repo: RepoR
   });
   const what = `git ${args[0] ?? ''}`.trim();
   const details = { started: true, repo: repo.root, command: args[0] ?? null, exit_code: out.exitCode, signal: out.signal };
-  if (out.status === 'timed_out') throw new LibosError('timeout', `${what} ran past ${cfg.git.timeoutSeconds} s and was killed; it may have changed the repository`, { details });
-  if (out.status === 'cancelled') throw new LibosError('cancelled', `${what} started and was cancelled (killed); it may have changed the repository`, { details });
+  if (out.status === 'timed_out')
+    throw new LibosError('timeout', `${what} ran past ${cfg.git.timeoutSeconds} s and was killed; it may have changed the repository`, {
+      details,
+    });
+  if (out.status === 'cancelled')
+    throw new LibosError('cancelled', `${what} started and was cancelled (killed); it may have changed the repository`, { details });
   if (out.status === 'signalled' || !(opts.okCodes ?? [0]).includes(out.exitCode ?? -1)) {
     const msg = (out.stderr.text.trim() || out.stdout.text.trim()).slice(0, 2_000);
-    throw new LibosError('conflict', `${what} failed (exit ${out.exitCode ?? out.signal}): ${msg}`, { details: { ...details, stderr: out.stderr.text.slice(-4_000) } });
+    throw new LibosError('conflict', `${what} failed (exit ${out.exitCode ?? out.signal}): ${msg}`, {
+      details: { ...details, stderr: out.stderr.text.slice(-4_000) },
+    });
   }
   await observeExternal(ctx);
   return out;

@@ -30,7 +30,8 @@ export class OutputCapture {
   #total = 0;
 
   constructor(maxBytes: number) {
-    if (!Number.isInteger(maxBytes) || maxBytes < 2) throw new RangeError(`OutputCapture: maxBytes must be an integer >= 2 (got ${maxBytes})`);
+    if (!Number.isInteger(maxBytes) || maxBytes < 2)
+      throw new RangeError(`OutputCapture: maxBytes must be an integer >= 2 (got ${maxBytes})`);
     this.#headMax = Math.ceil(maxBytes / 2);
     this.#tailMax = maxBytes - this.#headMax;
   }
@@ -72,7 +73,8 @@ export class OutputCapture {
     const headEnd = completeEnd(head);
     const tailStart = forwardToCharBoundary(tail, 0);
     const omitted = this.#total - headEnd - (tail.length - tailStart);
-    const text = `${decoder().decode(head.subarray(0, headEnd))}\n[... ${omitted} bytes omitted ...]\n${decoder().decode(tail.subarray(tailStart))}`;
+    const marker = `\n[... ${omitted} bytes omitted ...]\n`;
+    const text = decoder().decode(head.subarray(0, headEnd)) + marker + decoder().decode(tail.subarray(tailStart));
     return { text, total_bytes: this.#total, truncated: true, omitted_bytes: omitted };
   }
 }

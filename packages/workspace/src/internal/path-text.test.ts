@@ -24,7 +24,8 @@ describe('checkPathText', () => {
   });
 
   it('accepts ordinary names, non-ASCII UTF-8 and surrogate pairs', () => {
-    for (const v of ['src/a.ts', '../x', 'é/ü.txt', 'emoji-😀.md', '/abs/path']) expect(reasonOf(() => checkPathText('path', v))).toBeNull();
+    for (const v of ['src/a.ts', '../x', 'é/ü.txt', 'emoji-😀.md', '/abs/path'])
+      expect(reasonOf(() => checkPathText('path', v))).toBeNull();
   });
 });
 

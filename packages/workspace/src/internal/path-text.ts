@@ -19,13 +19,22 @@ const CONTROL = /[\u0001-\u001f\u007f]/;
 export function checkPathText(field: string, value: string): void {
   const d = { field };
   if (value === '') throw refuse('invalid_arguments', 'empty_path', `${field}: must not be empty`, d);
-  if (value.includes('\u0000')) throw refuse('invalid_arguments', 'nul_byte', `${field}: contains a NUL byte, which no file name can hold`, d);
+  if (value.includes('\u0000'))
+    throw refuse('invalid_arguments', 'nul_byte', `${field}: contains a NUL byte, which no file name can hold`, d);
   if (LONE_SURROGATE.test(value)) {
-    throw refuse('invalid_arguments', 'not_utf8', `${field}: is not valid UTF-8 (it holds an unpaired UTF-16 surrogate); name files in UTF-8`, d);
+    throw refuse(
+      'invalid_arguments',
+      'not_utf8',
+      `${field}: is not valid UTF-8 (it holds an unpaired UTF-16 surrogate); name files in UTF-8`,
+      d,
+    );
   }
-  if (CONTROL.test(value)) throw refuse('invalid_arguments', 'control_character', `${field}: contains a control character; such names cannot be granted`, d);
-  if (value.includes('*')) throw refuse('invalid_arguments', 'wildcard_in_path', `${field}: contains "*", which an fs: resource reads as a wildcard`, d);
-  if (value.length > MAX_PATH_CHARS) throw refuse('invalid_arguments', 'path_too_long', `${field}: must be at most ${MAX_PATH_CHARS} characters (got ${value.length})`, d);
+  if (CONTROL.test(value))
+    throw refuse('invalid_arguments', 'control_character', `${field}: contains a control character; such names cannot be granted`, d);
+  if (value.includes('*'))
+    throw refuse('invalid_arguments', 'wildcard_in_path', `${field}: contains "*", which an fs: resource reads as a wildcard`, d);
+  if (value.length > MAX_PATH_CHARS)
+    throw refuse('invalid_arguments', 'path_too_long', `${field}: must be at most ${MAX_PATH_CHARS} characters (got ${value.length})`, d);
 }
 
 /** True when `bytes` decode as UTF-8 without a replacement. */
@@ -43,5 +52,6 @@ export function isUtf8(bytes: Uint8Array): boolean {
  * the caller sent: `invalid_arguments` naming the field.
  */
 export function checkText(field: string, value: string): void {
-  if (LONE_SURROGATE.test(value)) throw refuse('invalid_arguments', 'not_utf8', `${field}: is not valid UTF-8 (it holds an unpaired UTF-16 surrogate)`, { field });
+  if (LONE_SURROGATE.test(value))
+    throw refuse('invalid_arguments', 'not_utf8', `${field}: is not valid UTF-8 (it holds an unpaired UTF-16 surrogate)`, { field });
 }

@@ -29,14 +29,26 @@ export async function requireProgram(ctx: ToolContext, argv0: string, cwd: strin
     const resource = `shell:${p.real}`;
     await ctx.authority.require(resource, 'execute');
     if (p.kind !== 'file' || !isExecutableFile(p.real)) {
-      throw refuse('not_found', 'program_not_found', `argv[0]: ${p.real} is not an executable file; the command did not start`, { field: 'argv', started: false, program: p.real });
+      throw refuse('not_found', 'program_not_found', `argv[0]: ${p.real} is not an executable file; the command did not start`, {
+        field: 'argv',
+        started: false,
+        program: p.real,
+      });
     }
     return { name: p.real, resource, file: p.real };
   }
-  if (!BARE_NAME.test(argv0)) throw refuse('invalid_arguments', 'program_not_found', `argv[0]: a program name must match ${BARE_NAME} or be a path with "/"`, { field: 'argv' });
+  if (!BARE_NAME.test(argv0))
+    throw refuse('invalid_arguments', 'program_not_found', `argv[0]: a program name must match ${BARE_NAME} or be a path with "/"`, {
+      field: 'argv',
+    });
   const resource = `shell:${argv0}`;
   await ctx.authority.require(resource, 'execute');
   const file = findProgram(argv0, pathVar);
-  if (file === null) throw refuse('not_found', 'program_not_found', `argv[0]: no program ${argv0} on PATH; the command did not start`, { field: 'argv', started: false, program: argv0 });
+  if (file === null)
+    throw refuse('not_found', 'program_not_found', `argv[0]: no program ${argv0} on PATH; the command did not start`, {
+      field: 'argv',
+      started: false,
+      program: argv0,
+    });
   return { name: argv0, resource, file };
 }

@@ -54,7 +54,9 @@ describe('resolvePath', () => {
   it('refuses a link loop with a clear reason', () => {
     symlinkSync(join(root, 'a', 'l2'), join(root, 'a', 'l1'));
     symlinkSync(join(root, 'a', 'l1'), join(root, 'a', 'l2'));
-    expect(() => r('l1')).toThrow(expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason: 'symlink_loop' }) }));
+    expect(() => r('l1')).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason: 'symlink_loop' }) }),
+    );
   });
 
   it('keeps missing components and components under a file as written', () => {
@@ -64,7 +66,9 @@ describe('resolvePath', () => {
   });
 
   it('checks the text first (NUL is invalid_arguments before any filesystem call)', () => {
-    expect(() => r('a\u0000b')).toThrow(expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason: 'nul_byte' }) }));
+    expect(() => r('a\u0000b')).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason: 'nul_byte' }) }),
+    );
   });
 });
 

@@ -63,7 +63,11 @@ function realOf(absolute: string, followFinal: boolean, field: string): string {
     }
     if (st === null) return join(next, ...pending);
     if (st.isSymbolicLink() && (pending.length > 0 || followFinal)) {
-      if (++hops > MAX_LINK_HOPS) throw refuse('invalid_arguments', 'symlink_loop', `${field}: ${absolute} has too many levels of symbolic links`, { field, path: absolute });
+      if (++hops > MAX_LINK_HOPS)
+        throw refuse('invalid_arguments', 'symlink_loop', `${field}: ${absolute} has too many levels of symbolic links`, {
+          field,
+          path: absolute,
+        });
       let target: string;
       try {
         target = readlinkSync(next);

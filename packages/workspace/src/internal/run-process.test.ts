@@ -9,7 +9,17 @@ const dir = realpathSync(mkdtempSync(join(tmpdir(), 'libos-run-')));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sh = (script: string, over: Partial<RunSpec> = {}) =>
-  runProcess({ file: '/bin/sh', args: ['-c', script], argv0: 'sh', cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, timeoutMs: 20_000, maxOutputBytes: 4_096, killGraceMs: 200, ...over });
+  runProcess({
+    file: '/bin/sh',
+    args: ['-c', script],
+    argv0: 'sh',
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    timeoutMs: 20_000,
+    maxOutputBytes: 4_096,
+    killGraceMs: 200,
+    ...over,
+  });
 
 describe('runProcess', () => {
   it('returns the exit code and both streams; a non-zero exit is an outcome', async () => {
@@ -20,7 +30,10 @@ describe('runProcess', () => {
   });
 
   it('runs in cwd with exactly the environment given, and feeds stdin', async () => {
-    const r = await sh('pwd; echo "${SECRET:-unset} $ONLY"; cat', { env: { ONLY: 'given', PATH: process.env.PATH ?? '/bin' }, stdin: 'piped' });
+    const r = await sh('pwd; echo "${SECRET:-unset} $ONLY"; cat', {
+      env: { ONLY: 'given', PATH: process.env.PATH ?? '/bin' },
+      stdin: 'piped',
+    });
     expect(r.stdout.text).toBe(`${dir}\nunset given\npiped`);
   });
 
@@ -66,7 +79,9 @@ describe('runProcess', () => {
   });
 
   it('a program that does not exist provably did not start: not_found with started false', async () => {
-    await expect(runProcess({ file: join(dir, 'no-such-program'), args: [], cwd: dir, env: {}, timeoutMs: 1_000, maxOutputBytes: 64 })).rejects.toMatchObject({
+    await expect(
+      runProcess({ file: join(dir, 'no-such-program'), args: [], cwd: dir, env: {}, timeoutMs: 1_000, maxOutputBytes: 64 }),
+    ).rejects.toMatchObject({
       code: 'not_found',
       details: { started: false },
     });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { LibosError } from '@libos/sdk';
 import { OutputCapture, type CapturedOutput } from './output-capture.js';
 
@@ -36,6 +37,8 @@ export interface RunOutcome {
   readonly stderr: CapturedOutput;
 }
 
+/** Longest wait for a killed process group to be gone before the run is reported. */
+const GROUP_EXIT_WAIT_MS = 2_000;
 /** Time to wait for the output pipes after the process group was killed (a process outside the group may hold them). */
 const PIPE_DRAIN_MS = 2_000;
 
@@ -63,14 +66,58 @@ export function killGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
   }
 }
 
+/** True while group `pgid` has a member that is not a zombie (Linux: read from /proc; elsewhere any member counts). */
+function groupAlive(pgid: number): boolean {
+  if (!killGroup(pgid, 0)) return false;
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true; // no /proc: the group's existence is all we know
+    throw err;
+  }
+  for (const e of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ESRCH') continue; // the process ended while we looked
+      throw err;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+  }
+  return false;
+}
+
+/** Waits until no live member of group `pgid` is left (bounded: a signal is delivered at once, death follows soon). */
+async function groupGone(pgid: number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+}
+
 /** A run that provably never started: the error carries `details.started = false`. */
 function notStarted(err: unknown, spec: RunSpec): LibosError {
   const code = (err as NodeJS.ErrnoException).code;
   const details = { started: false, program: spec.argv0 ?? spec.file, errno: code ?? null };
   const why = err instanceof Error ? err.message : String(err);
-  if (code === 'ENOENT') return new LibosError('not_found', `the command did not start: ${spec.file} or the directory ${spec.cwd} does not exist`, { details, cause: err });
-  if (code === 'EACCES' || code === 'EPERM') return new LibosError('permission_denied', `the command did not start: the operating system refused to run ${spec.file} (${code})`, { details, cause: err });
-  if (code === 'E2BIG') return new LibosError('invalid_arguments', 'the command did not start: its arguments and environment are too large for the operating system', { details, cause: err });
+  if (code === 'ENOENT')
+    return new LibosError('not_found', `the command did not start: ${spec.file} or the directory ${spec.cwd} does not exist`, {
+      details,
+      cause: err,
+    });
+  if (code === 'EACCES' || code === 'EPERM')
+    return new LibosError('permission_denied', `the command did not start: the operating system refused to run ${spec.file} (${code})`, {
+      details,
+      cause: err,
+    });
+  if (code === 'E2BIG')
+    return new LibosError(
+      'invalid_arguments',
+      'the command did not start: its arguments and environment are too large for the operating system',
+      { details, cause: err },
+    );
   return new LibosError('internal_error', `the command did not start: ${why}`, { details, cause: err });
 }
 
@@ -87,7 +134,11 @@ function notStarted(err: unknown, spec: RunSpec): LibosError {
 export function runProcess(spec: RunSpec): Promise<RunOutcome> {
   return new Promise<RunOutcome>((resolve, reject) => {
     if (spec.signal?.aborted) {
-      reject(new LibosError('cancelled', 'the command did not start: the call was cancelled first', { details: { started: false, program: spec.argv0 ?? spec.file } }));
+      reject(
+        new LibosError('cancelled', 'the command did not start: the call was cancelled first', {
+          details: { started: false, program: spec.argv0 ?? spec.file },
+        }),
+      );
       return;
     }
     let child: ChildProcess;
@@ -130,17 +181,22 @@ export function runProcess(spec: RunSpec): Promise<RunOutcome> {
       done = true;
       for (const t of timers) clearTimeout(t);
       spec.signal?.removeEventListener('abort', onAbort);
-      liveGroups.delete(pgid);
       const e = exit ?? { code: null, signal: null };
-      resolve({
-        pid: pgid,
-        status: status ?? (e.signal !== null ? 'signalled' : 'exited'),
-        exitCode: e.code,
-        signal: e.signal,
-        strayProcessesKilled: stray,
-        stdout: stdout.result(),
-        stderr: stderr.result(),
-      });
+      const settle = () => {
+        liveGroups.delete(pgid);
+        resolve({
+          pid: pgid,
+          status: status ?? (e.signal !== null ? 'signalled' : 'exited'),
+          exitCode: e.code,
+          signal: e.signal,
+          strayProcessesKilled: stray,
+          stdout: stdout.result(),
+          stderr: stderr.result(),
+        });
+      };
+      // A killed group is reported only once its processes are gone, so "no process left" holds when the call returns.
+      if (stray || status !== null) void groupGone(pgid, GROUP_EXIT_WAIT_MS).then(settle, reject);
+      else settle();
     };
 
     child.once('error', (err) => {

@@ -32,7 +32,8 @@ export interface WalkReport {
   scanned: number;
 }
 
-const typeOf = (d: Dirent<Buffer>): EntryType => (d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other');
+const typeOf = (d: Dirent<Buffer>): EntryType =>
+  d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'directory' : d.isFile() ? 'file' : 'other';
 
 /** Non-UTF-8 names kept in a report (the count goes on). */
 const MAX_REPORTED_NAMES = 20;
@@ -43,7 +44,12 @@ const MAX_REPORTED_NAMES = 20;
  * spent): one denied below an allowed root is reported, not read. Names that are not UTF-8 are reported (hex), never
  * returned as mangled text. `visit` returns false to stop.
  */
-export async function walk(ctx: ToolContext, root: string, opts: WalkOptions, visit: (e: WalkEntry) => boolean | Promise<boolean>): Promise<WalkReport> {
+export async function walk(
+  ctx: ToolContext,
+  root: string,
+  opts: WalkOptions,
+  visit: (e: WalkEntry) => boolean | Promise<boolean>,
+): Promise<WalkReport> {
   const report: WalkReport = { nonUtf8: [], nonUtf8Count: 0, deniedDirectories: [], scanLimitReached: false, scanned: 0 };
   const visitDir = async (abs: string, rel: string, depth: number): Promise<boolean> => {
     let dirents: Dirent<Buffer>[];

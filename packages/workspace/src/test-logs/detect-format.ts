@@ -14,5 +14,10 @@ export function detectFormat(log: string): TestLogFormat {
   if (/<testsuites?[\s>]/.test(text)) return 'junit_xml';
   if (/^TAP version \d+/m.test(text) || /^\s*(not )?ok \d+\b/m.test(text)) return 'tap';
   if (/^=+ (test session starts|.* in [\d.]+s.*) =+$/m.test(text) || /^\S+::\S+ (PASSED|FAILED)/m.test(text)) return 'pytest';
-  throw refuse('invalid_arguments', 'unrecognised_format', 'log: the format is not recognised; pass format (jest_json, vitest_json, tap, pytest or junit_xml)', { field: 'format' });
+  throw refuse(
+    'invalid_arguments',
+    'unrecognised_format',
+    'log: the format is not recognised; pass format (jest_json, vitest_json, tap, pytest or junit_xml)',
+    { field: 'format' },
+  );
 }

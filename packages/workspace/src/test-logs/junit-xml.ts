@@ -25,8 +25,15 @@ export function parseJunitXml(log: string): TestReport {
   const start = log.indexOf('<');
   const xml = start < 0 ? '' : log.slice(start);
   const valid = XMLValidator.validate(xml);
-  if (valid !== true) throw refuse('invalid_arguments', 'bad_log', `log: not well-formed XML (${valid.err.msg}, line ${valid.err.line})`, { field: 'log' });
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@_', processEntities: true, htmlEntities: false, allowBooleanAttributes: true });
+  if (valid !== true)
+    throw refuse('invalid_arguments', 'bad_log', `log: not well-formed XML (${valid.err.msg}, line ${valid.err.line})`, { field: 'log' });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '@_',
+    processEntities: true,
+    htmlEntities: false,
+    allowBooleanAttributes: true,
+  });
   const doc = parser.parse(xml) as Node;
   const root = (doc.testsuites ?? doc.testsuite) as Node | undefined;
   if (root === undefined) throw refuse('invalid_arguments', 'bad_log', 'log: no <testsuites> or <testsuite> element', { field: 'log' });

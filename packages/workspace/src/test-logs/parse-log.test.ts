@@ -49,13 +49,27 @@ describe('parseTestLogText on real runner output', () => {
       total: 6,
       failing: ['test_x > test_bad', 'test_x.TestK > test_m', 'test_x > test_p[2]'],
     });
-    expect(parseTestLogText(fixture('vitest-junit.xml'), 'junit_xml')).toMatchObject({ passed: 2, failed: 1, skipped: 1, failing: ['m.test.ts > math > fails'] });
+    expect(parseTestLogText(fixture('vitest-junit.xml'), 'junit_xml')).toMatchObject({
+      passed: 2,
+      failed: 1,
+      skipped: 1,
+      failing: ['m.test.ts > math > fails'],
+    });
   });
 });
 
 describe('shapes runners also produce', () => {
   it('a Jest report with a file that failed to run counts it as a failure', () => {
-    const jest = { numPassedTests: 1, numFailedTests: 0, numPendingTests: 0, numTotalTests: 1, testResults: [{ name: '/r/a.test.js', status: 'passed', assertionResults: [{ status: 'passed', title: 'a', ancestorTitles: [] }] }, { name: '/r/b.test.js', status: 'failed', message: 'SyntaxError: Unexpected token\n  at x', assertionResults: [] }] };
+    const jest = {
+      numPassedTests: 1,
+      numFailedTests: 0,
+      numPendingTests: 0,
+      numTotalTests: 1,
+      testResults: [
+        { name: '/r/a.test.js', status: 'passed', assertionResults: [{ status: 'passed', title: 'a', ancestorTitles: [] }] },
+        { name: '/r/b.test.js', status: 'failed', message: 'SyntaxError: Unexpected token\n  at x', assertionResults: [] },
+      ],
+    };
     expect(parseTestLogText(`> jest --json\n${JSON.stringify(jest)}\n`, 'auto')).toEqual({
       format: 'jest_json',
       passed: 1,
@@ -73,8 +87,19 @@ describe('shapes runners also produce', () => {
 
   it('pytest -v without a summary line falls back to the result lines; errors count as failures', () => {
     const log = 'a.py::t1 PASSED\na.py::t2 ERROR\na.py::t3 XFAIL\n';
-    expect(parseTestLogText(log, 'pytest')).toEqual({ format: 'pytest', passed: 1, failed: 1, skipped: 1, total: 3, failing: ['a.py::t2'] });
-    expect(parseTestLogText('==== 1 failed, 2 errors, 1 xpassed, 3 xfailed, 4 passed in 1.00s ====', 'pytest')).toMatchObject({ passed: 5, failed: 3, skipped: 3 });
+    expect(parseTestLogText(log, 'pytest')).toEqual({
+      format: 'pytest',
+      passed: 1,
+      failed: 1,
+      skipped: 1,
+      total: 3,
+      failing: ['a.py::t2'],
+    });
+    expect(parseTestLogText('==== 1 failed, 2 errors, 1 xpassed, 3 xfailed, 4 passed in 1.00s ====', 'pytest')).toMatchObject({
+      passed: 5,
+      failed: 3,
+      skipped: 3,
+    });
   });
 
   it('keeps at most MAX_FAILING_NAMES names but the exact count', () => {
@@ -93,7 +118,9 @@ describe('bad logs are invalid_arguments naming the problem', () => {
     ['TAP without test points', 'TAP version 13\n1..0\n', 'tap', 'bad_log'],
     ['pytest without results', 'collected 0 items', 'pytest', 'bad_log'],
   ] as const)('%s', (_name, log, format, reason) => {
-    expect(() => parseTestLogText(log, format)).toThrow(expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason }) }));
+    expect(() => parseTestLogText(log, format)).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments', details: expect.objectContaining({ reason }) }),
+    );
   });
 
   it('detectFormat names the formats it knows', () => {

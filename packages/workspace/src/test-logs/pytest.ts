@@ -40,8 +40,12 @@ export function parsePytest(log: string): TestReport {
     const passed = count(/passed/) + count(/xpassed/);
     const failed = count(/failed/) + count(/errors?/);
     const skipped = count(/skipped/) + count(/xfailed/);
-    if (passed + failed + skipped > 0 || /no tests ran/.test(summary)) return report('pytest', { passed, failed, skipped }, failing.length > 0 ? failing : verboseFailing);
+    if (passed + failed + skipped > 0 || /no tests ran/.test(summary))
+      return report('pytest', { passed, failed, skipped }, failing.length > 0 ? failing : verboseFailing);
   }
-  if (verbose.passed + verbose.failed + verbose.skipped === 0) throw refuse('invalid_arguments', 'bad_log', 'log: holds no pytest summary line ("=== N passed in Xs ===") nor -v result lines', { field: 'log' });
+  if (verbose.passed + verbose.failed + verbose.skipped === 0)
+    throw refuse('invalid_arguments', 'bad_log', 'log: holds no pytest summary line ("=== N passed in Xs ===") nor -v result lines', {
+      field: 'log',
+    });
   return report('pytest', verbose, verboseFailing);
 }

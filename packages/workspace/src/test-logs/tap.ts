@@ -57,7 +57,10 @@ export function parseTap(log: string): TestReport {
       continue;
     }
     failed++;
-    const ancestors = [...names.entries()].filter(([k]) => k < depth).sort((a, b) => a[0] - b[0]).map(([, n]) => n);
+    const ancestors = [...names.entries()]
+      .filter(([k]) => k < depth)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, n]) => n);
     failing.push([...ancestors, desc || `test ${m[3] ?? points}`].join(' > '));
   }
   if (points === 0) throw refuse('invalid_arguments', 'bad_log', 'log: holds no TAP test point ("ok" / "not ok" lines)', { field: 'log' });

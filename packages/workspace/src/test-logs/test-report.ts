@@ -19,7 +19,18 @@ export interface TestReport {
 }
 
 /** Builds a report, bounding the names. */
-export function report(format: TestLogFormat, counts: { passed: number; failed: number; skipped: number; total?: number }, failing: readonly string[]): TestReport {
+export function report(
+  format: TestLogFormat,
+  counts: { passed: number; failed: number; skipped: number; total?: number },
+  failing: readonly string[],
+): TestReport {
   const names = failing.slice(0, MAX_FAILING_NAMES).map((n) => (n.length > MAX_NAME_CHARS ? `${n.slice(0, MAX_NAME_CHARS - 1)}…` : n));
-  return { format, passed: counts.passed, failed: counts.failed, skipped: counts.skipped, total: counts.total ?? counts.passed + counts.failed + counts.skipped, failing: names };
+  return {
+    format,
+    passed: counts.passed,
+    failed: counts.failed,
+    skipped: counts.skipped,
+    total: counts.total ?? counts.passed + counts.failed + counts.skipped,
+    failing: names,
+  };
 }

@@ -16,23 +16,41 @@ export const MAX_DELETE_ENTRIES = 10_000;
 async function checkTree(ctx: ToolContext, root: string): Promise<number> {
   let count = 0;
   let denied: string | null = null;
-  const report = await walk(ctx, root, { recursive: true, includeHidden: true, maxDepth: 64, maxScanned: MAX_DELETE_ENTRIES }, async (e) => {
-    count++;
-    if (!(await ctx.authority.check(fsResource(e.abs), 'delete')).allowed) {
-      denied = e.abs;
-      return false;
-    }
-    return true;
-  });
+  const report = await walk(
+    ctx,
+    root,
+    { recursive: true, includeHidden: true, maxDepth: 64, maxScanned: MAX_DELETE_ENTRIES },
+    async (e) => {
+      count++;
+      if (!(await ctx.authority.check(fsResource(e.abs), 'delete')).allowed) {
+        denied = e.abs;
+        return false;
+      }
+      return true;
+    },
+  );
   if (denied !== null || report.deniedDirectories.length > 0) {
     const which = denied ?? report.deniedDirectories[0]!;
-    throw refuse('permission_denied', 'capability_denied', `path: ${ctx.pid} may not delete ${which} inside ${root}; nothing was deleted`, { field: 'path', path: which });
+    throw refuse('permission_denied', 'capability_denied', `path: ${ctx.pid} may not delete ${which} inside ${root}; nothing was deleted`, {
+      field: 'path',
+      path: which,
+    });
   }
   if (report.scanLimitReached) {
-    throw refuse('invalid_arguments', 'directory_not_empty', `path: ${root} holds more than ${MAX_DELETE_ENTRIES} entries; nothing was deleted`, { field: 'path', path: root });
+    throw refuse(
+      'invalid_arguments',
+      'directory_not_empty',
+      `path: ${root} holds more than ${MAX_DELETE_ENTRIES} entries; nothing was deleted`,
+      { field: 'path', path: root },
+    );
   }
   if (report.nonUtf8Count > 0) {
-    throw refuse('invalid_arguments', 'not_utf8', `path: ${root} holds ${report.nonUtf8Count} names that are not UTF-8, which cannot be checked; nothing was deleted`, { field: 'path', path: root });
+    throw refuse(
+      'invalid_arguments',
+      'not_utf8',
+      `path: ${root} holds ${report.nonUtf8Count} names that are not UTF-8, which cannot be checked; nothing was deleted`,
+      { field: 'path', path: root },
+    );
   }
   return count;
 }
@@ -46,19 +64,29 @@ export const deletePath = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'delete_path',
     description:
-      'Delete a file, a symlink (not its target) or a directory (empty, or with contents when recursive is true). Refuses your working directory and its parents. Needs delete on fs:<absolute path>.',
+      'Delete a file, a symlink (not its target) or a directory (empty, or with contents when recursive is true). Refuses your ' +
+      'working directory and its parents. Needs delete on fs:<absolute path>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS),
       recursive: z.boolean().default(false).describe('delete a directory with everything in it'),
     }),
     policy: { sideEffects: true },
     async run(args, ctx) {
-      const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['delete'], { field: 'path', followFinal: false, refuseGitMetadata: true });
+      const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['delete'], {
+        field: 'path',
+        followFinal: false,
+        refuseGitMetadata: true,
+      });
       const d = { field: 'path', path: p.real };
       if (p.kind === null) throw refuse('not_found', 'not_found', `path: ${p.real} does not exist`, d);
       const cwd = await workingDirectoryOf(ctx, cfg.baseDirectory);
       if (isInside(p.real, cwd)) {
-        throw refuse('invalid_arguments', 'holds_working_directory', `path: ${p.real} holds your working directory ${cwd}; set_working_directory elsewhere first`, d);
+        throw refuse(
+          'invalid_arguments',
+          'holds_working_directory',
+          `path: ${p.real} holds your working directory ${cwd}; set_working_directory elsewhere first`,
+          d,
+        );
       }
       const before = p.kind === 'file' ? fileDigest(p.real, 'path') : null;
       let entries = 0;
@@ -76,7 +104,14 @@ export const deletePath = (cfg: WorkspaceConfig) =>
         action: 'workspace.path.delete',
         target: fsResource(p.real),
         decision: 'ok',
-        details: { path: p.real, requested: p.requested, type: p.kind, bytes_before: before?.bytes ?? null, sha256_before: before?.sha256 ?? null, entries },
+        details: {
+          path: p.real,
+          requested: p.requested,
+          type: p.kind,
+          bytes_before: before?.bytes ?? null,
+          sha256_before: before?.sha256 ?? null,
+          entries,
+        },
       });
       return { path: p.real, type: p.kind, deleted: true, entries };
     },

@@ -27,7 +27,8 @@ export const editFile = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'edit_file',
     description:
-      'Replace an exact string in a text file (atomic). old_text must occur exactly once (include surrounding lines to make it unique) unless replace_all is true; otherwise nothing is written. Needs read and write on fs:<absolute path>.',
+      'Replace an exact string in a text file (atomic). old_text must occur exactly once (include surrounding lines to make it ' +
+      'unique) unless replace_all is true; otherwise nothing is written. Needs read and write on fs:<absolute path>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS),
       old_text: z.string().min(1).max(MAX_WRITE_CHARS).describe('exact text to find, whitespace included'),
@@ -44,21 +45,29 @@ export const editFile = (cfg: WorkspaceConfig) =>
       await observeExternal(ctx);
       const at = occurrences(text, args.old_text);
       if (at.length === 0) {
-        throw refuse('invalid_arguments', 'old_text_not_found', `old_text: not found in ${p.real} (it must match exactly, whitespace and line endings included); read the file again`, {
-          field: 'old_text',
-          path: p.real,
-        });
+        throw refuse(
+          'invalid_arguments',
+          'old_text_not_found',
+          `old_text: not found in ${p.real} (it must match exactly, whitespace and line endings included); read the file again`,
+          {
+            field: 'old_text',
+            path: p.real,
+          },
+        );
       }
       if (at.length > 1 && !args.replace_all) {
         const lines = at.slice(0, 10).map((o) => lineAt(text, o));
         throw refuse(
           'invalid_arguments',
           'old_text_ambiguous',
-          `old_text: occurs ${at.length} times in ${p.real} (lines ${lines.join(', ')}); include more surrounding text so it occurs once, or pass replace_all: true`,
+          `old_text: occurs ${at.length} times in ${p.real} (lines ${lines.join(', ')}); ` +
+            'include more surrounding text so it occurs once, or pass replace_all: true',
           { field: 'old_text', path: p.real, occurrences: at.length, lines },
         );
       }
-      const updated = args.replace_all ? text.split(args.old_text).join(args.new_text) : text.slice(0, at[0]) + args.new_text + text.slice(at[0]! + args.old_text.length);
+      const updated = args.replace_all
+        ? text.split(args.old_text).join(args.new_text)
+        : text.slice(0, at[0]) + args.new_text + text.slice(at[0]! + args.old_text.length);
       const receipt = await auditedWrite(ctx, p, Buffer.from(updated, 'utf8'), 'workspace.file.edit', { replacements: at.length });
       return { ...receipt, replacements: at.length, first_changed_line: lineAt(text, at[0]!) };
     },

@@ -12,7 +12,8 @@ export const gitCheckout = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'git_checkout',
     description:
-      'Switch the repository holding path to ref (a branch or commit); create_branch makes ref a new branch at HEAD first. With paths, restore those files from ref instead (discarding their changes). Needs write on git:<repository root>.',
+      'Switch the repository holding path to ref (a branch or commit); create_branch makes ref a new branch at HEAD first. With ' +
+      'paths, restore those files from ref instead (discarding their changes). Needs write on git:<repository root>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       ref: z.string().min(1).max(256),
@@ -21,14 +22,32 @@ export const gitCheckout = (cfg: WorkspaceConfig) =>
     }),
     policy: { sideEffects: true },
     async run(args, ctx) {
-      if (args.create_branch && args.paths !== undefined) throw refuse('invalid_arguments', 'conflicting_arguments', 'create_branch, paths: restoring paths cannot create a branch', { field: 'paths' });
+      if (args.create_branch && args.paths !== undefined)
+        throw refuse('invalid_arguments', 'conflicting_arguments', 'create_branch, paths: restoring paths cannot create a branch', {
+          field: 'paths',
+        });
       const repo = await requireRepo(ctx, cfg, args.path, 'write');
       const ref = checkRef('ref', args.ref);
-      const gitArgs = args.paths ? ['checkout', ref, '--', ...pathspecs(repo, args.paths)] : args.create_branch ? ['checkout', '-b', ref] : ['checkout', ref, '--'];
+      const gitArgs = args.paths
+        ? ['checkout', ref, '--', ...pathspecs(repo, args.paths)]
+        : args.create_branch
+          ? ['checkout', '-b', ref]
+          : ['checkout', ref, '--'];
       await runGit(ctx, cfg, repo, gitArgs);
       const head = await runGit(ctx, cfg, repo, ['rev-parse', 'HEAD']);
       const branch = await runGit(ctx, cfg, repo, ['rev-parse', '--abbrev-ref', 'HEAD']);
-      await ctx.audit.record({ action: 'workspace.git.checkout', target: repo.resource, decision: 'ok', details: { repo: repo.root, ref, paths: args.paths?.length ?? 0, head: head.stdout.text.trim() } });
-      return { repo: repo.root, ref, branch: branch.stdout.text.trim(), head: head.stdout.text.trim(), restored_paths: args.paths?.length ?? 0 };
+      await ctx.audit.record({
+        action: 'workspace.git.checkout',
+        target: repo.resource,
+        decision: 'ok',
+        details: { repo: repo.root, ref, paths: args.paths?.length ?? 0, head: head.stdout.text.trim() },
+      });
+      return {
+        repo: repo.root,
+        ref,
+        branch: branch.stdout.text.trim(),
+        head: head.stdout.text.trim(),
+        restored_paths: args.paths?.length ?? 0,
+      };
     },
   });

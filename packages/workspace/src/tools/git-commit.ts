@@ -21,7 +21,9 @@ async function identityEnv(ctx: ToolContext, cfg: WorkspaceConfig, repo: RepoRef
 export const gitCommit = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'git_commit',
-    description: 'Commit the staged changes of the repository holding path with message (hooks do not run). Returns the new commit hash. Nothing staged is an error unless allow_empty. Needs write on git:<repository root>.',
+    description:
+      'Commit the staged changes of the repository holding path with message (hooks do not run). Returns the new commit hash. ' +
+      'Nothing staged is an error unless allow_empty. Needs write on git:<repository root>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       message: z.string().min(1).max(16_000).describe('the commit message'),
@@ -32,11 +34,22 @@ export const gitCommit = (cfg: WorkspaceConfig) =>
       checkText('message', args.message);
       const repo = await requireRepo(ctx, cfg, args.path, 'write');
       const env = await identityEnv(ctx, cfg, repo);
-      await runGit(ctx, cfg, repo, ['commit', '--no-verify', '--cleanup=strip', '-F', '-', ...(args.allow_empty ? ['--allow-empty'] : [])], { env, stdin: args.message });
+      await runGit(
+        ctx,
+        cfg,
+        repo,
+        ['commit', '--no-verify', '--cleanup=strip', '-F', '-', ...(args.allow_empty ? ['--allow-empty'] : [])],
+        { env, stdin: args.message },
+      );
       const head = await runGit(ctx, cfg, repo, ['rev-parse', 'HEAD']);
       const branch = await runGit(ctx, cfg, repo, ['rev-parse', '--abbrev-ref', 'HEAD']);
       const commit = head.stdout.text.trim();
-      await ctx.audit.record({ action: 'workspace.git.commit', target: repo.resource, decision: 'ok', details: { repo: repo.root, commit, branch: branch.stdout.text.trim() } });
+      await ctx.audit.record({
+        action: 'workspace.git.commit',
+        target: repo.resource,
+        decision: 'ok',
+        details: { repo: repo.root, commit, branch: branch.stdout.text.trim() },
+      });
       return { repo: repo.root, commit, branch: branch.stdout.text.trim(), subject: args.message.split('\n')[0]! };
     },
   });

@@ -11,7 +11,8 @@ export const gitDiff = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'git_diff',
     description:
-      'Diff of the repository holding path: unstaged changes by default, staged with staged=true, or against ref. paths limits it; stat=true gives a summary. Output capped (head and tail). Needs read on git:<repository root>.',
+      'Diff of the repository holding path: unstaged changes by default, staged with staged=true, or against ref. paths limits it; ' +
+      'stat=true gives a summary. Output capped (head and tail). Needs read on git:<repository root>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       staged: z.boolean().default(false),
@@ -24,8 +25,24 @@ export const gitDiff = (cfg: WorkspaceConfig) =>
       const repo = await requireRepo(ctx, cfg, args.path, 'read');
       const ref = args.ref === undefined ? [] : [checkRef('ref', args.ref)];
       const specs = pathspecs(repo, args.paths ?? []);
-      const gitArgs = ['diff', '--no-ext-diff', '--no-textconv', '--no-color', ...(args.staged ? ['--cached'] : []), ...(args.stat ? ['--stat'] : []), ...ref, '--', ...specs];
+      const gitArgs = [
+        'diff',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-color',
+        ...(args.staged ? ['--cached'] : []),
+        ...(args.stat ? ['--stat'] : []),
+        ...ref,
+        '--',
+        ...specs,
+      ];
       const out = await runGit(ctx, cfg, repo, gitArgs, { maxOutputBytes: args.max_output_bytes });
-      return { repo: repo.root, diff: out.stdout.text, total_bytes: out.stdout.total_bytes, truncated: out.stdout.truncated, omitted_bytes: out.stdout.omitted_bytes };
+      return {
+        repo: repo.root,
+        diff: out.stdout.text,
+        total_bytes: out.stdout.total_bytes,
+        truncated: out.stdout.truncated,
+        omitted_bytes: out.stdout.omitted_bytes,
+      };
     },
   });

@@ -8,7 +8,9 @@ import { MAX_PATH_CHARS } from '../internal/path-text.js';
 export const gitLog = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'git_log',
-    description: 'Recent commits of the repository holding path: hash, parents, author, ISO date, subject; newest first. ref and paths narrow it. Needs read on git:<repository root>.',
+    description:
+      'Recent commits of the repository holding path: hash, parents, author, ISO date, subject; newest first. ref and paths narrow ' +
+      'it. Needs read on git:<repository root>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       max_count: z.number().int().min(1).max(200).default(20),
@@ -20,9 +22,23 @@ export const gitLog = (cfg: WorkspaceConfig) =>
       const ref = args.ref === undefined ? [] : [checkRef('ref', args.ref)];
       const head = await runGit(ctx, cfg, repo, ['rev-parse', '--verify', '--quiet', 'HEAD'], { okCodes: [0, 1] });
       if (args.ref === undefined && head.exitCode !== 0) return { repo: repo.root, commits: [] };
-      const out = await runGit(ctx, cfg, repo, ['log', '--no-color', `--max-count=${args.max_count}`, `--format=${LOG_FORMAT}`, ...ref, '--', ...pathspecs(repo, args.paths ?? [])], {
-        maxOutputBytes: 1_048_576,
-      });
+      const out = await runGit(
+        ctx,
+        cfg,
+        repo,
+        [
+          'log',
+          '--no-color',
+          `--max-count=${args.max_count}`,
+          `--format=${LOG_FORMAT}`,
+          ...ref,
+          '--',
+          ...pathspecs(repo, args.paths ?? []),
+        ],
+        {
+          maxOutputBytes: 1_048_576,
+        },
+      );
       return { repo: repo.root, commits: parseLog(out.stdout.text) };
     },
   });

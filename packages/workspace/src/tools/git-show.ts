@@ -11,7 +11,9 @@ import { GIT_OUTPUT_LIMITS } from './git-diff.js';
 export const gitShow = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'git_show',
-    description: 'Show a commit of the repository holding path (default HEAD): message, stat and patch; or, with file, that file\'s content at ref. Output capped (head and tail). Needs read on git:<repository root>.',
+    description:
+      'Show a commit of the repository holding path (default HEAD): message, stat and patch; ' +
+      "or, with file, that file's content at ref. Output capped (head and tail). Needs read on git:<repository root>.",
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       ref: z.string().min(1).max(256).default('HEAD'),
@@ -25,10 +27,21 @@ export const gitShow = (cfg: WorkspaceConfig) =>
       if (args.file !== undefined) {
         checkPathText('file', args.file);
         const p = resolvePath(repo.cwd, args.file, { followFinal: false, field: 'file' });
-        if (!isInside(repo.root, p.real)) throw refuse('invalid_arguments', 'outside_repository', `file: ${p.real} is outside the repository ${repo.root}`, { field: 'file', path: p.real });
+        if (!isInside(repo.root, p.real))
+          throw refuse('invalid_arguments', 'outside_repository', `file: ${p.real} is outside the repository ${repo.root}`, {
+            field: 'file',
+            path: p.real,
+          });
         gitArgs = ['show', '--no-textconv', `${ref}:${relative(repo.root, p.real)}`];
       } else gitArgs = ['show', '--no-ext-diff', '--no-textconv', '--no-color', '--stat', '--patch', ref, '--'];
       const out = await runGit(ctx, cfg, repo, gitArgs, { maxOutputBytes: args.max_output_bytes });
-      return { repo: repo.root, ref, text: out.stdout.text, total_bytes: out.stdout.total_bytes, truncated: out.stdout.truncated, omitted_bytes: out.stdout.omitted_bytes };
+      return {
+        repo: repo.root,
+        ref,
+        text: out.stdout.text,
+        total_bytes: out.stdout.total_bytes,
+        truncated: out.stdout.truncated,
+        omitted_bytes: out.stdout.omitted_bytes,
+      };
     },
   });

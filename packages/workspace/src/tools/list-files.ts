@@ -18,7 +18,8 @@ export const listFiles = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'list_files',
     description:
-      'List a directory (default your working directory). glob filters relative paths (e.g. "src/**/*.ts"; implies recursive). Hidden entries are skipped unless include_hidden. Symlinks are listed, not followed. Needs read on fs:<absolute directory>.',
+      'List a directory (default your working directory). glob filters relative paths (e.g. "src/**/*.ts"; implies recursive). ' +
+      'Hidden entries are skipped unless include_hidden. Symlinks are listed, not followed. Needs read on fs:<absolute directory>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
       glob: z.string().min(1).max(500).optional().describe('picomatch glob on paths relative to path, e.g. "**/*.test.ts"'),
@@ -30,20 +31,29 @@ export const listFiles = (cfg: WorkspaceConfig) =>
     async run(args, ctx) {
       const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['read'], { field: 'path' });
       if (p.kind === null) throw refuse('not_found', 'not_found', `path: ${p.real} does not exist`, { field: 'path', path: p.real });
-      if (p.kind !== 'directory') throw refuse('invalid_arguments', 'not_a_directory', `path: ${p.real} is not a directory (read it with read_file)`, { field: 'path', path: p.real });
+      if (p.kind !== 'directory')
+        throw refuse('invalid_arguments', 'not_a_directory', `path: ${p.real} is not a directory (read it with read_file)`, {
+          field: 'path',
+          path: p.real,
+        });
       const match = globMatcher(args.glob, args.include_hidden);
       const recursive = args.recursive ?? match !== null;
       const entries: { path: string; type: EntryType; size: number | null }[] = [];
       let truncated = false;
-      const report = await walk(ctx, p.real, { recursive, includeHidden: args.include_hidden, maxDepth: args.max_depth, maxScanned: LIST_LIMITS.maxScanned }, (e) => {
-        if (match && !match(e.rel)) return true;
-        if (entries.length >= args.max_entries) {
-          truncated = true;
-          return false;
-        }
-        entries.push({ path: e.rel, type: e.type, size: e.type === 'file' ? sizeOf(e.abs) : null });
-        return true;
-      });
+      const report = await walk(
+        ctx,
+        p.real,
+        { recursive, includeHidden: args.include_hidden, maxDepth: args.max_depth, maxScanned: LIST_LIMITS.maxScanned },
+        (e) => {
+          if (match && !match(e.rel)) return true;
+          if (entries.length >= args.max_entries) {
+            truncated = true;
+            return false;
+          }
+          entries.push({ path: e.rel, type: e.type, size: e.type === 'file' ? sizeOf(e.abs) : null });
+          return true;
+        },
+      );
       await observeExternal(ctx);
       return {
         path: p.real,

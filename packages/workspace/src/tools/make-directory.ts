@@ -12,7 +12,9 @@ import { MAX_PATH_CHARS } from '../internal/path-text.js';
 export const makeDirectory = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'make_directory',
-    description: 'Create a directory, with missing parents unless parents is false. An existing directory is fine (created: false). Needs write on fs:<absolute path>.',
+    description:
+      'Create a directory, with missing parents unless parents is false. An existing directory is fine (created: false). Needs write ' +
+      'on fs:<absolute path>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS),
       parents: z.boolean().default(true),
@@ -21,13 +23,22 @@ export const makeDirectory = (cfg: WorkspaceConfig) =>
     async run(args, ctx) {
       const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['write'], { field: 'path', refuseGitMetadata: true });
       if (p.kind === 'directory') return { path: p.real, created: false };
-      if (p.kind !== null) throw refuse('conflict', 'already_exists', `path: ${p.real} already exists and is not a directory`, { field: 'path', path: p.real });
+      if (p.kind !== null)
+        throw refuse('conflict', 'already_exists', `path: ${p.real} already exists and is not a directory`, {
+          field: 'path',
+          path: p.real,
+        });
       try {
         mkdirSync(p.real, { recursive: args.parents });
       } catch (err) {
         throw fsError(err, p.real, 'path');
       }
-      await ctx.audit.record({ action: 'workspace.directory.create', target: fsResource(p.real), decision: 'ok', details: { path: p.real, requested: p.requested, parents: args.parents } });
+      await ctx.audit.record({
+        action: 'workspace.directory.create',
+        target: fsResource(p.real),
+        decision: 'ok',
+        details: { path: p.real, requested: p.requested, parents: args.parents },
+      });
       return { path: p.real, created: true };
     },
   });

@@ -27,7 +27,9 @@ export const parseTestLog = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'parse_test_log',
     description:
-      'Parse a test log (jest_json, vitest_json, tap, pytest, junit_xml; auto-detected) given as log text or a file path. Stores a test_result Object (passed, failed, skipped, failing test names) and returns its oid with the counts; ok is true only when tests ran and none failed. Reading a file needs read on fs:<absolute path>.',
+      'Parse a test log (jest_json, vitest_json, tap, pytest, junit_xml; auto-detected) given as log text or a file path. Stores a ' +
+      'test_result Object (passed, failed, skipped, failing test names) and returns its oid with the counts; ok is true only when ' +
+      'tests ran and none failed. Reading a file needs read on fs:<absolute path>.',
     input: z.object({
       log: z.string().min(1).max(MAX_INLINE_LOG_CHARS).optional().describe('the log text (e.g. stdout of run_shell_command)'),
       path: z.string().min(1).max(MAX_PATH_CHARS).optional().describe('a file holding the log, e.g. a JUnit XML or JSON report'),
@@ -36,7 +38,9 @@ export const parseTestLog = (cfg: WorkspaceConfig) =>
     }),
     async run(args, ctx) {
       if ((args.log === undefined) === (args.path === undefined)) {
-        throw refuse('invalid_arguments', 'conflicting_arguments', 'log, path: give exactly one (the log text, or a file holding it)', { field: 'log' });
+        throw refuse('invalid_arguments', 'conflicting_arguments', 'log, path: give exactly one (the log text, or a file holding it)', {
+          field: 'log',
+        });
       }
       let text: string;
       let source: string | null = null;

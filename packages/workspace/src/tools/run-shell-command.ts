@@ -23,14 +23,38 @@ const outputSchema = z.object({ text: z.string(), total_bytes: z.number(), trunc
 export const runShellCommand = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'run_shell_command',
-    description: `Run a program (argv, no shell) or a shell string (command, via sh -c) in cwd (default your working directory). Returns status (exited, signalled, timed_out), exit_code, signal, and stdout/stderr capped to max_output_bytes each (head and tail kept; redirect to a file and read_file it for everything). Timeout default ${cfg.shell.defaultTimeoutSeconds} s, max ${cfg.shell.maxTimeoutSeconds} s: the process group is killed. Needs execute on shell:<program> (shell:sh for command) and write on fs:<cwd>.`,
+    description:
+      'Run a program (argv, no shell) or a shell string (command, via sh -c) in cwd (default your working directory). ' +
+      'Returns status (exited, signalled, timed_out), exit_code, signal, and stdout/stderr capped to max_output_bytes each ' +
+      '(head and tail kept; redirect to a file and read_file it for everything). ' +
+      `Timeout default ${cfg.shell.defaultTimeoutSeconds} s, max ${cfg.shell.maxTimeoutSeconds} s: the process group is killed. ` +
+      'Needs execute on shell:<program> (shell:sh for command) and write on fs:<cwd>.',
     input: z.object({
-      argv: z.array(z.string().max(ARG_CHARS)).min(1).max(256).optional().describe('program and arguments, e.g. ["npm", "test"]; no shell expansion'),
-      command: z.string().min(1).max(ARG_CHARS).optional().describe('a shell string run by sh -c, e.g. "npm test 2>&1 | tail -50"; needs shell:sh'),
+      argv: z
+        .array(z.string().max(ARG_CHARS))
+        .min(1)
+        .max(256)
+        .optional()
+        .describe('program and arguments, e.g. ["npm", "test"]; no shell expansion'),
+      command: z
+        .string()
+        .min(1)
+        .max(ARG_CHARS)
+        .optional()
+        .describe('a shell string run by sh -c, e.g. "npm test 2>&1 | tail -50"; needs shell:sh'),
       cwd: z.string().min(1).max(MAX_PATH_CHARS).optional().describe('directory to run in (default your working directory)'),
       timeout_seconds: z.number().min(1).max(cfg.shell.maxTimeoutSeconds).default(cfg.shell.defaultTimeoutSeconds),
-      max_output_bytes: z.number().int().min(64).max(cfg.shell.maxOutputBytes).default(cfg.shell.defaultOutputBytes).describe('bound of each of stdout and stderr'),
-      env: z.record(z.string(), z.string()).optional().describe('extra environment variables (the host environment is scrubbed to an allowlist)'),
+      max_output_bytes: z
+        .number()
+        .int()
+        .min(64)
+        .max(cfg.shell.maxOutputBytes)
+        .default(cfg.shell.defaultOutputBytes)
+        .describe('bound of each of stdout and stderr'),
+      env: z
+        .record(z.string(), z.string())
+        .optional()
+        .describe('extra environment variables (the host environment is scrubbed to an allowlist)'),
       stdin: z.string().max(1_000_000).optional().describe('text written to standard input (default: none)'),
     }),
     output: z.object({
@@ -48,7 +72,12 @@ export const runShellCommand = (cfg: WorkspaceConfig) =>
     policy: { sideEffects: true },
     async run(args, ctx) {
       if ((args.argv === undefined) === (args.command === undefined)) {
-        throw refuse('invalid_arguments', 'conflicting_arguments', 'argv, command: give exactly one (argv runs a program directly, command runs sh -c)', { field: 'argv' });
+        throw refuse(
+          'invalid_arguments',
+          'conflicting_arguments',
+          'argv, command: give exactly one (argv runs a program directly, command runs sh -c)',
+          { field: 'argv' },
+        );
       }
       const words = args.argv ?? [args.command!];
       words.forEach((w, i) => {
@@ -60,8 +89,18 @@ export const runShellCommand = (cfg: WorkspaceConfig) =>
       const env = scrubbedEnv(cfg.hostEnv, cfg.envAllowlist, args.env ?? {});
       const dir = await requireFs(ctx, cfg.baseDirectory, args.cwd ?? '.', ['write'], { field: 'cwd' });
       const program = await requireProgram(ctx, args.argv ? args.argv[0]! : 'sh', dir.real, env.PATH);
-      if (dir.kind === null) throw refuse('not_found', 'not_found', `cwd: ${dir.real} does not exist; the command did not start`, { field: 'cwd', path: dir.real, started: false });
-      if (dir.kind !== 'directory') throw refuse('invalid_arguments', 'not_a_directory', `cwd: ${dir.real} is not a directory; the command did not start`, { field: 'cwd', path: dir.real, started: false });
+      if (dir.kind === null)
+        throw refuse('not_found', 'not_found', `cwd: ${dir.real} does not exist; the command did not start`, {
+          field: 'cwd',
+          path: dir.real,
+          started: false,
+        });
+      if (dir.kind !== 'directory')
+        throw refuse('invalid_arguments', 'not_a_directory', `cwd: ${dir.real} is not a directory; the command did not start`, {
+          field: 'cwd',
+          path: dir.real,
+          started: false,
+        });
       const rest = args.argv ? args.argv.slice(1) : ['-c', args.command!];
       const out = await runProcess({
         file: program.file,
@@ -90,9 +129,13 @@ export const runShellCommand = (cfg: WorkspaceConfig) =>
         stray_processes_killed: out.strayProcessesKilled,
       };
       if (out.status === 'cancelled') {
-        throw new LibosError('cancelled', `the command started (pid ${out.pid}) and was cancelled: its process group was killed, and effects it had may remain`, {
-          details: { started: true, ...summary, stdout_tail: out.stdout.text.slice(-2_000), stderr_tail: out.stderr.text.slice(-2_000) },
-        });
+        throw new LibosError(
+          'cancelled',
+          `the command started (pid ${out.pid}) and was cancelled: its process group was killed, and effects it had may remain`,
+          {
+            details: { started: true, ...summary, stdout_tail: out.stdout.text.slice(-2_000), stderr_tail: out.stderr.text.slice(-2_000) },
+          },
+        );
       }
       await ctx.audit.record({ action: 'workspace.shell.run', target: program.resource, decision: out.status, details: summary });
       await observeExternal(ctx);

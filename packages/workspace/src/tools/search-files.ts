@@ -9,7 +9,14 @@ import { isUtf8, MAX_PATH_CHARS } from '../internal/path-text.js';
 import { globMatcher, walk } from '../internal/walk.js';
 
 /** Bounds of a search. */
-export const SEARCH_LIMITS = { maxMatches: 1_000, defaultMatches: 100, maxFileBytes: 4 * 1024 * 1024, maxScannedBytes: 64 * 1024 * 1024, lineChars: 300, testedLineChars: 10_000 } as const;
+export const SEARCH_LIMITS = {
+  maxMatches: 1_000,
+  defaultMatches: 100,
+  maxFileBytes: 4 * 1024 * 1024,
+  maxScannedBytes: 64 * 1024 * 1024,
+  lineChars: 300,
+  testedLineChars: 10_000,
+} as const;
 
 /** A line shown around its match, at most `SEARCH_LIMITS.lineChars` characters. */
 function excerpt(line: string, index: number): string {
@@ -27,7 +34,9 @@ export const searchFiles = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'search_files',
     description:
-      'Search text files under a directory (default your working directory) for a JavaScript regular expression, line by line. glob filters files (e.g. "**/*.ts"). Returns path, line number and the line; bounded by max_matches. Needs read on fs:<absolute path>.',
+      'Search text files under a directory (default your working directory) for a JavaScript regular expression, line by line. glob ' +
+      'filters files (e.g. "**/*.ts"). Returns path, line number and the line; bounded by max_matches. Needs read on fs:<absolute ' +
+      'path>.',
     input: z.object({
       pattern: z.string().min(1).max(1_000).describe('JavaScript regular expression source, e.g. "export function \\\\w+"'),
       path: z.string().min(1).max(MAX_PATH_CHARS).default('.'),
@@ -41,7 +50,13 @@ export const searchFiles = (cfg: WorkspaceConfig) =>
       try {
         re = new RegExp(args.pattern, args.case_insensitive ? 'i' : '');
       } catch (err) {
-        throw refuse('invalid_arguments', 'bad_pattern', `pattern: not a valid JavaScript regular expression: ${(err as Error).message}`, { field: 'pattern' }, err);
+        throw refuse(
+          'invalid_arguments',
+          'bad_pattern',
+          `pattern: not a valid JavaScript regular expression: ${(err as Error).message}`,
+          { field: 'pattern' },
+          err,
+        );
       }
       const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['read'], { field: 'path' });
       if (p.kind === null) throw refuse('not_found', 'not_found', `path: ${p.real} does not exist`, { field: 'path', path: p.real });
@@ -86,16 +101,25 @@ export const searchFiles = (cfg: WorkspaceConfig) =>
         }
       };
       if (p.kind === 'file') searchOne(p.real, p.real);
-      else if (p.kind !== 'directory') throw refuse('invalid_arguments', 'not_a_regular_file', `path: ${p.real} is neither a file nor a directory`, { field: 'path', path: p.real });
-      else {
-        const report = await walk(ctx, p.real, { recursive: true, includeHidden: args.include_hidden, maxDepth: 32, maxScanned: 50_000 }, async (e) => {
-          if (e.type !== 'file' || (match && !match(e.rel))) return true;
-          if (!(await ctx.authority.check(fsResource(e.abs), 'read')).allowed) {
-            skipped.denied++;
-            return true;
-          }
-          return searchOne(e.abs, e.rel);
+      else if (p.kind !== 'directory')
+        throw refuse('invalid_arguments', 'not_a_regular_file', `path: ${p.real} is neither a file nor a directory`, {
+          field: 'path',
+          path: p.real,
         });
+      else {
+        const report = await walk(
+          ctx,
+          p.real,
+          { recursive: true, includeHidden: args.include_hidden, maxDepth: 32, maxScanned: 50_000 },
+          async (e) => {
+            if (e.type !== 'file' || (match && !match(e.rel))) return true;
+            if (!(await ctx.authority.check(fsResource(e.abs), 'read')).allowed) {
+              skipped.denied++;
+              return true;
+            }
+            return searchOne(e.abs, e.rel);
+          },
+        );
         truncated ||= report.scanLimitReached;
         skipped.denied += report.deniedDirectories.length;
       }

@@ -9,7 +9,8 @@ import { workingDirectoryOf } from '../internal/working-directory.js';
 export const getWorkingDirectory = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'get_working_directory',
-    description: 'Your working directory (absolute): relative paths of the file, shell and git tools start there. Children start with yours.',
+    description:
+      'Your working directory (absolute): relative paths of the file, shell and git tools start there. Children start with yours.',
     input: z.object({}),
     output: z.object({ path: z.string() }),
     async run(_args, ctx) {
@@ -25,16 +26,24 @@ export const getWorkingDirectory = (cfg: WorkspaceConfig) =>
 export const setWorkingDirectory = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'set_working_directory',
-    description: 'Change your working directory to an existing directory (resolved, symlinks included). Children spawned afterwards start there. Needs read on fs:<absolute directory>.',
+    description:
+      'Change your working directory to an existing directory (resolved, symlinks included). Children spawned afterwards start ' +
+      'there. Needs read on fs:<absolute directory>.',
     input: z.object({ path: z.string().min(1).max(MAX_PATH_CHARS) }),
     output: z.object({ path: z.string(), previous: z.string() }),
     async run(args, ctx) {
       const previous = await workingDirectoryOf(ctx, cfg.baseDirectory);
       const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['read'], { field: 'path' });
       if (p.kind === null) throw refuse('not_found', 'not_found', `path: ${p.real} does not exist`, { field: 'path', path: p.real });
-      if (p.kind !== 'directory') throw refuse('invalid_arguments', 'not_a_directory', `path: ${p.real} is not a directory`, { field: 'path', path: p.real });
+      if (p.kind !== 'directory')
+        throw refuse('invalid_arguments', 'not_a_directory', `path: ${p.real} is not a directory`, { field: 'path', path: p.real });
       await ctx.service<WorkingDirectoryService>(WORKING_DIRECTORY_SERVICE).set(ctx.pid, p.real);
-      await ctx.audit.record({ action: 'workspace.cwd.set', target: fsResource(p.real), decision: 'ok', details: { path: p.real, previous } });
+      await ctx.audit.record({
+        action: 'workspace.cwd.set',
+        target: fsResource(p.real),
+        decision: 'ok',
+        details: { path: p.real, previous },
+      });
       return { path: p.real, previous };
     },
   });

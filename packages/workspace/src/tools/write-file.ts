@@ -20,7 +20,8 @@ async function makeParents(ctx: ToolContext, real: string): Promise<string[]> {
   for (let dir = dirname(real); ; dir = dirname(dir)) {
     const r = resolvePath('/', dir, { followFinal: true, field: 'path' });
     if (r.kind === 'directory') break;
-    if (r.kind !== null) throw refuse('invalid_arguments', 'not_a_directory', `path: ${dir} exists and is not a directory`, { field: 'path', path: dir });
+    if (r.kind !== null)
+      throw refuse('invalid_arguments', 'not_a_directory', `path: ${dir} exists and is not a directory`, { field: 'path', path: dir });
     missing.unshift(dir);
     if (dir === dirname(dir)) break;
   }
@@ -45,7 +46,9 @@ export const writeFile = (cfg: WorkspaceConfig) =>
   defineTool({
     name: 'write_file',
     description:
-      'Create or replace a UTF-8 text file atomically. mode: create_or_overwrite (default), create (fails if it exists) or overwrite (fails if missing). create_parents makes missing directories. Files inside .git are refused. Needs write on fs:<absolute path>.',
+      'Create or replace a UTF-8 text file atomically. mode: create_or_overwrite (default), create (fails if it exists) or overwrite ' +
+      '(fails if missing). create_parents makes missing directories. Files inside .git are refused. Needs write on fs:<absolute ' +
+      'path>.',
     input: z.object({
       path: z.string().min(1).max(MAX_PATH_CHARS).describe('file path, relative to your working directory or absolute'),
       content: z.string().max(MAX_WRITE_CHARS).describe(`the whole new content, at most ${MAX_WRITE_CHARS} characters`),
@@ -58,13 +61,22 @@ export const writeFile = (cfg: WorkspaceConfig) =>
       const p = await requireFs(ctx, cfg.baseDirectory, args.path, ['write'], { field: 'path', refuseGitMetadata: true });
       const d = { field: 'path', path: p.real };
       if (p.kind === 'directory') throw refuse('invalid_arguments', 'is_directory', `path: ${p.real} is a directory, not a file`, d);
-      if (p.kind !== null && p.kind !== 'file') throw refuse('invalid_arguments', 'not_a_regular_file', `path: ${p.real} is not a regular file`, d);
-      if (p.kind === 'file' && args.mode === 'create') throw refuse('conflict', 'already_exists', `path: ${p.real} already exists (mode create)`, d);
-      if (p.kind === null && args.mode === 'overwrite') throw refuse('not_found', 'not_found', `path: ${p.real} does not exist (mode overwrite)`, d);
+      if (p.kind !== null && p.kind !== 'file')
+        throw refuse('invalid_arguments', 'not_a_regular_file', `path: ${p.real} is not a regular file`, d);
+      if (p.kind === 'file' && args.mode === 'create')
+        throw refuse('conflict', 'already_exists', `path: ${p.real} already exists (mode create)`, d);
+      if (p.kind === null && args.mode === 'overwrite')
+        throw refuse('not_found', 'not_found', `path: ${p.real} does not exist (mode overwrite)`, d);
       if (!args.create_parents) {
         const parent = resolvePath('/', dirname(p.real), { followFinal: true, field: 'path' });
         if (parent.kind !== 'directory') {
-          throw refuse(parent.kind === null ? 'not_found' : 'invalid_arguments', parent.kind === null ? 'not_found' : 'not_a_directory', `path: the parent ${parent.real} of ${p.real} ${parent.kind === null ? 'does not exist (pass create_parents: true)' : 'is not a directory'}`, d);
+          throw refuse(
+            parent.kind === null ? 'not_found' : 'invalid_arguments',
+            parent.kind === null ? 'not_found' : 'not_a_directory',
+            `path: the parent ${parent.real} of ${p.real} ` +
+              (parent.kind === null ? 'does not exist (pass create_parents: true)' : 'is not a directory'),
+            d,
+          );
         }
       }
       const made = args.create_parents ? await makeParents(ctx, p.real) : [];

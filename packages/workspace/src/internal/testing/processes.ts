@@ -17,4 +17,8 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Pids printed one per line (e.g. by `echo $!`). */
-export const pidsIn = (text: string) => text.split('\n').filter((l) => /^\d+$/.test(l.trim())).map(Number);
+export const pidsIn = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => /^\d+$/.test(l.trim()))
+    .map(Number);

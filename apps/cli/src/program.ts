@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
@@ -59,12 +61,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--image <id>', 'image id', 'base-agent:v0')
     .requiredOption('--goal <text>', 'the goal')
     .option('--tool-calls <n>', 'tool-call budget (default 256)')
+    .option('--cwd <dir>', 'working directory of the process (an existing directory; default: where libos runs)')
     .action(
-      act(async (cmd: Command, opts: { image: string; goal: string; toolCalls?: string }) => {
+      act(async (cmd: Command, opts: { image: string; goal: string; toolCalls?: string; cwd?: string }) => {
         const o = g(cmd);
         const budget = opts.toolCalls ? { tool_calls: parsePositiveInt(opts.toolCalls, '--tool-calls') } : undefined;
+        const cwd = opts.cwd === undefined ? undefined : resolve(opts.cwd);
+        if (cwd !== undefined && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`spawn: --cwd ${cwd} is not a directory`);
         await withRuntime(o, async (rt) => {
-          const p = await rt.spawn({ image: opts.image, goal: opts.goal, ...(budget ? { budget } : {}) });
+          const p = await rt.spawn({ image: opts.image, goal: opts.goal, ...(budget ? { budget } : {}), ...(cwd ? { workingDirectory: cwd } : {}) });
           print(o, p, () => p.pid);
         });
       }),

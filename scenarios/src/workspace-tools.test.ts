@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WORKSPACE_TOOLS } from '@libos/workspace';
 import { fails, git, ok, openWorkspaceHarness, WORKSPACE_IMAGE, type Json, type WorkspaceHarness } from './support/workspace-harness.js';
 
 let h: WorkspaceHarness;
@@ -446,5 +447,17 @@ describe('[WS-6] parse_test_log stores a test_result Object', () => {
       type: 'test_result',
       payload: { passed: 1, failed: 1, failing: ['subtracts'], ok: false, source: { path: join(a, 'run.tap') } },
     });
+  });
+});
+
+describe('[WS-8] coding-agent:v0 names only tools that exist', () => {
+  it('with the workspace plugin every tool of its table is defined, the workspace Skills active from the start', async () => {
+    const coder = await h.rt.spawn({ image: 'coding-agent:v0', goal: 'code', workingDirectory: a });
+    for (const tool of coder.toolTable) expect(h.rt.hasTool(tool), tool).toBe(true);
+    expect(coder.toolTable).toEqual(expect.arrayContaining([...WORKSPACE_TOOLS]));
+    expect(coder.toolTable).not.toEqual(expect.arrayContaining(['run_shell']));
+    expect(coder.visibleTools).toEqual(expect.arrayContaining([...WORKSPACE_TOOLS]));
+    // Visibility is never authority: the coder holds no grant yet.
+    expect(await fails(h.rt, coder.pid, 'read_file', { path: 'f.txt' })).toMatchObject({ code: 'permission_denied' });
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contextOf, contextText, CTX_AGENT, CTX_AGENT_PROMPT, kinds, openContextRuntime } from './support/context-harness.js';
+import { contextOf, contextText, CTX_AGENT, CTX_AGENT_PROMPT, HEADING_LINE, kinds, openContextRuntime } from './support/context-harness.js';
 
 let rt: Runtime | undefined;
 const dirs: string[] = [];
@@ -37,7 +37,7 @@ describe('the LLM context Object', () => {
     await rt.run({ provider });
     const prompt = (pid: string) => provider.requests.find((r) => r.pid === pid)!;
     expect(contextText(prompt(plain.pid))).toBeNull();
-    expect(prompt(plain.pid).messages[1]!.content).not.toContain('LLM context object:');
+    expect(prompt(plain.pid).messages[1]!.content).not.toMatch(HEADING_LINE);
     expect(await contextOf(rt, plain.pid)).toMatchObject({ oid: null, generation: null, payload: null });
     expect(contextText(prompt(enriched.pid))).toMatch(/^LLM context object:/);
     expect((await contextOf(rt, enriched.pid)).payload).not.toBeNull();

@@ -1,5 +1,5 @@
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type HostConfigInput, type Runtime, type ScriptedRequestRecord } from '@libos/kernel';
+import { openRuntime, type HostConfigInput, type LlmProvider, type LlmRequest, type LlmResponse, type LlmToolCall, type Runtime, type ScriptedRequestRecord } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import {
   definePlugin,
@@ -13,7 +13,7 @@ import {
   type ObjectsService,
   type Plugin,
 } from '@libos/sdk';
-import { session } from '@libos/session';
+import { session, type SessionOptions } from '@libos/session';
 
 /**
  * Shared harness of the LLM context and compaction scenarios: a real runtime (SQLite in memory or a file) with the
@@ -25,7 +25,9 @@ export const NOTES_SKILL = 'ctx-notes';
 /** An image_only agent: its whole user message is its LLM context Object. */
 export const CTX_AGENT = 'ctx-agent:v0';
 export const CTX_AGENT_PROMPT = 'You are a context test agent. Answer with tool calls only.';
-export const CTX_AGENT_TOOLS = ['process_exit', 'get_current_time', 'note_touch'];
+/** An image whose table holds the four runtime-session tools but which loads no Skill at spawn. */
+export const BARE_AGENT = 'ctx-bare:v0';
+export const CTX_AGENT_TOOLS = ['process_exit', 'compact_process_context', 'get_current_time', 'note_touch'];
 
 const NOTES_SKILL_MD = `---
 name: ${NOTES_SKILL}
@@ -42,6 +44,7 @@ export interface ContextHarnessOptions {
   /** Context maintenance of CTX_AGENT (default: the image's default, auto_compact at 0.8). */
   readonly contextManagement?: ContextManagement;
   readonly plugins?: readonly Plugin[];
+  readonly sessionOptions?: SessionOptions;
 }
 
 /** The `ctx-notes` plugin and the CTX_AGENT image. */
@@ -70,6 +73,14 @@ export function notesPlugin(contextManagement?: ContextManagement): Plugin {
         defaultTools: CTX_AGENT_TOOLS,
         ...(contextManagement ? { contextManagement } : {}),
       },
+      {
+        id: BARE_AGENT,
+        description: 'The runtime-session tools in its table, no Skill loaded at spawn.',
+        systemPrompt: 'You are a bare test agent.',
+        promptMode: 'libos_default',
+        defaultSkills: [],
+        defaultTools: ['process_exit', 'compact_process_context', 'get_current_time', 'sleep'],
+      },
     ],
   });
 }
@@ -78,7 +89,7 @@ export function notesPlugin(contextManagement?: ContextManagement): Plugin {
 export async function openContextRuntime(opts: ContextHarnessOptions = {}): Promise<Runtime> {
   return openRuntime({
     path: opts.path ?? ':memory:',
-    plugins: [capabilities(), objectMemory(), session(), notesPlugin(opts.contextManagement), ...(opts.plugins ?? [])],
+    plugins: [capabilities(), objectMemory(), session(opts.sessionOptions), notesPlugin(opts.contextManagement), ...(opts.plugins ?? [])],
     config: { ids: sequentialIds(opts.idStart ?? 0) },
     ...(opts.hostConfig ? { hostConfig: opts.hostConfig } : {}),
   });
@@ -105,12 +116,65 @@ export async function contextOf(rt: Runtime, pid: string): Promise<ContextSnapsh
   });
 }
 
-/** The LLM context section of a recorded prompt (from its heading to the end), or null when it has none. */
+/** The heading line of a context render (a Skill's text may name the literal inline; only the line is the heading). */
+export const HEADING_LINE = /(^|\n)LLM context object:\n/;
+
+/** The LLM context section of a recorded prompt (from its heading line to the end), or null when it has none. */
 export function contextText(req: ScriptedRequestRecord): string | null {
   const user = req.messages.find((m) => m.role === 'user')?.content ?? '';
-  const at = user.indexOf('LLM context object:');
-  return at === -1 ? null : user.slice(at);
+  const m = HEADING_LINE.exec(user);
+  return m === null ? null : user.slice(m.index + m[1]!.length);
 }
 
 /** Entry kinds of a context payload, in order. */
 export const kinds = (payload: ContextSnapshot['payload']): string[] => (payload?.entries ?? []).map((e) => String(e.kind));
+
+/** A valid ten-key summary (only `goal` and `completed` say something). */
+export function summaryOf(goal: string, completed: readonly string[] = []): Record<string, unknown> {
+  return { goal, constraints: [], user_preferences: [], completed: [...completed], pending: [], key_references: [], recent_decisions: [], risks: [], uncertainties: [], next_steps: [] };
+}
+
+/** The stage goal a compressor was given (its `context_compaction_stage:<pid>` Object), or null. */
+export async function stageGoalOf(rt: Runtime, childPid: string): Promise<Record<string, unknown> | null> {
+  return rt.transaction(async (scope) => {
+    const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+    const ref = await objects.lookup(`process:${childPid}`, `context_compaction_stage:${childPid}`);
+    const d = ref ? await objects.describe(ref.oid) : null;
+    return d?.payloadAvailable ? ((await objects.readPayload(d.oid)) as Record<string, unknown>) : null;
+  });
+}
+
+/** The job Object of a caller (`context_compaction_job:<pid>`), or null. */
+export async function jobOf(rt: Runtime, pid: string): Promise<Record<string, unknown> | null> {
+  return rt.transaction(async (scope) => {
+    const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+    const ref = await objects.lookup(`process:${pid}`, `context_compaction_job:${pid}`);
+    const d = ref ? await objects.describe(ref.oid) : null;
+    return d?.payloadAvailable ? ((await objects.readPayload(d.oid)) as Record<string, unknown>) : null;
+  });
+}
+
+/**
+ * A provider that plays every `context-compressor:v0` child from its stage goal (`summarize(stage)` is its exit
+ * payload; throwing there makes the child reply with no call) and hands every other process to `inner`.
+ */
+export class CompressorProvider implements LlmProvider {
+  readonly name = 'scripted';
+  readonly model = 'scripted';
+  /** Every stage goal a compressor saw, in order. */
+  readonly stages: Record<string, unknown>[] = [];
+  constructor(
+    private readonly rt: Runtime,
+    private readonly inner: LlmProvider,
+    private readonly summarize: (stage: Record<string, unknown>) => unknown = (s) => summaryOf(`stage ${String(s.stage_index)}`, [`stage ${String(s.stage_index)}`]),
+  ) {}
+
+  async completeAction(req: LlmRequest): Promise<LlmResponse> {
+    if (req.imageId !== 'context-compressor:v0') return this.inner.completeAction(req);
+    const stage = await stageGoalOf(this.rt, req.pid!);
+    if (!stage) throw new Error(`compressor ${req.pid} has no stage goal`);
+    this.stages.push(stage);
+    const call = { id: `cmp_${this.stages.length}`, name: 'process_exit', arguments: { payload: this.summarize(stage) } };
+    return { content: null, toolCalls: [call as LlmToolCall], api: 'scripted', model: 'scripted', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+  }
+}

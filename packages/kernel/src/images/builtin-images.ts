@@ -25,8 +25,7 @@ function builtin(image: Omit<ImageDefinition, 'defaultTools'> & { readonly toolG
 
 const BASE_TOOL_GROUPS: readonly BuiltinToolGroup[] = [
   { skill: SKILL_NAVIGATION, tools: ['discover_skills', 'activate_skill', 'unload_skill'] },
-  // compact_process_context joins this group when the session plugin defines it.
-  { skill: 'agent-libos-runtime-session', tools: ['process_exit', 'get_current_time', 'sleep'] },
+  { skill: 'agent-libos-runtime-session', tools: ['process_exit', 'compact_process_context', 'get_current_time', 'sleep'] },
   { skill: 'agent-libos-human-output', tools: ['human_output'] },
   {
     skill: 'agent-libos-object-memory',

@@ -9,14 +9,19 @@ import { describeIssues } from './internal/issue-path.js';
  * A script for the `ScriptedProvider`. A turn is the list of tool calls one `completeAction` returns.
  *
  * - an array of turns, or `{ turns: [...] }`: one shared queue, consumed in order by every call whatever its pid;
- * - `{ processes: { "<pid>": [...turns], "*": [...turns] } }`: one queue per pid; a pid without its own key
- *   gets its own fresh copy of the `"*"` turns (a call without a pid uses `"*"` too).
+ * - `{ processes: { "<pid>": [...turns], "*": [...turns] }, images?: { "<image id>": [...turns] } }`: one queue per
+ *   pid; a pid without its own key gets its own fresh copy of its image's turns when `images` names its image (so a
+ *   script can play every `context-compressor:v0` child), else of the `"*"` turns (a call without a pid uses `"*"`).
  *
  * @example
  * const shared: LlmScript = [[{ tool: 'list_objects' }], [{ tool: 'process_exit', args: { message: 'ok' } }]];
  * const perPid: LlmScript = { processes: { pid_0123456789abcdef: [[{ tool: 'wait_child' }]], '*': [] } };
+ * const compressor: LlmScript = { processes: {}, images: { 'context-compressor:v0': [[{ tool: 'process_exit', args: { payload: summary } }]] } };
  */
-export type LlmScript = ScriptedTurn[] | { turns: ScriptedTurn[] } | { processes: Record<string, ScriptedTurn[]> };
+export type LlmScript =
+  | ScriptedTurn[]
+  | { turns: ScriptedTurn[] }
+  | { processes: Record<string, ScriptedTurn[]>; images?: Record<string, ScriptedTurn[]> };
 
 /** The tool calls of one turn; an empty turn is a reply with no tool calls. */
 export type ScriptedTurn = ScriptedToolCall[];
@@ -41,7 +46,7 @@ const callSchema = z.strictObject({
 });
 const turnsSchema = z.array(z.array(callSchema));
 const turnsObjectSchema = z.strictObject({ turns: turnsSchema });
-const processesSchema = z.strictObject({ processes: z.record(z.string(), turnsSchema) });
+const processesSchema = z.strictObject({ processes: z.record(z.string(), turnsSchema).default({}), images: z.record(z.string(), turnsSchema).optional() });
 
 /**
  * Validates a script given in code or decoded from a file. Throws `invalid_arguments` naming the bad field,
@@ -53,7 +58,7 @@ const processesSchema = z.strictObject({ processes: z.record(z.string(), turnsSc
 export function parseLlmScript(value: unknown, source?: string): LlmScript {
   const schema = Array.isArray(value)
     ? turnsSchema
-    : isPlainObject(value) && 'processes' in value
+    : isPlainObject(value) && ('processes' in value || 'images' in value)
       ? processesSchema
       : isPlainObject(value)
         ? turnsObjectSchema

@@ -85,6 +85,8 @@ export interface LlmRequest {
   signal?: AbortSignal;
   /** the calling process; the scripted provider keys its per-process scripts on it */
   pid?: string;
+  /** the calling process's image; the scripted provider can play every process of an image (e.g. a compressor) */
+  imageId?: string;
 }
 
 /**

@@ -8,6 +8,7 @@ export interface ScriptedRequestRecord {
   readonly tools: LlmToolSchema[];
   readonly parallelToolCalls: boolean;
   readonly pid: string | undefined;
+  readonly imageId: string | undefined;
 }
 
 export interface ScriptedProviderOptions {
@@ -68,8 +69,9 @@ export class ScriptedProvider implements LlmProvider {
       tools: structuredClone(req.tools),
       parallelToolCalls: req.parallelToolCalls,
       pid: req.pid,
+      imageId: req.imageId,
     });
-    const { turn, index } = this.nextTurn(req.pid);
+    const { turn, index } = this.nextTurn(req.pid, req.imageId);
     const toolCalls: LlmToolCall[] = turn.map((call) => ({
       id: `mock_${this.nextCallId++}`,
       name: call.tool,
@@ -86,8 +88,8 @@ export class ScriptedProvider implements LlmProvider {
   }
 
   /** The next turn for `pid` and its index in its queue (`null` once the queue is used up). */
-  private nextTurn(pid: string | undefined): { turn: ScriptedTurn; index: number | null } {
-    const { key, turns } = this.queueFor(pid);
+  private nextTurn(pid: string | undefined, imageId: string | undefined): { turn: ScriptedTurn; index: number | null } {
+    const { key, turns } = this.queueFor(pid, imageId);
     const index = this.cursors.get(key) ?? 0;
     const turn = turns[index];
     if (turn === undefined) return { turn: EXHAUSTED_TURN, index: null };
@@ -95,13 +97,15 @@ export class ScriptedProvider implements LlmProvider {
     return { turn, index };
   }
 
-  private queueFor(pid: string | undefined): { key: string; turns: ScriptedTurn[] } {
+  private queueFor(pid: string | undefined, imageId: string | undefined): { key: string; turns: ScriptedTurn[] } {
     const script = this.script;
     if (Array.isArray(script)) return { key: '', turns: script };
     if ('turns' in script) return { key: '', turns: script.turns };
     const key = pid ?? DEFAULT_SCRIPT_KEY;
     const queues = script.processes;
-    const turns = Object.hasOwn(queues, key) ? queues[key] : Object.hasOwn(queues, DEFAULT_SCRIPT_KEY) ? queues[DEFAULT_SCRIPT_KEY] : [];
-    return { key, turns };
+    const images = script.images ?? {};
+    if (Object.hasOwn(queues, key)) return { key, turns: queues[key]! };
+    if (imageId !== undefined && Object.hasOwn(images, imageId)) return { key, turns: images[imageId]! };
+    return { key, turns: Object.hasOwn(queues, DEFAULT_SCRIPT_KEY) ? queues[DEFAULT_SCRIPT_KEY]! : [] };
   }
 }

@@ -70,30 +70,47 @@ describe('llm_calls and accounting', () => {
     expect((await rt.budget(parent)).usage).toMatchObject({ llm_calls: 3 + 2, llm_total_tokens: 6 + 4 });
   });
 
-  it('[K-40] a provider error is recorded with status error and fails that process; the runtime and other processes go on', async () => {
+  it('[K-40] a provider error is recorded with status error and pauses that process with the error; a resume runs it again; the runtime and other processes go on', async () => {
     const { rt, probe } = await harness();
     const broken = await spawnProbe(rt, 'talk to a broken model');
     const crashing = await spawnProbe(rt, 'talk to a buggy provider');
     const healthy = await spawnProbe(rt, 'fine');
+    let upstreamDown = true;
     const provider = new FnProvider((_i, req) => {
-      if (req.pid === broken) return new LibosError('provider_error', 'upstream said 500');
-      if (req.pid === crashing) return new TypeError('provider bug');
-      return (probe.runs.includes('healthy') ? { calls: [exit] } : { calls: [touch('healthy')] }) as Reply;
+      if (req.pid === broken && upstreamDown) return new LibosError('provider_error', 'upstream said 500');
+      if (req.pid === crashing && upstreamDown) return new TypeError('provider bug');
+      const label = req.pid === healthy ? 'healthy' : req.pid === broken ? 'broken' : 'crashing';
+      return (probe.runs.includes(label) ? { calls: [exit] } : { calls: [touch(label)] }) as Reply;
     });
     const report = await rt.run({ provider });
     expect(report.idle).toBe(true);
-    expect(await rt.process(broken)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'provider_error' } });
-    expect(await rt.process(crashing)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'internal_error' } });
+    const error = { code: 'provider_error', message: 'upstream said 500' };
+    expect(report.results.filter((r) => r.kind === 'paused')).toEqual([
+      { pid: broken, kind: 'paused', error, executed: [], skipped: [], results: [] },
+      { pid: crashing, kind: 'paused', error: { code: 'internal_error', message: 'internal error: provider bug' }, executed: [], skipped: [], results: [] },
+    ]);
+    const reason = 'model provider failed: provider_error: upstream said 500';
+    expect(await rt.process(broken)).toMatchObject({ status: 'paused', waitState: { kind: 'paused', reason }, outcome: null });
+    expect(await rt.process(crashing)).toMatchObject({ status: 'paused', waitState: { kind: 'paused', reason: 'model provider failed: internal_error: internal error: provider bug' } });
     expect(await rt.process(healthy)).toMatchObject({ status: 'exited' });
     const [row] = await rt.llmCalls({ pid: broken });
     expect(row).toMatchObject({ status: 'error', purpose: 'action_selection', model: 'fn-model', totalTokens: null, response: null });
     expect(row!.error).toContain('provider_error: upstream said 500');
     expect((await rt.llmCalls({ pid: crashing }))[0]).toMatchObject({ status: 'error' });
     expect((await rt.llmCalls({ pid: healthy })).map((r) => r.status)).toEqual(['ok', 'ok']);
-    // The runtime still works.
-    const again = await spawnProbe(rt, 'after the failures');
-    await rt.run({ provider: new ScriptedProvider([]) });
-    expect((await rt.process(again)).status).toBe('exited');
+    expect((await rt.audit({ action: 'llm.provider_failed' })).map((a) => a.target)).toEqual([`process:${broken}`, `process:${crashing}`]);
+    expect((await rt.audit({ action: 'llm.provider_failed' }))[0]).toMatchObject({ actor: 'host', decision: 'paused', details: { pid: broken, provider: 'fn', model: 'fn-model', error } });
+    expect((await rt.events({ type: 'process_paused' })).map((e) => e.data)).toEqual([
+      { pid: broken, reason, error },
+      { pid: crashing, reason: 'model provider failed: internal_error: internal error: provider bug', error: { code: 'internal_error', message: 'internal error: provider bug' } },
+    ]);
+    // Paused processes are not scheduled; once the provider is back, a resume runs each to its exit.
+    expect(await rt.run({ provider })).toMatchObject({ quanta: 0, idle: true });
+    upstreamDown = false;
+    for (const pid of [broken, crashing]) await rt.signal(pid, 'resume');
+    await rt.run({ provider });
+    expect(await rt.process(broken)).toMatchObject({ status: 'exited' });
+    expect(await rt.process(crashing)).toMatchObject({ status: 'exited' });
   });
 
   it('[K-41] persistFullIo=false keeps previews and hashes of prompts and replies, never the whole text', async () => {

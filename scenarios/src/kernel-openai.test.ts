@@ -161,16 +161,21 @@ describe('OpenAI-compatible provider through the runtime', () => {
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
   });
 
-  it('a timeout on every attempt is recorded as an error and fails the process; the runtime keeps running others', async () => {
+  it('[K-40] a timeout on every attempt is recorded as an error, each retry is an llm_retry event, and the process is paused with the error; the runtime keeps running others', async () => {
     h = await openHarness();
     const { rt } = h;
     const pid = await spawnProbe(rt, 'talk to a model that never answers');
     const { baseUrl, seen } = await chatServer(() => 'hang');
     const p = provider(baseUrl, { timeoutMs: 50, maxRetries: 1 });
     const report = await rt.run({ provider: p.provider });
-    expect(report).toMatchObject({ idle: true, quanta: 1, results: [{ pid, kind: 'failed' }] });
+    expect(report).toMatchObject({ idle: true, quanta: 1, results: [{ pid, kind: 'paused', error: { code: 'provider_timeout' } }] });
     expect(seen).toHaveLength(2);
-    expect(await rt.process(pid)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'provider_timeout' } });
+    expect(await rt.process(pid)).toMatchObject({ status: 'paused', waitState: { kind: 'paused', reason: expect.stringMatching(/^model provider failed: provider_timeout: /) } });
+    const retries = await rt.events({ type: 'llm_retry' });
+    expect(retries.map((e) => e.data)).toEqual([
+      { pid, provider: 'openai', model: 'test-model', attempt: 1, max_attempts: 2, delay_ms: p.delays[0], error: { code: 'provider_timeout', message: 'openai provider: no response within 50 ms' } },
+    ]);
+    expect(retries[0]!.seq).toBeLessThan((await rt.events({ type: 'llm_call', pid }))[0]!.seq);
     const [row] = await rt.llmCalls({ pid });
     expect(row).toMatchObject({ status: 'error', provider: 'openai', model: 'test-model', response: null, totalTokens: null });
     expect(row!.error).toMatch(/^provider_timeout: openai provider: no response within 50 ms/);
@@ -181,7 +186,7 @@ describe('OpenAI-compatible provider through the runtime', () => {
     expect((await rt.process(next)).status).toBe('exited');
   });
 
-  it('a non-retryable 400 and a body that is not JSON are provider errors: recorded, the process fails, nothing crashes', async () => {
+  it('a non-retryable 400 and a body that is not JSON are provider errors: recorded, the process is paused, nothing crashes', async () => {
     h = await openHarness();
     const { rt } = h;
     const bad = await spawnProbe(rt, 'bad request');
@@ -193,10 +198,11 @@ describe('OpenAI-compatible provider through the runtime', () => {
     await rt.run({ provider: provider(baseUrl).provider });
     expect(seen).toHaveLength(2); // neither is retried
     for (const pid of [bad, garbled]) {
-      expect(await rt.process(pid)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'provider_error' } });
+      expect(await rt.process(pid)).toMatchObject({ status: 'paused', waitState: { reason: expect.stringMatching(/^model provider failed: provider_error: /) } });
       expect((await rt.llmCalls({ pid })).map((r) => r.status)).toEqual(['error']);
     }
     expect((await rt.llmCalls({ pid: bad }))[0]!.error).toContain('HTTP 400');
     expect((await rt.llmCalls({ pid: garbled }))[0]!.error).toContain('not JSON');
+    expect(await rt.events({ type: 'llm_retry' })).toEqual([]);
   });
 });

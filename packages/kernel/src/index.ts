@@ -36,7 +36,7 @@ export type { LlmCallRecord } from './executor/llm-calls.js';
 export type { ProcessMessage, Delivery } from './mailbox/messages.js';
 export type { ToolNotice } from './broker/tool-result.js';
 // LLM providers: the contract, the deterministic ScriptedProvider and the OpenAI-compatible OpenAiProvider.
-export type { LlmMessage, LlmProvider, LlmRequest, LlmResponse, LlmToolCall, LlmToolSchema, LlmUsage } from './llm/provider.js';
+export type { LlmMessage, LlmProvider, LlmRequest, LlmResponse, LlmRetry, LlmToolCall, LlmToolSchema, LlmUsage } from './llm/provider.js';
 export { DEFAULT_SCRIPT_KEY, loadLlmScriptFile, parseLlmScript, type LlmScript, type ScriptedToolCall, type ScriptedTurn } from './llm/llm-script.js';
 export { ScriptedProvider, type ScriptedProviderOptions, type ScriptedRequestRecord } from './llm/scripted-provider.js';
 export { providerFromProfile, type ProfileProviderOptions } from './llm/provider-from-profile.js';

@@ -2,7 +2,7 @@ import { canonicalJson, joinLabels, LibosError, type DataLabels } from '@libos/s
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import type { LlmMessage, LlmProvider, LlmResponse, LlmToolCall } from '../llm/provider.js';
+import type { LlmMessage, LlmProvider, LlmResponse, LlmRetry, LlmToolCall } from '../llm/provider.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import { unreadByDelivery } from '../mailbox/unread-mail.js';
 import { endProcess } from '../processes/exit.js';
@@ -24,8 +24,13 @@ export type { StopReason } from './stop-reason.js';
 
 export interface QuantumResult {
   readonly pid: string;
-  /** `resumed`: a saved call re-ran without a model call; `turn`: one model turn; `skipped`: not runnable. */
-  readonly kind: 'resumed' | 'turn' | 'skipped' | 'failed';
+  /**
+   * `resumed`: a saved call re-ran without a model call; `turn`: one model turn; `skipped`: not runnable; `paused`:
+   * the model provider failed (after its own retries), so the process was paused with `error` (a resume runs it again).
+   */
+  readonly kind: 'resumed' | 'turn' | 'skipped' | 'failed' | 'paused';
+  /** Why a `paused` quantum paused its process: the provider's error. */
+  readonly error?: { readonly code: string; readonly message: string };
   readonly stopReason?: StopReason;
   readonly executed: readonly string[];
   readonly skipped: readonly string[];
@@ -48,6 +53,8 @@ export interface QuantumOptions {
    * provider, and when it is false only the last valid call of a reply runs. Without a profile a batch runs in order.
    */
   readonly profile?: LlmProfile | null;
+  /** Aborting it cancels the model call in flight (its process is then paused, as after any provider failure). */
+  readonly signal?: AbortSignal;
 }
 
 /** Turns in a row whose every call was refused before a process is failed for making no progress. */
@@ -64,6 +71,33 @@ async function failProcess(deps: KernelDeps, pid: string, code: string, message:
     if (!p || TERMINAL_STATUSES.has(p.status)) return;
     await endProcess(deps, scope, pid, { kind: 'failed', code, message: message.slice(0, 2000) });
   });
+}
+
+/** Errors the provider threw (not the executor's own): they pause the process instead of failing it. */
+const providerFailures = new WeakSet<object>();
+
+/**
+ * The model provider failed after its own bounded retries (unreachable, timing out, an error reply, cancelled): the
+ * process did nothing wrong, so it is paused with the error (audit `llm.provider_failed`, event `process_paused`)
+ * rather than failed; a resume runs it again.
+ */
+async function pauseForProvider(deps: KernelDeps, pid: string, provider: LlmProvider, e: LibosError): Promise<void> {
+  await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+    const p = await findProcess(scope.store, pid);
+    if (p?.status !== 'running') return;
+    const reason = `model provider failed: ${e.code}: ${e.message}`.slice(0, 2000);
+    await transition(scope.store, pid, { from: ['running'], to: 'paused', wait: { kind: 'paused', reason } }, iso(deps));
+    const error = { code: e.code, message: e.message.slice(0, 2000) };
+    await scope.audit.record({ action: 'llm.provider_failed', target: `process:${pid}`, decision: 'paused', details: { pid, provider: provider.name, model: provider.model, error } });
+    await scope.events.emit('process_paused', { pid, reason, error });
+  });
+}
+
+/** A provider's retry as a durable `llm_retry` event of the pid (the progress a host shows while it waits). */
+async function recordRetry(deps: KernelDeps, pid: string, provider: LlmProvider, retry: LlmRetry): Promise<void> {
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
+    scope.events.emit('llm_retry', { pid, provider: provider.name, model: provider.model, ...retry, error: { code: retry.error.code, message: retry.error.message.slice(0, 500) } }),
+  );
 }
 
 /**
@@ -227,11 +261,20 @@ interface ModelAnswer {
   readonly latencyMs: number;
 }
 
-async function callProvider(req: ModelRequest, opts: QuantumOptions): Promise<ModelAnswer> {
+async function callProvider(deps: KernelDeps, req: ModelRequest, opts: QuantumOptions): Promise<ModelAnswer> {
   const started = performance.now();
   try {
     // The provider gets its own copy: a corrective retry appends to `messages` after this attempt.
-    const request = { messages: [...req.messages], tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts), pid: req.turn.process.pid, imageId: req.turn.process.imageId };
+    const pid = req.turn.process.pid;
+    const request = {
+      messages: [...req.messages],
+      tools: req.prompt.tools,
+      parallelToolCalls: parallelToolCallsOf(opts),
+      pid,
+      imageId: req.turn.process.imageId,
+      onRetry: (retry: LlmRetry) => recordRetry(deps, pid, opts.provider, retry),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    };
     const response = await opts.provider.completeAction(request);
     return { response, error: null, latencyMs: performance.now() - started };
   } catch (err) {
@@ -254,7 +297,10 @@ async function takeAnswer(deps: KernelDeps, req: ModelRequest, answer: ModelAnsw
     await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: answer.latencyMs, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
     await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
   });
-  if (error) throw error;
+  if (error) {
+    providerFailures.add(error);
+    throw error;
+  }
   const r = response!;
   await chargeTokens(deps, pid, r, tokens);
   const visible = new Set(p.visibleTools);
@@ -369,6 +415,7 @@ type QuantumStep =
 interface QuantumRun {
   readonly pid: string;
   readonly startedAt: number;
+  readonly provider: LlmProvider;
   resuming: { readonly tool: string; readonly callId: string } | null;
 }
 
@@ -384,7 +431,7 @@ interface QuantumRun {
  * call runs outside any transaction, so a slow provider never holds the store.
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
-  const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), resuming: null };
+  const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), provider: opts.provider, resuming: null };
   const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) => inUnitOfWork(deps.db, (db) => phase({ ...deps, db }));
   let step = await unit((d) => beginQuantum(d, run, opts));
   for (;;) {
@@ -393,7 +440,7 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
         return step.result;
       case 'ask': {
         const request = step.request;
-        const answer = await callProvider(request, opts);
+        const answer = await callProvider(deps, request, opts);
         step = await unit((d) =>
           guarded(d, run, async () => {
             const reply = await takeAnswer(d, request, answer, opts);
@@ -449,10 +496,14 @@ async function guarded(deps: KernelDeps, run: QuantumRun, body: () => Promise<Qu
   } catch (err) {
     const e = LibosError.from(err);
     const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
+    const byProvider = typeof err === 'object' && err !== null && providerFailures.has(err);
     if (run.resuming) await failInterruptedResume(deps, pid, run.resuming, e);
+    else if (byProvider) await pauseForProvider(deps, pid, run.provider, e);
     else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
     else await failProcess(deps, pid, e.code, e.message);
-    result = { pid, kind: 'failed', executed: [], skipped: [], results: [] };
+    result = byProvider
+      ? { pid, kind: 'paused', error: { code: e.code, message: e.message }, executed: [], skipped: [], results: [] }
+      : { pid, kind: 'failed', executed: [], skipped: [], results: [] };
   }
   return { kind: 'done', result: await closeQuantum(deps, run, result) };
 }

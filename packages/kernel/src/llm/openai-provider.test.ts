@@ -198,6 +198,20 @@ describe('OpenAiProvider against a local chat-completions server', () => {
     expect(err.details).toEqual({ status: 503, attempts: 3 });
   });
 
+  test('tells req.onRetry before each retry (attempt, the bound, the delay, the error), never after the last attempt', async () => {
+    const server = await startServer(() => ({ status: 503, body: 'overloaded' }));
+    const { provider: p, sleeps } = provider(server.baseUrl, { maxRetries: 2, random: () => 0.5 });
+    const retries: unknown[] = [];
+    const err = await rejection(p.completeAction({ ...REQUEST, onRetry: (r) => void retries.push(r) }));
+    expect(err.code).toBe('provider_error');
+    const error = { code: 'provider_error', message: 'openai provider: HTTP 503: overloaded' };
+    expect(retries).toEqual([
+      { attempt: 1, max_attempts: 3, delay_ms: 375, error },
+      { attempt: 2, max_attempts: 3, delay_ms: 750, error },
+    ]);
+    expect(sleeps).toEqual([375, 750]);
+  });
+
   test('returns arguments that are not a JSON object as argumentsError + rawArguments instead of throwing', async () => {
     const server = await startServer(() => ({
       status: 200,

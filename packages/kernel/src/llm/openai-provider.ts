@@ -37,8 +37,9 @@ type AttemptOutcome =
 /**
  * A provider for any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, LM Studio).
  * Retries 429, 5xx, network errors and timeouts with exponential backoff and jitter (honouring
- * `Retry-After`, capped); a timeout is `provider_timeout`, any other failure `provider_error`, an aborted
- * `req.signal` is `cancelled`. Arguments that are not a JSON object come back as `argumentsError`, not a throw.
+ * `Retry-After`, capped), telling `req.onRetry` before each retry; a timeout is `provider_timeout`, any other
+ * failure `provider_error`, an aborted `req.signal` is `cancelled`. Arguments that are not a JSON object come back
+ * as `argumentsError`, not a throw.
  *
  * @example
  * const provider = new OpenAiProvider({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen2.5:7b' });
@@ -93,8 +94,11 @@ export class OpenAiProvider implements LlmProvider {
           cause: outcome.error.cause,
         });
       }
+      const delayMs = retryDelayMs(attempt, outcome.retryAfter, this.#random);
+      const error = { code: outcome.error.code, message: outcome.error.message };
+      await req.onRetry?.({ attempt: attempt + 1, max_attempts: this.maxRetries + 1, delay_ms: delayMs, error });
       try {
-        await this.#sleep(retryDelayMs(attempt, outcome.retryAfter, this.#random), req.signal);
+        await this.#sleep(delayMs, req.signal);
       } catch (err) {
         if (req.signal?.aborted) throw cancelled(req.signal);
         throw err;

@@ -87,6 +87,25 @@ export interface LlmRequest {
   pid?: string;
   /** the calling process's image; the scripted provider can play every process of an image (e.g. a compressor) */
   imageId?: string;
+  /**
+   * Told before each retry a provider makes after a failed attempt (its retries are bounded), so a host can show
+   * the progress; a throw here fails the request with that error.
+   */
+  onRetry?: (retry: LlmRetry) => void | Promise<void>;
+}
+
+/**
+ * One retry a provider is about to make: the attempt that failed (1-based), how many it makes at most, the
+ * backoff before the next one, and the failure.
+ *
+ * @example
+ * const retry: LlmRetry = { attempt: 1, max_attempts: 4, delay_ms: 480, error: { code: 'provider_error', message: 'HTTP 503' } };
+ */
+export interface LlmRetry {
+  readonly attempt: number;
+  readonly max_attempts: number;
+  readonly delay_ms: number;
+  readonly error: { readonly code: string; readonly message: string };
 }
 
 /**

@@ -8,8 +8,19 @@ import { inTransaction } from '../store/transaction.js';
  * Waits `ms` on the runtime's clock (a real timer unless the clock brings its own sleep). A real timer can fire a
  * millisecond before the wall clock reaches the deadline, so it waits a little past it.
  */
-const idle = (deps: KernelDeps, ms: number): Promise<void> =>
-  deps.clock.sleep ? deps.clock.sleep(ms) : new Promise((resolve) => setTimeout(resolve, Math.ceil(ms) + TIMER_SLACK_MS));
+const idle = (deps: KernelDeps, ms: number, interrupt?: AbortSignal): Promise<void> => {
+  if (interrupt?.aborted) return Promise.resolve();
+  if (deps.clock.sleep) return deps.clock.sleep(ms);
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      interrupt?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.ceil(ms) + TIMER_SLACK_MS);
+    interrupt?.addEventListener('abort', done, { once: true });
+  });
+};
 
 /** How far past a deadline a real timer waits (timers may fire early against the wall clock). */
 export const TIMER_SLACK_MS = 5;
@@ -22,6 +33,12 @@ export interface RunOptions extends QuantumOptions {
   readonly maxQuanta?: number;
   /** Called after every quantum (progress for long runs). */
   readonly onQuantum?: (r: QuantumResult) => void;
+  /**
+   * Ends an idle wait early (nothing runnable, the scheduler sleeping until a timer or task deadline): the run then
+   * returns `idle`. A host running the scheduler in the background aborts it when new work may have arrived.
+   * (`signal` stops the run altogether: no new quantum starts, an idle wait ends, the model call in flight is cancelled.)
+   */
+  readonly wake?: AbortSignal;
 }
 
 export interface RunReport {
@@ -49,15 +66,18 @@ export class Scheduler {
     const deps = this.deps();
     const results: QuantumResult[] = [];
     for (;;) {
+      if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
       await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
       const rows = await deps.db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
       if (rows.length === 0) {
-        if ((await this.#sleepUntilTimer(deps)) || (await this.#timeOutTaskWaits(deps))) continue;
+        const interrupt = anySignal(opts.signal, opts.wake);
+        if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
         return { quanta: results.length, idle: true, results };
       }
       const round = rows.map((r) => r.pid as string).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
       for (const pid of round) {
         if (opts.maxQuanta !== undefined && results.length >= opts.maxQuanta) return { quanta: results.length, idle: false, results };
+        if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
         const r = await runQuantum(deps, pid, { ...opts, emptyReplies: this.#emptyReplies, stalledTurns: this.#stalledTurns });
         this.#last.set(pid, this.#tick++);
         if (r.kind === 'skipped') continue;
@@ -71,13 +91,14 @@ export class Scheduler {
    * Nothing is runnable but a process sleeps: the scheduler waits for the earliest timer (real time; a fake clock's
    * deadline may already have passed) unless a task deadline comes first, then wakes the timers that are due.
    */
-  async #sleepUntilTimer(deps: KernelDeps): Promise<boolean> {
+  async #sleepUntilTimer(deps: KernelDeps, interrupt: AbortSignal | undefined): Promise<boolean> {
     const timer = await earliestTimerDeadline(deps.db);
     if (timer === null) return false;
     const task = await earliestTaskDeadline(deps.db);
     if (task !== null && Date.parse(task) < Date.parse(timer)) return false;
     const ms = Math.min(MAX_TASK_WAIT_MS, Date.parse(timer) - deps.clock.now().getTime());
-    if (ms > 0) await idle(deps, ms);
+    if (ms > 0) await idle(deps, ms, interrupt);
+    if (interrupt?.aborted) return false;
     const woken = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
     // A clock that did not reach the deadline (an injected one) leaves the sleeper waiting: the run ends idle.
     return woken.length > 0;
@@ -88,12 +109,18 @@ export class Scheduler {
    * that deadline (the scheduler sleeps until then, at most MAX_TASK_WAIT_MS), so its call returns the task's
    * current state. Returns whether it woke any.
    */
-  async #timeOutTaskWaits(deps: KernelDeps): Promise<boolean> {
+  async #timeOutTaskWaits(deps: KernelDeps, interrupt: AbortSignal | undefined): Promise<boolean> {
     const deadline = await earliestTaskDeadline(deps.db);
     if (deadline === null) return false;
     const ms = Math.min(MAX_TASK_WAIT_MS, Date.parse(deadline) - deps.clock.now().getTime());
-    if (ms > 0) await idle(deps, ms);
+    if (ms > 0) await idle(deps, ms, interrupt);
+    if (interrupt?.aborted) return false;
     const woken = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeTaskDeadlines(scope, deadline));
     return woken.length > 0;
   }
+}
+
+/** One signal for two (either may be absent). */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  return a && b ? AbortSignal.any([a, b]) : (a ?? b);
 }

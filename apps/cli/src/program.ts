@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { runDemo } from './demo.js';
+import { registerConfig } from './commands/config.js';
 import { registerEvents } from './commands/events.js';
 import { registerHuman } from './commands/human.js';
 import { registerLlmCalls } from './commands/llm-calls.js';
@@ -27,6 +28,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('libOS: an operating system for LLM agents')
     .option('--db <path>', 'store file (":memory:" for an ephemeral store)', DEFAULT_DB)
     .option('--json', 'machine-readable output', false)
+    .option('--config <path>', 'host config file (.json, .yaml, .yml); default: libos.config.json|yaml next to the store')
     .showHelpAfterError(false)
     .exitOverride();
 
@@ -229,6 +231,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       }),
     );
 
+  registerConfig(program, kit);
   registerEvents(program, kit);
   registerLlmCalls(program, kit);
   registerObjects(program, kit);

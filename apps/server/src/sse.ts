@@ -14,6 +14,8 @@ export const SSE_CURSOR_NOT_REPLAYABLE = 'sse_cursor_not_replayable';
 export function sseEventName(type: string): string {
   if (type.startsWith('human_request_')) return 'human_request.updated';
   if (type === 'message_posted') return 'message.posted';
+  // A process's message to a human operator (`human_output`): its own name, so an operator console can show it.
+  if (type === 'human_output') return 'human_output.appended';
   if (type === 'llm_call') return 'llm_call.appended';
   return 'event.appended';
 }

@@ -1,49 +1,105 @@
 import { type Command, Option } from 'commander';
-import { loadLlmScriptFile, openAiProviderFromEnv, ScriptedProvider, type LlmProvider, type LlmScript, type ProcessInfo, type QuantumResult, type Runtime } from '@libos/kernel';
+import {
+  loadLlmScriptFile,
+  openAiProviderFromEnv,
+  providerFromProfile,
+  resolveLlmProfile,
+  ScriptedProvider,
+  type HostConfig,
+  type LlmProfile,
+  type LlmProvider,
+  type LlmScript,
+  type ProcessInfo,
+  type QuantumResult,
+  type Runtime,
+} from '@libos/kernel';
 import { isLibosError } from '@libos/sdk';
 import { print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
 import { resumeScript } from './script-resume.js';
-import { withRuntime } from './with-runtime.js';
+import { hostConfigOf, withRuntime } from './with-runtime.js';
 
 interface RunFlags {
   readonly maxQuanta?: string;
   readonly provider: 'scripted' | 'openai';
   readonly script?: string;
   readonly pid?: string;
+  readonly profile?: string;
 }
 
 /** What to build the provider from, settled before the store is opened (a bad flag writes nothing). */
-type ProviderChoice = { readonly kind: 'scripted'; readonly script: LlmScript } | { readonly kind: 'openai'; readonly provider: LlmProvider };
+type ProviderChoice = (
+  | { readonly kind: 'scripted'; readonly script: LlmScript; readonly model?: string }
+  | { readonly kind: 'openai'; readonly provider: LlmProvider }
+) & { readonly profile: LlmProfile | null };
 
-const firstLine = (text: string) => text.split('\n').find((l) => l.trim() !== '') ?? text;
-
-async function chooseProvider(flags: RunFlags, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
-  if (flags.provider === 'openai') {
-    if (flags.script !== undefined) throw new UsageError('run: --script applies only to --provider scripted');
-    try {
-      return { kind: 'openai', provider: openAiProviderFromEnv(env) };
-    } catch (err) {
-      if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
-      throw err;
-    }
-  }
-  if (flags.script === undefined) throw new UsageError('run: --provider scripted (the default) needs --script <file> (.json, .yaml or .yml); or use --provider openai');
+/**
+ * The LLM profile of the run: `--profile <name>`, else the host config's `default_profile` unless `--provider` was
+ * given explicitly; null without either (a batch then runs in order, as before profiles).
+ */
+function chooseProfile(flags: RunFlags, host: HostConfig, providerGiven: boolean): LlmProfile | null {
   try {
-    return { kind: 'scripted', script: await loadLlmScriptFile(flags.script) };
+    if (flags.profile !== undefined) return resolveLlmProfile(host, flags.profile);
+    return providerGiven ? null : resolveLlmProfile(host);
   } catch (err) {
     if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
     throw err;
   }
 }
 
+/** The provider a profile names: `script` reads `--script`; `openai` sends the profile's model, URL and max_tokens. */
+async function profileProvider(flags: RunFlags, profile: LlmProfile, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+  const wanted = profile.provider === 'script' ? 'scripted' : 'openai';
+  if (providerGiven && flags.provider !== wanted) {
+    throw new UsageError(`run: --provider ${flags.provider} contradicts profile ${profile.name} (provider ${profile.provider})`);
+  }
+  if (profile.provider === 'openai') {
+    if (flags.script !== undefined) throw new UsageError(`run: --script applies only to a scripted run; profile ${profile.name} is openai`);
+    try {
+      return { kind: 'openai', provider: providerFromProfile(profile, { env }), profile };
+    } catch (err) {
+      if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
+      throw err;
+    }
+  }
+  if (flags.script === undefined) throw new UsageError(`run: profile ${profile.name} is scripted: it needs --script <file> (.json, .yaml or .yml)`);
+  return { kind: 'scripted', script: await scriptFile(flags.script), model: profile.model, profile };
+}
+
+async function scriptFile(path: string): Promise<LlmScript> {
+  try {
+    return await loadLlmScriptFile(path);
+  } catch (err) {
+    if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
+    throw err;
+  }
+}
+
+const firstLine = (text: string) => text.split('\n').find((l) => l.trim() !== '') ?? text;
+
+async function chooseProvider(flags: RunFlags, host: HostConfig, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+  const profile = chooseProfile(flags, host, providerGiven);
+  if (profile) return profileProvider(flags, profile, providerGiven, env);
+  if (flags.provider === 'openai') {
+    if (flags.script !== undefined) throw new UsageError('run: --script applies only to --provider scripted');
+    try {
+      return { kind: 'openai', provider: openAiProviderFromEnv(env), profile: null };
+    } catch (err) {
+      if (isLibosError(err)) throw new UsageError(`run: ${firstLine(err.message)}`);
+      throw err;
+    }
+  }
+  if (flags.script === undefined) throw new UsageError('run: --provider scripted (the default) needs --script <file> (.json, .yaml or .yml); or use --provider openai');
+  return { kind: 'scripted', script: await scriptFile(flags.script), profile: null };
+}
+
 /** A scripted provider that continues each process's turns where earlier runs on this store stopped. */
-async function scriptedProvider(rt: Runtime, script: LlmScript): Promise<LlmProvider> {
+async function scriptedProvider(rt: Runtime, script: LlmScript, model?: string): Promise<LlmProvider> {
   const pids = (await rt.processes()).map((p) => p.pid);
   const consumed = new Map<string, number>();
   for (const pid of pids) consumed.set(pid, (await rt.llmCalls({ pid, limit: 10_000 })).filter((c) => c.provider === 'scripted').length);
-  return new ScriptedProvider(resumeScript(script, pids, (pid) => consumed.get(pid) ?? 0));
+  return new ScriptedProvider(resumeScript(script, pids, (pid) => consumed.get(pid) ?? 0), model !== undefined ? { model } : {});
 }
 
 /** One progress line: quantum number, pid, kind, stop reason, tools (`!code` marks a failed one). */
@@ -76,7 +132,13 @@ interface Outcome {
  * Runs only `root` and its descendants, one quantum at a time: before each, any other runnable process is paused
  * (held) by the host; afterwards every held process that is still paused is resumed.
  */
-async function runSubtree(rt: Runtime, root: string, provider: LlmProvider, maxQuanta: number | undefined, onQuantum: (q: QuantumResult) => void): Promise<Outcome> {
+async function runSubtree(
+  rt: Runtime,
+  root: string,
+  run: { readonly provider: LlmProvider; readonly profile: LlmProfile | null },
+  maxQuanta: number | undefined,
+  onQuantum: (q: QuantumResult) => void,
+): Promise<Outcome> {
   const held = new Set<string>();
   let quanta = 0;
   let idle = false;
@@ -90,7 +152,7 @@ async function runSubtree(rt: Runtime, root: string, provider: LlmProvider, maxQ
           held.add(p.pid);
         }
       }
-      const r = await rt.run({ provider, maxQuanta: 1, onQuantum });
+      const r = await rt.run({ ...run, maxQuanta: 1, onQuantum });
       quanta += r.quanta;
       if (r.quanta === 0) {
         idle = true;
@@ -112,27 +174,30 @@ function countStatuses(ps: readonly ProcessInfo[]): Record<string, number> {
 async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promise<void> {
   const o = kit.g(cmd);
   const maxQuanta = flags.maxQuanta === undefined ? undefined : parsePositiveInt(flags.maxQuanta, '--max-quanta');
-  const choice = await chooseProvider(flags, process.env);
+  const host = hostConfigOf(o).config;
+  const choice = await chooseProvider(flags, host, cmd.getOptionValueSource('provider') === 'cli', process.env);
   await withRuntime(o, async (rt) => {
     if (flags.pid) await rt.process(flags.pid);
-    const provider = choice.kind === 'openai' ? choice.provider : await scriptedProvider(rt, choice.script);
+    const provider = choice.kind === 'openai' ? choice.provider : await scriptedProvider(rt, choice.script, choice.model);
+    const profile = choice.profile;
     const log: Record<string, unknown>[] = [];
     const onQuantum = (q: QuantumResult) => {
       log.push({ pid: q.pid, kind: q.kind, stop_reason: q.stopReason ?? null, executed: q.executed, skipped: q.skipped, errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])) });
       if (!o.json) process.stdout.write(`${quantumLine(log.length, q)}\n`);
     };
     const out: Outcome = flags.pid
-      ? await runSubtree(rt, flags.pid, provider, maxQuanta, onQuantum)
-      : { ...(await rt.run({ provider, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
+      ? await runSubtree(rt, flags.pid, { provider, profile }, maxQuanta, onQuantum)
+      : { ...(await rt.run({ provider, profile, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
     const all = await rt.processes();
     const scope = flags.pid ? all.filter((p) => subtree(all, flags.pid!).has(p.pid)) : all;
     const statuses = countStatuses(scope);
     const failed = scope.filter((p) => p.status === 'failed' || p.status === 'killed').map((p) => ({ pid: p.pid, status: p.status, code: (p.outcome?.code as string | undefined) ?? null, message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null }));
     const pendingHuman = (await rt.humanRequests({ status: 'pending' })).filter((h) => scope.some((p) => p.pid === h.pid)).length;
-    const report = { quanta: out.quanta, idle: out.idle, provider: provider.name, model: provider.model, statuses, failed, pending_human_requests: pendingHuman, held: out.held, log };
+    const report = { quanta: out.quanta, idle: out.idle, provider: provider.name, model: provider.model, profile: profile?.name ?? null, statuses, failed, pending_human_requests: pendingHuman, held: out.held, log };
     print(o, report, () =>
       [
         `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${out.idle ? 'idle (nothing runnable)' : `budget-limited (--max-quanta ${maxQuanta} spent; work remains)`}`,
+        ...(profile ? [`profile: ${profile.name} (${provider.name} ${provider.model}, parallel tool calls ${profile.parallel_tool_calls ? 'on' : 'off'})`] : []),
         `processes: ${Object.entries(statuses).map(([s, c]) => `${s} ${c}`).join(', ') || 'none'}`,
         ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),
         ...(pendingHuman ? [`human requests pending: ${pendingHuman} (libos human list)`] : []),
@@ -151,5 +216,6 @@ export function registerRun(program: Command, kit: CommandKit): void {
     .addOption(new Option('--provider <name>', 'the model: scripted (needs --script) or openai (LIBOS_OPENAI_* / OPENAI_* env)').choices(['scripted', 'openai']).default('scripted'))
     .option('--script <file>', 'scripted turns (.json, .yaml or .yml); a rerun continues each process where it stopped')
     .option('--pid <pid>', 'schedule only this process and its descendants (other runnable ones are held paused for the run)')
+    .option('--profile <name>', "an LLM profile of the host config (default: its default_profile unless --provider is given)")
     .action(kit.act(async (cmd: Command, flags: RunFlags) => runCommand(cmd, kit, flags)));
 }

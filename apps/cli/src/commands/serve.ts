@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { loadHostConfig } from '@libos/kernel';
 import { serve } from '@libos/server';
 import { openStandardRuntime } from '../compose.js';
 import { EXIT, UsageError } from '../output.js';
@@ -47,7 +48,8 @@ export function registerServe(program: Command, kit: CommandKit): void {
       kit.act(async (cmd: Command, f: ServeFlags) => {
         const o = kit.g(cmd);
         const port = parsePort(f.port);
-        const rt = await openStandardRuntime(o.db);
+        const hostConfig = o.config !== undefined ? loadHostConfig(o.config).config : undefined;
+        const rt = await openStandardRuntime(o.db, undefined, hostConfig);
         try {
           const server = await serve({ runtime: rt, host: f.host, port, ...(f.token !== undefined ? { token: f.token } : {}) });
           try {

@@ -1,7 +1,8 @@
 /**
- * The one error class of libOS, with a closed code table.
+ * The one error class of libOS: the kernel's closed code table, plus the codes plugins declare.
  *
- * Every code belongs to exactly one category; the category maps to an HTTP status and to MCP `isError`.
+ * Every code belongs to exactly one of the closed categories; the category maps to an HTTP status and to MCP
+ * `isError`. A plugin declares its own codes under those categories (`Plugin.errorCodes`, `defineErrorCodes`).
  *
  * @example
  * throw new LibosError('invalid_arguments', 'limit: must be between 1 and 50 (got 0)', { details: { field: 'limit' } });
@@ -58,9 +59,11 @@ export const ERROR_CODES = {
   store_corrupt: 'conflict',
   not_a_libos_store: 'invalid_argument',
   store_read_only: 'unavailable',
+  store_not_found: 'not_found',
   disk_full: 'resource_exhausted',
   // plugins, skills, images
   plugin_invalid: 'invalid_argument',
+  plugin_missing: 'unavailable',
   skill_invalid: 'invalid_argument',
   skill_not_found: 'not_found',
   skill_package_changed: 'conflict',
@@ -125,18 +128,79 @@ export const ERROR_CODES = {
   // llm providers
   provider_error: 'unavailable',
   provider_timeout: 'timeout',
+  // hosts (CLI, server)
+  address_in_use: 'unavailable',
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** True when `code` is in the closed table. */
+/**
+ * A code a LibosError may carry: one of the kernel's (`ErrorCode`, autocompleted) or one a plugin declared under a
+ * category with `Plugin.errorCodes` / `defineErrorCodes`.
+ */
+export type AnyErrorCode = ErrorCode | (string & {});
+
+/** What a plugin's own code looks like: lower_snake, at most 64 characters (e.g. `weather_down`). */
+export const ERROR_CODE_PATTERN = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+interface DeclaredCode {
+  readonly category: ErrorCategory;
+  readonly owner: string;
+}
+
+// Codes plugins declared, shared through a global symbol so every copy of this module (ESM and CommonJS builds, two
+// installed versions) sees one table: a LibosError made by a plugin's copy is recognised by the kernel's.
+const DECLARED_KEY = Symbol.for('libos.sdk.error-codes.v1');
+function declared(): Map<string, DeclaredCode> {
+  const g = globalThis as unknown as Record<symbol, Map<string, DeclaredCode> | undefined>;
+  return (g[DECLARED_KEY] ??= new Map<string, DeclaredCode>());
+}
+
+/** True when `code` is in the kernel's closed table (`ERROR_CODES`). Plugin codes: `errorCategoryOf`. */
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
 }
 
+/** The category of a kernel code or a declared plugin code; undefined for an unknown one. */
+export function errorCategoryOf(code: unknown): ErrorCategory | undefined {
+  if (isErrorCode(code)) return ERROR_CODES[code];
+  return typeof code === 'string' ? declared().get(code)?.category : undefined;
+}
+
+/** One reason a plugin's code declaration is refused (the loader reports it as `plugin_invalid`). */
+export function errorCodeProblem(code: string, category: unknown): string | null {
+  if (code.length > 64 || !ERROR_CODE_PATTERN.test(code)) return `must be lower_snake, at most 64 characters (${ERROR_CODE_PATTERN})`;
+  if (isErrorCode(code)) return `is a kernel code (category ${ERROR_CODES[code]}); use it as it is instead of declaring it`;
+  if (!(ERROR_CATEGORIES as readonly unknown[]).includes(category)) return `category ${JSON.stringify(category)} must be one of ${ERROR_CATEGORIES.join(', ')}`;
+  const prev = declared().get(code);
+  if (prev && prev.category !== category) return `is already declared by ${prev.owner} under ${prev.category}`;
+  return null;
+}
+
+/**
+ * Declares a plugin's own error codes, each under one of the closed categories (which decide the HTTP status and
+ * MCP `isError`), so its tools can throw `new LibosError('weather_down', ...)`. `definePlugin` calls it for
+ * `Plugin.errorCodes`, and so does the kernel's loader. A code may be declared again with the same category; a kernel
+ * code, a bad name or category, or a second category for one code throws a `TypeError` naming it. A code nobody
+ * declared cannot be thrown: the constructor refuses it, and the ToolBroker reports that as `internal_error`.
+ *
+ * @example
+ * export const WEATHER_ERRORS = defineErrorCodes('@acme/libos-weather', { weather_down: 'unavailable' });
+ * throw new LibosError('weather_down', 'city: the weather service did not answer');
+ */
+export function defineErrorCodes<const T extends Readonly<Record<string, ErrorCategory>>>(owner: string, codes: T): T {
+  for (const [code, category] of Object.entries(codes)) {
+    const problem = errorCodeProblem(code, category);
+    if (problem) throw new TypeError(`error code ${JSON.stringify(code)} of ${owner}: ${problem}`);
+  }
+  const table = declared();
+  for (const [code, category] of Object.entries(codes)) if (!table.has(code)) table.set(code, { category, owner });
+  return codes;
+}
+
 /** The JSON shape of an error in a tool result envelope, HTTP body or MCP result. */
 export interface ErrorPayload {
-  readonly code: ErrorCode;
+  readonly code: AnyErrorCode;
   readonly category: ErrorCategory;
   readonly message: string;
   readonly details?: Readonly<Record<string, unknown>>;
@@ -147,18 +211,28 @@ export interface LibosErrorOptions {
   readonly cause?: unknown;
 }
 
+// The brand every LibosError carries: recognised across module copies, where `instanceof` would fail.
+const BRAND = Symbol.for('libos.sdk.LibosError');
+
 export class LibosError extends Error {
   override readonly name = 'LibosError';
-  readonly code: ErrorCode;
+  readonly code: AnyErrorCode;
   readonly category: ErrorCategory;
   readonly details: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(code: ErrorCode, message: string, options: LibosErrorOptions = {}) {
+  constructor(code: AnyErrorCode, message: string, options: LibosErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    if (!isErrorCode(code)) throw new TypeError(`LibosError: unknown code ${JSON.stringify(code)}`);
+    const category = errorCategoryOf(code);
+    if (category === undefined) throw new TypeError(`LibosError: unknown code ${JSON.stringify(code)} (not a kernel code, and no loaded plugin declared it)`);
     this.code = code;
-    this.category = ERROR_CODES[code];
+    this.category = category;
     this.details = options.details;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** `x instanceof LibosError` holds for a LibosError of any copy of this module (see `isLibosError`). */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return isLibosError(value);
   }
 
   get httpStatus(): number {
@@ -173,13 +247,19 @@ export class LibosError extends Error {
 
   /** Wraps anything thrown into a LibosError; a non-LibosError becomes `internal_error` with its cause kept. */
   static from(err: unknown): LibosError {
-    if (err instanceof LibosError) return err;
+    if (isLibosError(err)) return err;
     const msg = err instanceof Error ? err.message : String(err);
     return new LibosError('internal_error', `internal error: ${msg}`, { cause: err });
   }
 }
 
-/** True for a LibosError (also across duplicated module instances). */
+/**
+ * True for a LibosError made by any copy of `@libos/sdk` (ESM or CommonJS build, another installed version): it
+ * carries the brand and a code whose category is the one its table gives. A plain `Error` named `LibosError`, or an
+ * error with an undeclared code, is not one.
+ */
 export function isLibosError(err: unknown): err is LibosError {
-  return err instanceof LibosError || (err instanceof Error && err.name === 'LibosError' && isErrorCode((err as LibosError).code));
+  if (typeof err !== 'object' || err === null || (err as Record<symbol, unknown>)[BRAND] !== true) return false;
+  const e = err as { code?: unknown; category?: unknown };
+  return errorCategoryOf(e.code) === e.category;
 }

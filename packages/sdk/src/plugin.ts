@@ -1,4 +1,5 @@
 import type { ServiceScope } from './context.js';
+import { defineErrorCodes, type ErrorCategory } from './errors.js';
 import type { Right } from './rights.js';
 import type { SkillSource } from './skill.js';
 import type { AnyTool } from './tool.js';
@@ -130,6 +131,12 @@ export interface Plugin {
   /** Resource kinds whose owners hold rights by ownership (at most one resolver per kind across plugins). */
   readonly owners?: readonly OwnershipResolver[];
   /**
+   * The plugin's own error codes, each under one of the closed categories (`{ weather_down: 'unavailable' }`), so
+   * its tools can throw `new LibosError('weather_down', ...)`. A kernel code cannot be redeclared, and two loaded
+   * plugins cannot declare one code. A code nobody declared still becomes `internal_error`.
+   */
+  readonly errorCodes?: Readonly<Record<string, ErrorCategory>>;
+  /**
    * Returns the plugin as the host config shapes it (e.g. tool schemas whose defaults and bounds come from it).
    * `openRuntime` calls it once, before loading, with the validated config; options the plugin was built with
    * should win over the host's settings.
@@ -149,5 +156,6 @@ export interface Plugin {
  */
 export function definePlugin(plugin: Plugin): Plugin {
   if (typeof plugin.name !== 'string' || plugin.name.trim() === '') throw new TypeError('definePlugin: name is required');
+  if (plugin.errorCodes) defineErrorCodes(plugin.name, plugin.errorCodes);
   return Object.freeze({ ...plugin });
 }

@@ -1,5 +1,7 @@
 import { RESOURCE_KIND_PATTERN } from '@libos/capabilities';
 import {
+  defineErrorCodes,
+  errorCodeProblem,
   LibosError,
   parseSkill,
   TOOL_NAME_PATTERN,
@@ -21,7 +23,8 @@ type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonl
  * Validates plugins and builds the registry. Fails fast with every problem, each naming the file (or plugin) and
  * the field: a malformed SKILL.md, a name that differs from its folder, an `allowed-tools` entry with no definition,
  * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools, two
- * ownership resolvers for one resource kind. An image's table is never narrowed silently: every tool it names must be
+ * ownership resolvers for one resource kind, an error code that is a kernel code, lies outside the closed categories or
+ * is declared by two plugins. An image's table is never narrowed silently: every tool it names must be
  * defined. Only a kernel image's tool group whose Skill is not loaded at all is left out (with that Skill), since the
  * host chose not to load its plugin; a loaded Skill that lacks a tool of its group fails naming the image and tool.
  *
@@ -98,6 +101,16 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
       else owners.set(resolver.kind, { plugin: p.name, resolver });
     });
 
+  // Error codes: each under a closed category, not a kernel code, declared by one loaded plugin only.
+  const codes = new Map<string, string>();
+  for (const p of plugins)
+    for (const [code, category] of Object.entries(p.errorCodes ?? {})) {
+      const problem = errorCodeProblem(code, category);
+      if (problem) bad(`plugin ${p.name}`, `errorCodes.${code}`, problem);
+      else if (codes.has(code)) bad(`plugin ${p.name}`, `errorCodes.${code}`, `is already declared by plugin ${codes.get(code)}`);
+      else codes.set(code, p.name);
+    }
+
   // Images: every tool named must be defined. A kernel image's tool group is left out only with its unloaded Skill.
   const images = new Map<string, ImageDefinition>();
   const addImage = (img: GroupedImage, where: string, kernel: boolean) => {
@@ -131,6 +144,7 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');
     throw new LibosError('plugin_invalid', `plugins failed to load:\n${text}`, { details: { problems } });
   }
+  for (const p of plugins) if (p.errorCodes) defineErrorCodes(p.name, p.errorCodes);
   const tools = new Map<string, RegisteredTool>();
   for (const [name, d] of defs) tools.set(name, { tool: d.tool, plugin: d.plugin, skill: owner.get(name)! });
   return { plugins, tools, skills, images, services, migrations, owners: new Map([...owners].map(([kind, o]) => [kind, o.resolver])) };

@@ -21,10 +21,17 @@ afterEach(async () => {
   }
 });
 
-const profile = (over: Record<string, unknown> = {}) => ({ provider: 'script', model: 'scripted-small', context_window: 4000, max_tokens: 256, ...over });
+const profile = (over: Record<string, unknown> = {}) => ({
+  provider: 'script',
+  model: 'scripted-small',
+  context_window: 4000,
+  max_tokens: 256,
+  ...over,
+});
 
 async function open(hostConfig: HostConfigInput): Promise<{ rt: Runtime; pid: string }> {
-  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], hostConfig, config: { ids: sequentialIds() } });
+  const plugins = [capabilities(), objectMemory(), session()];
+  rt = await openRuntime({ path: ':memory:', plugins, hostConfig, config: { ids: sequentialIds() } });
   const p = await rt.spawn({ goal: 'note, then exit' });
   await rt.activateSkill(p.pid, 'agent-libos-object-memory');
   return { rt, pid: p.pid };
@@ -56,7 +63,8 @@ describe('parallel_tool_calls of an LLM profile', () => {
     const { rt: r, pid } = await open({ llm_profiles: { one: profile() } });
     const provider = new ScriptedProvider([[note('a'), note('b'), { tool: 'create_memory_object', args: { type: 'nonsense' } }]]);
     const report = await r.run({ provider, profile: 'one', maxQuanta: 1 });
-    expect(report.results[0]).toMatchObject({ executed: ['create_memory_object'], skipped: ['create_memory_object', 'create_memory_object'] });
+    const dropped = ['create_memory_object', 'create_memory_object'];
+    expect(report.results[0]).toMatchObject({ executed: ['create_memory_object'], skipped: dropped });
     const listed = await r.call(pid, 'list_memory_namespace', {});
     const objects = (listed as { payload: { objects: { name: string; type: string }[] } }).payload.objects;
     expect(objects.filter((o) => o.type === 'observation').map((o) => o.name)).toEqual(['b']);
@@ -73,7 +81,8 @@ describe('parallel_tool_calls of an LLM profile', () => {
 
   it('an unknown profile name fails the run naming the configured ones, before any model call', async () => {
     const { rt: r, pid } = await open({ llm_profiles: { one: profile() } });
-    await expect(r.run({ provider: new ScriptedProvider([]), profile: 'two' })).rejects.toThrow(/no llm profile named "two" \(configured: one\)/);
+    const run = r.run({ provider: new ScriptedProvider([]), profile: 'two' });
+    await expect(run).rejects.toThrow(/no llm profile named "two" \(configured: one\)/);
     expect(await names(r, pid)).toBe(0);
   });
 });

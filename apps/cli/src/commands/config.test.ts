@@ -32,7 +32,8 @@ describe('libos config show', { timeout: 120_000 }, () => {
   it('prints every default when there is no config file, and does not create the store', () => {
     const { db } = freshFolder();
     const shown = libosOn(db).json('config', 'show');
-    expect(shown).toEqual({ path: null, config: { timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {} } });
+    const defaults = { timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {} };
+    expect(shown).toEqual({ path: null, config: defaults });
     expect(existsSync(db)).toBe(false);
     const text = libosOn(db).run('config', 'show');
     expect(text.stdout.split('\n')[0]).toBe('# no config file: every default');
@@ -62,7 +63,11 @@ describe('libos config show', { timeout: 120_000 }, () => {
 describe('a bad host config fails every command with the key named; nothing is written', { timeout: 120_000 }, () => {
   const bad: readonly [string, unknown, string][] = [
     ['an unknown key', { timezone: 'UTC', tools: {} }, 'tools: unknown key'],
-    ['a negative window', { llm_profiles: { small: { ...small, context_window: -1 } } }, 'llm_profiles.small.context_window: must be a positive integer'],
+    [
+      'a negative window',
+      { llm_profiles: { small: { ...small, context_window: -1 } } },
+      'llm_profiles.small.context_window: must be a positive integer',
+    ],
     ['a timezone that is not IANA', { timezone: 'Mars/Olympus' }, 'timezone: must be an IANA timezone name'],
   ];
   for (const [what, config, named] of bad) {

@@ -49,7 +49,12 @@ function chooseProfile(flags: RunFlags, host: HostConfig, providerGiven: boolean
 }
 
 /** The provider a profile names: `script` reads `--script`; `openai` sends the profile's model, URL and max_tokens. */
-async function profileProvider(flags: RunFlags, profile: LlmProfile, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+async function profileProvider(
+  flags: RunFlags,
+  profile: LlmProfile,
+  providerGiven: boolean,
+  env: NodeJS.ProcessEnv,
+): Promise<ProviderChoice> {
   const wanted = profile.provider === 'script' ? 'scripted' : 'openai';
   if (providerGiven && flags.provider !== wanted) {
     throw new UsageError(`run: --provider ${flags.provider} contradicts profile ${profile.name} (provider ${profile.provider})`);
@@ -63,7 +68,9 @@ async function profileProvider(flags: RunFlags, profile: LlmProfile, providerGiv
       throw err;
     }
   }
-  if (flags.script === undefined) throw new UsageError(`run: profile ${profile.name} is scripted: it needs --script <file> (.json, .yaml or .yml)`);
+  if (flags.script === undefined) {
+    throw new UsageError(`run: profile ${profile.name} is scripted: it needs --script <file> (.json, .yaml or .yml)`);
+  }
   return { kind: 'scripted', script: await scriptFile(flags.script), model: profile.model, profile };
 }
 
@@ -193,11 +200,24 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
     const statuses = countStatuses(scope);
     const failed = scope.filter((p) => p.status === 'failed' || p.status === 'killed').map((p) => ({ pid: p.pid, status: p.status, code: (p.outcome?.code as string | undefined) ?? null, message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null }));
     const pendingHuman = (await rt.humanRequests({ status: 'pending' })).filter((h) => scope.some((p) => p.pid === h.pid)).length;
-    const report = { quanta: out.quanta, idle: out.idle, provider: provider.name, model: provider.model, profile: profile?.name ?? null, statuses, failed, pending_human_requests: pendingHuman, held: out.held, log };
+    const report = {
+      quanta: out.quanta,
+      idle: out.idle,
+      provider: provider.name,
+      model: provider.model,
+      profile: profile?.name ?? null,
+      statuses,
+      failed,
+      pending_human_requests: pendingHuman,
+      held: out.held,
+      log,
+    };
+    const calls = profile?.parallel_tool_calls ? 'on' : 'off';
+    const profileLine = profile ? `profile: ${profile.name} (${provider.name} ${provider.model}, parallel tool calls ${calls})` : null;
     print(o, report, () =>
       [
         `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${out.idle ? 'idle (nothing runnable)' : `budget-limited (--max-quanta ${maxQuanta} spent; work remains)`}`,
-        ...(profile ? [`profile: ${profile.name} (${provider.name} ${provider.model}, parallel tool calls ${profile.parallel_tool_calls ? 'on' : 'off'})`] : []),
+        ...(profileLine ? [profileLine] : []),
         `processes: ${Object.entries(statuses).map(([s, c]) => `${s} ${c}`).join(', ') || 'none'}`,
         ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),
         ...(pendingHuman ? [`human requests pending: ${pendingHuman} (libos human list)`] : []),

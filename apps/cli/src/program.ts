@@ -5,6 +5,7 @@ import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { runDemo } from './demo.js';
 import { registerConfig } from './commands/config.js';
+import { registerCode } from './commands/code.js';
 import { registerEvents } from './commands/events.js';
 import { registerHuman } from './commands/human.js';
 import { registerLlmCalls } from './commands/llm-calls.js';
@@ -232,6 +233,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
 
   registerConfig(program, kit);
+  registerCode(program, kit);
   registerEvents(program, kit);
   registerLlmCalls(program, kit);
   registerObjects(program, kit);

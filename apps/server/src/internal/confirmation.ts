@@ -86,8 +86,8 @@ export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): 
   return { confirmation_required: true, action, preview, error: error.toJSON() };
 }
 
-/** REST: runs the gate and answers 409 with the refusal, or `undefined` when the operation may run. */
-export async function refuseUnconfirmed(c: Context, rt: Runtime, op: ConfirmableOperation): Promise<Response | undefined> {
+/** REST: runs the gate and answers 409 with the refusal (typed, for the client), or `undefined` when the operation may run. */
+export async function refuseUnconfirmed(c: Context, rt: Runtime, op: ConfirmableOperation) {
   const refusal = await checkConfirmation(rt, op);
   return refusal && c.json(refusal, 409);
 }

@@ -10,14 +10,14 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BEHAVIOUR = join(ROOT, 'docs/behaviour');
 
 /** One acceptance id, exactly: `CAP-7`, `OM-13`, `OT-65`, `K-53`, `K-8.1`, `ADV-01`, or a session family `S-C4`. */
-const ID = String.raw`(?:(?:CAP|OM|OT|K|ADV)-[0-9]+(?:\.[0-9]+)?|S-[BCERX][0-9]+)`;
+const ID = String.raw`(?:(?:CAP|OM|OT|K|ADV|WS)-[0-9]+(?:\.[0-9]+)?|S-[BCERX][0-9]+)`;
 const STRICT = new RegExp(`^${ID}$`);
 /** Where tests cite ids: `[ID]` in a title (template titles included), or a story table's `id: 'ID'` / `spec: 'ID'`. */
 const CITED = new RegExp(String.raw`\[(${ID})\]|\b(?:id|spec):\s*'(${ID})'`, 'g');
 /** Anything bracketed that starts like an id (a prefix, `-`, a digit): it must be a well-formed one. (`[OT-n]` is prose.) */
-const LOOSE = /\[((?:CAP|OM|OT|K|S|ADV)-[A-Z]?[0-9][^\]\s]*)\]/g;
+const LOOSE = /\[((?:CAP|OM|OT|K|S|ADV|WS)-[A-Z]?[0-9][^\]\s]*)\]/g;
 /** A definition in docs/behaviour/*.md: a list item that starts with the bold id (other bold list items are prose). */
-const DEFINED = /^- \*\*((?:CAP|OM|OT|K|S|ADV)-[^*]*)\*\*/gm;
+const DEFINED = /^- \*\*((?:CAP|OM|OT|K|S|ADV|WS)-[^*]*)\*\*/gm;
 
 function tsFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {
@@ -85,7 +85,7 @@ it('every acceptance id a test cites is defined in docs/behaviour/, and every ci
 });
 
 it('the id patterns accept the documented formats and nothing else', () => {
-  const good = ['CAP-7', 'OM-13', 'OT-65', 'K-53', 'K-8.1', 'ADV-01', 'S-C4', 'S-R23', 'S-X1', 'S-E10', 'S-B8'];
+  const good = ['CAP-7', 'OM-13', 'OT-65', 'K-53', 'K-8.1', 'ADV-01', 'WS-3', 'S-C4', 'S-R23', 'S-X1', 'S-E10', 'S-B8'];
   for (const ok of good) expect(STRICT.test(ok), ok).toBe(true);
   const bad = ['CAP7', 'OM-', 'OM-13a', 'K-8.', 'S-4', 'S-Q1', 'X-1', 'om-13', 'ADV-1.2.3'];
   for (const b of bad) expect(STRICT.test(b), b).toBe(false);

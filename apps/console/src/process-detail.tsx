@@ -1,0 +1,198 @@
+import type { LibosClient, ProcessDetail, ProcessSignal } from '@libos/client';
+import { useEffect, useState } from 'preact/hooks';
+import { usePerform } from './confirm.js';
+import { errorText, pretty } from './format.js';
+import { ProcessTabs } from './process-tabs.js';
+import { StatusBadge } from './process-tree.js';
+
+type Budget = ProcessDetail['budget'];
+
+function BudgetTable(props: { readonly budget: Budget }) {
+  const { limits, usage, remaining } = props.budget as { limits: Record<string, unknown>; usage: Record<string, unknown>; remaining: Record<string, unknown> };
+  const fields = [...new Set([...Object.keys(limits), ...Object.keys(usage), ...Object.keys(remaining)])].sort();
+  const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
+  return (
+    <table data-testid="budget">
+      <thead>
+        <tr>
+          <th>budget</th>
+          <th>limit</th>
+          <th>used</th>
+          <th>left</th>
+        </tr>
+      </thead>
+      <tbody>
+        {fields.map((f) => (
+          <tr key={f}>
+            <td>{f}</td>
+            <td>{cell(limits[f])}</td>
+            <td>{cell(usage[f])}</td>
+            <td>{cell(remaining[f])}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ToolTable(props: { readonly p: ProcessDetail }) {
+  const { p } = props;
+  const skillOf = new Map<string, string>();
+  for (const [skill, loaded] of Object.entries(p.loadedSkills)) for (const t of loaded.tools) skillOf.set(t, skill);
+  const visible = new Set(p.visibleTools);
+  const tools = [...new Set([...p.toolTable, ...p.visibleTools])].sort();
+  return (
+    <table data-testid="tool-table">
+      <thead>
+        <tr>
+          <th>tool</th>
+          <th>from</th>
+          <th>visible</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tools.map((t) => (
+          <tr key={t}>
+            <td>
+              <code>{t}</code>
+            </td>
+            <td>{skillOf.get(t) ?? 'image'}</td>
+            <td>{visible.has(t) ? 'yes' : 'no'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const SIGNALS: readonly { readonly signal: ProcessSignal; readonly label: string; readonly danger?: true }[] = [
+  { signal: 'pause', label: 'Pause' },
+  { signal: 'resume', label: 'Resume' },
+  { signal: 'cancel', label: 'Cancel', danger: true },
+  { signal: 'terminate', label: 'Terminate', danger: true },
+];
+
+function Actions(props: { readonly client: LibosClient; readonly pid: string }) {
+  const perform = usePerform();
+  const { client, pid } = props;
+  const [text, setText] = useState('');
+  const [tool, setTool] = useState('');
+  const [args, setArgs] = useState('{}');
+  const [result, setResult] = useState<string | null>(null);
+
+  const callTool = () =>
+    perform(`Call ${tool}`, async (confirmed) => {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(args) as Record<string, unknown>;
+      } catch (err) {
+        throw new Error(`args: not JSON (${errorText(err)})`);
+      }
+      setResult(pretty(await client.call(pid, tool, parsed, { confirmed })));
+    });
+
+  return (
+    <div class="actions">
+      <div class="row">
+        {SIGNALS.map((s) => (
+          <button
+            key={s.signal}
+            type="button"
+            class={s.danger ? 'danger' : ''}
+            data-testid={`signal-${s.signal}`}
+            onClick={() => void perform(s.label, (confirmed) => client.signal(pid, s.signal, { confirmed }))}
+          >
+            {s.label}
+          </button>
+        ))}
+      </div>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (text.trim() === '') return;
+          void perform('Send', async () => {
+            await client.message(pid, { payload: text, from: 'human:owner' });
+            setText('');
+          });
+        }}
+      >
+        <input value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="message to the process" aria-label="message" />
+        <button type="submit">Send</button>
+      </form>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (tool.trim() !== '') void callTool();
+        }}
+      >
+        <input value={tool} onInput={(e) => setTool(e.currentTarget.value)} placeholder="tool" aria-label="tool" data-testid="call-tool" />
+        <input value={args} onInput={(e) => setArgs(e.currentTarget.value)} placeholder="{ args }" aria-label="arguments" class="grow" data-testid="call-args" />
+        <button type="submit" data-testid="call-submit">
+          Call as process
+        </button>
+      </form>
+      {result && <pre data-testid="call-result">{result}</pre>}
+    </div>
+  );
+}
+
+/** One process: status, wait state, budget, tool table, actions and its records. */
+export function ProcessDetailView(props: { readonly client: LibosClient; readonly pid: string; readonly version: number }) {
+  const { client, pid, version } = props;
+  const [p, setP] = useState<ProcessDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    client.process(pid).then(
+      (d) => live && (setP(d), setError(null)),
+      (err: unknown) => live && setError(errorText(err)),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, pid, version]);
+
+  if (error) return <p class="error">{error}</p>;
+  if (!p || p.pid !== pid) return <p class="muted">Loading {pid}…</p>;
+  return (
+    <section class="detail" data-testid="process-detail" data-pid={pid}>
+      <header>
+        <h2>
+          <code>{p.pid}</code> <StatusBadge status={p.status} />
+        </h2>
+        <p class="goal-full">{p.goal}</p>
+        <dl>
+          <dt>image</dt>
+          <dd>{p.imageId}</dd>
+          <dt>parent</dt>
+          <dd>{p.parentPid ?? '—'}</dd>
+          <dt>directory</dt>
+          <dd>{p.workingDirectory}</dd>
+          <dt>updated</dt>
+          <dd>{p.updatedAt}</dd>
+        </dl>
+        {p.waitState && (
+          <details open>
+            <summary>waiting</summary>
+            <pre data-testid="wait-state">{pretty(p.waitState)}</pre>
+          </details>
+        )}
+        {p.outcome && (
+          <details open>
+            <summary>outcome</summary>
+            <pre>{pretty(p.outcome)}</pre>
+          </details>
+        )}
+      </header>
+      <Actions client={client} pid={pid} />
+      <div class="columns">
+        <BudgetTable budget={p.budget} />
+        <ToolTable p={p} />
+      </div>
+      <ProcessTabs client={client} pid={pid} version={version} />
+    </section>
+  );
+}

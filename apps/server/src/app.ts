@@ -5,10 +5,13 @@ import { LibosError } from '@libos/sdk';
 import { bearerAuth } from './auth.js';
 import { consoleRoutes, defaultConsoleDir } from './console.js';
 import { hostGuard, type HostGuardOptions } from './host-guard.js';
+import type { BackgroundScheduler } from './internal/background-scheduler.js';
 import { asLibosError, errorResponse, reportToStderr } from './internal/errors.js';
 import type { ServerContext } from './internal/server-context.js';
 import { mcpRoutes } from './mcp.js';
+import { grantRoutes } from './routes/grants.js';
 import { healthRoutes } from './routes/health.js';
+import { hostReadRoutes } from './routes/host-reads.js';
 import { humanRequestRoutes } from './routes/human-requests.js';
 import { processActionRoutes } from './routes/process-actions.js';
 import { processReadRoutes } from './routes/process-reads.js';
@@ -28,6 +31,8 @@ export interface AppOptions {
   readonly hosts?: HostGuardOptions;
   /** The model `POST /api/scheduler/run` uses; without one that route is 409. */
   readonly provider?: LlmProvider;
+  /** A scheduler running in the background (`serve({ background: true })` makes and starts one): pause/resume routes. */
+  readonly scheduler?: BackgroundScheduler;
   /** Milliseconds between SSE heartbeat comments (default 15,000). */
   readonly heartbeatMs?: number;
   /** At most this many events are replayed to an SSE cursor (default 1,000); an older cursor is invalidated. */
@@ -56,6 +61,7 @@ export function createApp(opts: AppOptions) {
   const ctx: ServerContext = {
     rt: opts.runtime,
     provider: opts.provider,
+    scheduler: opts.scheduler,
     heartbeatMs: opts.heartbeatMs ?? 15_000,
     sseReplayLimit: opts.sseReplayLimit ?? 1000,
     onError: opts.onError ?? reportToStderr,
@@ -67,6 +73,8 @@ export function createApp(opts: AppOptions) {
     .route('/', processRoutes(ctx))
     .route('/', processActionRoutes(ctx))
     .route('/', processReadRoutes(ctx))
+    .route('/', grantRoutes(ctx))
+    .route('/', hostReadRoutes(ctx))
     .route('/', humanRequestRoutes(ctx))
     .route('/', schedulerRoutes(ctx))
     .route('/', eventStreamRoutes(ctx))

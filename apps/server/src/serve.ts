@@ -1,10 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
-import type { LlmProvider, Runtime } from '@libos/kernel';
+import type { LlmProfile, LlmProvider, Runtime } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { createApp } from './app.js';
 import { assertUsableToken, newToken } from './auth.js';
+import { BackgroundScheduler, type SchedulerStatus } from './internal/background-scheduler.js';
 import { reportToStderr } from './internal/errors.js';
 import { isLoopbackHost, originOf } from './internal/loopback.js';
 import type { SnapshotLimits } from './routes/snapshot.js';
@@ -19,6 +20,13 @@ export interface ServeOptions {
   readonly token?: string;
   /** The model `POST /api/scheduler/run` uses; without one that route is 409. */
   readonly provider?: LlmProvider;
+  /**
+   * Run the scheduler in the background with `provider` (required then) from the start: processes run as work
+   * arrives, `POST /api/scheduler/pause|resume` control it, progress is on the SSE stream; `close()` stops it first.
+   */
+  readonly background?: boolean;
+  /** The LLM profile the background scheduler runs with (its `parallel_tool_calls`), if any. */
+  readonly profile?: LlmProfile | null;
   /**
    * Serve on a non-loopback host (anyone who can reach it and holds the token controls the runtime); the Host and
    * Origin headers may then name `host` too.
@@ -42,9 +50,14 @@ export interface RunningServer {
   readonly token: string;
   /** The web console with the token in the URL fragment (which browsers never send), e.g. `http://127.0.0.1:43121/#token=…`. */
   readonly consoleUrl: string;
+  /** The background scheduler's status (`serve({ background: true })`), else undefined. */
+  schedulerStatus(): SchedulerStatus | undefined;
   /** Resolves once the server has stopped (by `close()` or `POST /api/shutdown`). */
   readonly closed: Promise<void>;
-  /** Stops listening and ends open connections (SSE streams included). Idempotent. Does not close the runtime. */
+  /**
+   * Stops the background scheduler (a model call in flight is cancelled and its process paused), stops listening and
+   * ends open connections (SSE streams included). Idempotent. Does not close the runtime.
+   */
   close(): Promise<void>;
 }
 
@@ -65,17 +78,22 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new LibosError('invalid_arguments', `port: must be an integer in 0..65535 (got ${port})`, { details: { field: 'port' } });
   const token = opts.token ?? newToken();
   assertUsableToken(token);
+  if (opts.background && !opts.provider) {
+    throw new LibosError('invalid_arguments', 'background: a background scheduler needs a provider (serve({ provider, background: true }))', { details: { field: 'provider' } });
+  }
 
   let close: () => Promise<void> = async () => {};
   // The Host guard wants the listening port: with port 0 it is known once listening, before any request arrives.
   let listeningPort = port;
   const onError = opts.onError ?? reportToStderr;
+  const scheduler = opts.background && opts.provider ? new BackgroundScheduler(opts.runtime, opts.provider, { profile: opts.profile ?? null, onError }) : undefined;
   const app = createApp({
     runtime: opts.runtime,
     token,
     hosts: { port: () => listeningPort, hostnames: isLoopbackHost(host) ? [] : [host] },
     onShutdown: () => void close().catch(onError),
     ...(opts.provider ? { provider: opts.provider } : {}),
+    ...(scheduler ? { scheduler } : {}),
     ...(opts.heartbeatMs !== undefined ? { heartbeatMs: opts.heartbeatMs } : {}),
     ...(opts.sseReplayLimit !== undefined ? { sseReplayLimit: opts.sseReplayLimit } : {}),
     ...(opts.snapshotLimits ? { snapshotLimits: opts.snapshotLimits } : {}),
@@ -96,11 +114,22 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
   close = () =>
-    (closing ??= new Promise<void>((resolve, reject) => {
-      server.close((err) => (err ? reject(err) : resolve()));
-      // Open SSE streams never end by themselves: end every connection so close() completes.
-      server.closeAllConnections();
-    }).then(resolveClosed));
+    (closing ??= (async () => {
+      await scheduler?.stop();
+      await new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Open SSE streams never end by themselves: end every connection so close() completes.
+        server.closeAllConnections();
+      });
+    })().then(resolveClosed));
+  if (scheduler) {
+    try {
+      await scheduler.start();
+    } catch (err) {
+      await close();
+      throw err;
+    }
+  }
   const url = originOf(host, listeningPort);
-  return { url, token, consoleUrl: `${url}/#token=${token}`, closed, close: () => close() };
+  return { url, token, consoleUrl: `${url}/#token=${token}`, schedulerStatus: () => scheduler?.status(), closed, close: () => close() };
 }

@@ -33,6 +33,18 @@ export function isHighRiskCall(tool: string, args: unknown): boolean {
   return KILL_SIGNALS.has(String((args as { signal?: unknown }).signal));
 }
 
+/** Rights that act on authority itself: holding one lets a process hand out, take back or approve grants. */
+const META_RIGHTS: ReadonlySet<string> = new Set(['grant', 'revoke', 'approve', 'admin']);
+
+/**
+ * True when a grant is high-risk: an `allow` of a meta right (grant, revoke, approve, admin), or on a wildcard (`*`)
+ * or meta resource (`capability:`, `data_release:`, `declassification:`). Deny and ask grants never are.
+ */
+export function isHighRiskGrant(resource: string, rights: readonly string[], effect: string): boolean {
+  if (effect !== 'allow') return false;
+  return rights.some((r) => META_RIGHTS.has(r)) || resource.includes('*') || /^(capability|data_release|declassification):/.test(resource);
+}
+
 /** True when a host signal is high-risk (cancel or terminate). */
 export function isHighRiskSignal(signal: string): boolean {
   return KILL_SIGNALS.has(signal);
@@ -44,7 +56,11 @@ export type ConfirmableOperation = {
   readonly pid: string;
   /** True only when the caller confirmed explicitly (`confirmed: true`, or `_confirmed: true` over MCP). */
   readonly confirmed: boolean;
-} & ({ readonly tool: string; readonly args: Readonly<Record<string, unknown>> } | { readonly signal: string; readonly reason?: string });
+} & (
+  | { readonly tool: string; readonly args: Readonly<Record<string, unknown>> }
+  | { readonly signal: string; readonly reason?: string }
+  | { readonly grant: { readonly resource: string; readonly rights: readonly string[]; readonly effect: string } }
+);
 
 /** The answer to an unconfirmed high-risk operation: the REST 409 body, the MCP `isError` text. */
 export interface ConfirmationRequired {
@@ -65,12 +81,17 @@ export interface ConfirmationRequired {
 export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): Promise<ConfirmationRequired | undefined> {
   if (op.confirmed) return undefined;
   const isCall = 'tool' in op;
-  if (isCall ? !isHighRiskCall(op.tool, op.args) : !isHighRiskSignal(op.signal)) return undefined;
-  const action = isCall ? `tool:${op.tool}` : `signal:${op.signal}`;
-  const preview = isCall
-    ? { pid: op.pid, tool: op.tool, args: op.args }
-    : { pid: op.pid, signal: op.signal, ...(op.reason ? { reason: op.reason } : {}) };
-  const argsJson = canonicalJson(isCall ? op.args : null);
+  if ('grant' in op) {
+    if (!isHighRiskGrant(op.grant.resource, op.grant.rights, op.grant.effect)) return undefined;
+  } else if (isCall ? !isHighRiskCall(op.tool, op.args) : !isHighRiskSignal(op.signal)) return undefined;
+  const action = 'grant' in op ? `grant:${op.grant.resource}` : isCall ? `tool:${op.tool}` : `signal:${op.signal}`;
+  const preview =
+    'grant' in op
+      ? { pid: op.pid, ...op.grant }
+      : isCall
+        ? { pid: op.pid, tool: op.tool, args: op.args }
+        : { pid: op.pid, signal: op.signal, ...(op.reason ? { reason: op.reason } : {}) };
+  const argsJson = canonicalJson('grant' in op ? op.grant : isCall ? op.args : null);
   await rt.transaction((scope) =>
     scope.audit.record({
       action: 'gui.confirmation_required',

@@ -35,33 +35,41 @@ function BudgetTable(props: { readonly budget: Budget }) {
   );
 }
 
+/** The tools the process can call now (its active Skills'), and on demand the rest of its table. */
 function ToolTable(props: { readonly p: ProcessDetail }) {
   const { p } = props;
+  const [all, setAll] = useState(false);
   const skillOf = new Map<string, string>();
   for (const [skill, loaded] of Object.entries(p.loadedSkills)) for (const t of loaded.tools) skillOf.set(t, skill);
   const visible = new Set(p.visibleTools);
-  const tools = [...new Set([...p.toolTable, ...p.visibleTools])].sort();
+  const table = [...new Set([...p.toolTable, ...p.visibleTools])].sort();
+  const tools = all ? table : table.filter((t) => visible.has(t));
   return (
-    <table data-testid="tool-table">
-      <thead>
-        <tr>
-          <th>tool</th>
-          <th>from</th>
-          <th>visible</th>
-        </tr>
-      </thead>
-      <tbody>
-        {tools.map((t) => (
-          <tr key={t}>
-            <td>
-              <code>{t}</code>
-            </td>
-            <td>{skillOf.get(t) ?? 'image'}</td>
-            <td>{visible.has(t) ? 'yes' : 'no'}</td>
+    <div>
+      <button type="button" class="link" onClick={() => setAll(!all)} data-testid="tool-table-toggle">
+        {all ? `callable now only (${visible.size})` : `whole table (${table.length})`}
+      </button>
+      <table data-testid="tool-table">
+        <thead>
+          <tr>
+            <th>tool</th>
+            <th>from</th>
+            <th>visible</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {tools.map((t) => (
+            <tr key={t}>
+              <td>
+                <code>{t}</code>
+              </td>
+              <td>{skillOf.get(t) ?? 'image'}</td>
+              <td>{visible.has(t) ? 'yes' : 'no'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { Runtime, ToolCallResult } from '@libos/kernel';
+import type { Runtime, RuntimeEvent, ToolCallResult } from '@libos/kernel';
 import { assertJsonBounds, isLibosError } from '@libos/sdk';
 import { checkConfirmation, confirmableInputSchema, takeMcpConfirmation } from './internal/confirmation.js';
 import { clearForMcpClient } from './internal/mcp-result-clearance.js';
@@ -40,15 +40,29 @@ async function callAsProcess(rt: Runtime, pid: string, name: string, raw: Record
   return toCallToolResult(await clearForMcpClient(rt, pid, await rt.call(pid, name, taken.args)));
 }
 
+export interface ProcessMcpOptions {
+  /**
+   * Declare `tools.listChanged` and deliver it: a `notifications/tools/list_changed` whenever the process's visible
+   * tools change (a Skill loaded or unloaded, an exec). Only for a session that lives as long as its transport (stdio);
+   * the stateless HTTP endpoint cannot notify, so it leaves this off.
+   */
+  readonly listChanged?: boolean;
+}
+
 /**
  * One MCP server bound to one process: `tools/list` is the process's visible tools (their JSON Schemas generated
  * from zod; high-risk tools also list `_confirmed`), `tools/call` is a broker call as that process, so its grants,
- * budget and state decide. Capabilities: tools, without `listChanged` (a stateless endpoint cannot notify).
+ * budget and state decide. Capabilities: tools, with `listChanged` only when `opts.listChanged` (then delivered).
+ *
+ * @example
+ * const mcp = processMcpServer(rt, pid, { listChanged: true });
+ * await mcp.connect(new StdioServerTransport());
  */
-export function processMcpServer(rt: Runtime, pid: string): McpServer {
+export function processMcpServer(rt: Runtime, pid: string, opts: ProcessMcpOptions = {}): McpServer {
   const mcp = new McpServer(MCP_SERVER_INFO);
   // Declared here, not in the constructor options: McpServer would add `listChanged: true` there.
-  mcp.server.registerCapabilities({ tools: {} });
+  mcp.server.registerCapabilities({ tools: opts.listChanged ? { listChanged: true } : {} });
+  if (opts.listChanged) notifyToolListChanges(rt, pid, mcp);
   // The tool table is the process's, read on every request: the low-level handlers take JSON Schemas as they are.
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: (await rt.toolSchemas(pid)).map((t): Tool => {
@@ -58,6 +72,30 @@ export function processMcpServer(rt: Runtime, pid: string): McpServer {
   }));
   mcp.server.setRequestHandler(CallToolRequestSchema, async (req) => callAsProcess(rt, pid, req.params.name, req.params.arguments ?? {}));
   return mcp;
+}
+
+/** Sends `tools/list_changed` when an event of `pid` leaves its visible tools different; stops when the server closes. */
+function notifyToolListChanges(rt: Runtime, pid: string, mcp: McpServer): void {
+  let last: string | null = null;
+  const visible = async () => (await rt.process(pid)).visibleTools.join('\n');
+  const onEvent = (e: RuntimeEvent) => {
+    if (e.pid !== pid) return;
+    void visible()
+      .then((now) => {
+        last ??= now;
+        if (now === last) return;
+        last = now;
+        if (mcp.isConnected()) mcp.sendToolListChanged();
+      })
+      .catch(() => rt.bus.off('event', onEvent)); // the runtime closed: nothing more to watch
+  };
+  void visible().then((now) => (last ??= now), () => undefined);
+  rt.bus.on('event', onEvent);
+  const previous = mcp.server.onclose;
+  mcp.server.onclose = () => {
+    rt.bus.off('event', onEvent);
+    previous?.();
+  };
 }
 
 const methodNotAllowed = {

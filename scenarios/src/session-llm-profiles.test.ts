@@ -24,7 +24,7 @@ afterEach(async () => {
 const profile = (over: Record<string, unknown> = {}) => ({
   provider: 'script',
   model: 'scripted-small',
-  context_window: 4000,
+  context_window: 128_000,
   max_tokens: 256,
   ...over,
 });
@@ -113,7 +113,7 @@ describe('an openai profile against a local OpenAI-compatible server', () => {
       { name: 'create_memory_object', arguments: JSON.stringify(note('a').args) },
       { name: 'process_exit', arguments: '{}' },
     ]);
-    const small = { provider: 'openai', model: 'small-model', base_url: baseUrl, context_window: 4000, max_tokens: 300 };
+    const small = { provider: 'openai', model: 'small-model', base_url: baseUrl, context_window: 128_000, max_tokens: 300 };
     const { rt: r, pid } = await open({ llm_profiles: { small }, default_profile: 'small' });
     const chosen = r.llmProfile()!;
     expect(chosen).toMatchObject({ name: 'small', parallel_tool_calls: false });

@@ -26,7 +26,7 @@ function activate(json: (...args: string[]) => any, pid: string, skill: string):
   json('call', pid, 'activate_skill', JSON.stringify({ skill_id: skill }));
 }
 
-const small = { provider: 'script', model: 'scripted-small', context_window: 4000, max_tokens: 256 };
+const small = { provider: 'script', model: 'scripted-small', context_window: 128_000, max_tokens: 256 };
 
 describe('libos config show', { timeout: 120_000 }, () => {
   it('prints every default when there is no config file, and does not create the store', () => {

@@ -14,6 +14,7 @@ import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
+import { traceModelCall } from '../telemetry/gen-ai-spans.js';
 import type { LlmProfile } from '../config/host-config.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
 import { renderPrompt, type RenderedPrompt } from './render-prompt.js';
@@ -440,7 +441,7 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
         return step.result;
       case 'ask': {
         const request = step.request;
-        const answer = await callProvider(deps, request, opts);
+        const answer = await traceModelCall(opts.provider, request.turn.process, () => callProvider(deps, request, opts));
         step = await unit((d) =>
           guarded(d, run, async () => {
             const reply = await takeAnswer(d, request, answer, opts);

@@ -13,6 +13,14 @@ export interface Migration {
 /** How the kernel builds the prompt for an image. */
 export type PromptMode = 'image_only' | 'minimal_runtime' | 'libos_default';
 
+/**
+ * What activating a Skill does to a process's callable table: `extend_on_activation` adds the Skill's tools (the
+ * `skill:<id>` execute grant is the gate; capabilities still decide each call); `exact` keeps the table the image's
+ * `defaultTools`, exactly (a compressor or reviewer image whose tools must not grow).
+ */
+export const TOOL_TABLE_POLICIES = ['extend_on_activation', 'exact'] as const;
+export type ToolTablePolicy = (typeof TOOL_TABLE_POLICIES)[number];
+
 /** A registered image: what a process boots into. */
 export interface ImageDefinition {
   /** `name:version`, e.g. `base-agent:v0`. */
@@ -22,13 +30,28 @@ export interface ImageDefinition {
   readonly promptMode: PromptMode;
   /** Skills activated at spawn/exec. */
   readonly defaultSkills: readonly string[];
-  /** The process's callable tool table, exactly. Nothing is added implicitly. */
+  /**
+   * The process's callable tool table at spawn and exec. Unless the table is `exact`, loading a Skill (one of
+   * `defaultSkills`, or an activated one) adds that Skill's tools to it.
+   */
   readonly defaultTools: readonly string[];
+  /** Default: `exact` for an `image_only` image, else `extend_on_activation` (see `TOOL_TABLE_POLICIES`). */
+  readonly toolTablePolicy?: ToolTablePolicy;
   /** Declared only; never granted. */
   readonly requiredCapabilities?: readonly { readonly resource: string; readonly rights: readonly string[] }[];
   readonly metadata?: Readonly<Record<string, string>>;
   /** How the runtime keeps this image's LLM context under the model's window (default: `auto_compact` at 0.8). */
   readonly contextManagement?: ContextManagement;
+}
+
+/**
+ * An image's tool-table policy, its default filled in: `exact` for an `image_only` image unless it says otherwise.
+ *
+ * @example
+ * toolTablePolicyOf({ ...image, promptMode: 'image_only' }); // 'exact'
+ */
+export function toolTablePolicyOf(image: Pick<ImageDefinition, 'promptMode' | 'toolTablePolicy'>): ToolTablePolicy {
+  return image.toolTablePolicy ?? (image.promptMode === 'image_only' ? 'exact' : 'extend_on_activation');
 }
 
 /** The context-maintenance modes: compact automatically, tell the model, or do nothing. */

@@ -118,6 +118,8 @@ export function targetsPlugin(): Targets {
         promptMode: 'libos_default',
         defaultSkills: ['agent-libos-skill-navigation', 'agent-libos-runtime-session', 'agent-libos-object-memory', 'agent-libos-child-processes', 'agent-libos-authority', TASKS_SKILL, TARGETS_SKILL],
         defaultTools: TASK_TOOLS,
+        // Exactly these tools: tt_hidden's Skill is loaded, yet tt_hidden stays outside the table (OT-5).
+        toolTablePolicy: 'exact',
       },
     ],
   });

@@ -49,7 +49,9 @@ export function forkChildProcess(deps: () => KernelDeps) {
           // Lookup by name needs namespace read; listing it still shows only the Objects the fork may read.
           for (const ns of namespaces) await childAuthority.grantTrusted({ subject: pid, resource: `object_namespace:${ns}`, rights: ['read'], metadata: { granted_by: 'fork_child_process', parent: ctx.pid } });
           const fresh = await getProcess(scopeOf(ctx).store, pid);
-          await updateLoadedSkills(scopeOf(ctx).store, fresh, { ...fresh.loadedSkills, ...parent.loadedSkills }, ctx.clock.now().toISOString());
+          // Same image, same Skills: the fork's callable table is the parent's (what activation added included).
+          const table = [...new Set([...fresh.toolTable, ...parent.toolTable])];
+          await updateLoadedSkills(scopeOf(ctx).store, fresh, { ...fresh.loadedSkills, ...parent.loadedSkills }, ctx.clock.now().toISOString(), table);
         },
       });
       await ctx.audit.record({ action: 'process.fork', target: `process:${child.pid}`, decision: mode, details: { parent: ctx.pid, root_oids: shared } });

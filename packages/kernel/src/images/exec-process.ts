@@ -3,6 +3,7 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LoadedSkill } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
 import { AGENT_IMAGES_SKILL_URL } from '../skill-files.js';
+import { tableWithSkill } from '../skills/skill-navigation.js';
 import type { TxScope } from '../store/transaction.js';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
@@ -31,9 +32,11 @@ export function execProcessTool(deps: () => KernelDeps) {
       if (image !== before.imageId) await ctx.authority.require(`image:${image}`, 'read');
       if (!target) throw new LibosError('image_not_found', `image: ${JSON.stringify(image)} is not registered`, { details: { image } });
       const loaded: Record<string, LoadedSkill> = {};
+      let table: string[] = [...target.defaultTools];
       for (const s of target.defaultSkills) {
         const reg = d.registry.skills.get(s)!;
         loaded[s] = { packageSha256: reg.manifest.packageSha256, tools: [...reg.manifest.allowedTools] };
+        table = tableWithSkill(table, target, reg.manifest.allowedTools);
       }
       let goalOid = before.goalOid;
       if (goal !== undefined && d.registry.services.has(SERVICE_NAMES.objects)) {
@@ -54,7 +57,7 @@ export function execProcessTool(deps: () => KernelDeps) {
         .updateTable('processes')
         .set({
           image_id: image,
-          tool_table: JSON.stringify([...target.defaultTools]),
+          tool_table: JSON.stringify(table),
           loaded_skills: JSON.stringify(loaded),
           goal: goal ?? before.goal,
           goal_oid: goalOid,
@@ -68,7 +71,7 @@ export function execProcessTool(deps: () => KernelDeps) {
       if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${ctx.pid} changed concurrently; exec was not applied`);
       await ctx.events.emit('process_exec', { pid: ctx.pid, from_image: before.imageId, to_image: image });
       await ctx.audit.record({ action: 'process.exec', target: `process:${ctx.pid}`, decision: 'ok', details: { from_image: before.imageId, to_image: image, revoked, goal_changed: goal !== undefined } });
-      return { pid: ctx.pid, image, previous_image: before.imageId, tool_table: [...target.defaultTools], skills: Object.keys(loaded), revoked_capabilities: revoked, goal_oid: goalOid };
+      return { pid: ctx.pid, image, previous_image: before.imageId, tool_table: table, skills: Object.keys(loaded), revoked_capabilities: revoked, goal_oid: goalOid };
     },
   });
 }

@@ -5,6 +5,7 @@ import {
   LibosError,
   parseSkill,
   TOOL_NAME_PATTERN,
+  TOOL_TABLE_POLICIES,
   type ImageDefinition,
   type OwnershipResolver,
   type Plugin,
@@ -117,6 +118,9 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     if (!IMAGE_ID_PATTERN.test(img.id)) bad(where, 'images.id', `${JSON.stringify(img.id)} must be name:version (${IMAGE_ID_PATTERN})`);
     if (images.has(img.id)) bad(where, 'images.id', `image ${img.id} is registered twice`);
     const field = `images[${img.id}].defaultTools`;
+    if (img.toolTablePolicy !== undefined && !TOOL_TABLE_POLICIES.includes(img.toolTablePolicy)) {
+      bad(where, `images[${img.id}].toolTablePolicy`, `${JSON.stringify(img.toolTablePolicy)} must be one of ${TOOL_TABLE_POLICIES.join(', ')}`);
+    }
     let def: ImageDefinition = img;
     if (kernel && img.toolGroups) {
       const loaded = img.toolGroups.filter((g) => skills.has(g.skill));

@@ -36,7 +36,10 @@ export interface ProcessInfo {
   readonly revision: number;
   readonly goal: string;
   readonly goalOid: string | null;
-  /** Callable tool table: the image's default tools, exactly. */
+  /**
+   * Callable tool table: the image's default tools, plus the tools of each Skill loaded on the process unless the
+   * image's table is `exact`.
+   */
   readonly toolTable: readonly string[];
   /** Loaded Skills by name; the visible (model) table is derived from them. */
   readonly loadedSkills: Readonly<Record<string, LoadedSkill>>;

@@ -34,13 +34,20 @@ export async function ancestry(db: Kysely<any>, pid: string): Promise<string[]> 
 }
 
 /**
- * Replaces a process's loaded Skills under a revision compare-and-swap: a concurrent change makes this fail with
- * `conflict` instead of silently overwriting it.
+ * Replaces a process's loaded Skills (and, when given, its callable tool table) under a revision compare-and-swap: a
+ * concurrent change makes this fail with `conflict` instead of silently overwriting it.
  */
-export async function updateLoadedSkills(db: Kysely<any>, p: ProcessInfo, loaded: Readonly<Record<string, LoadedSkill>>, nowIso: string): Promise<void> {
+export async function updateLoadedSkills(
+  db: Kysely<any>,
+  p: ProcessInfo,
+  loaded: Readonly<Record<string, LoadedSkill>>,
+  nowIso: string,
+  toolTable?: readonly string[],
+): Promise<void> {
+  const table = toolTable === undefined ? {} : { tool_table: JSON.stringify(toolTable) };
   const r = await db
     .updateTable('processes')
-    .set({ loaded_skills: JSON.stringify(loaded), revision: p.revision + 1, updated_at: nowIso })
+    .set({ loaded_skills: JSON.stringify(loaded), ...table, revision: p.revision + 1, updated_at: nowIso })
     .where('pid', '=', p.pid)
     .where('revision', '=', p.revision)
     .executeTakeFirst();

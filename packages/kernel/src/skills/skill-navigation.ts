@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { definePlugin, defineTool, LibosError, skillFromFile, z, type Plugin, type ToolContext } from '@libos/sdk';
+import { definePlugin, defineTool, LibosError, skillFromFile, toolTablePolicyOf, z, type ImageDefinition, type Plugin, type ToolContext } from '@libos/sdk';
 import { SKILL_NAVIGATION } from '../images/builtin-images.js';
 import { NAVIGATION_SKILL_URL } from '../skill-files.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
@@ -8,7 +8,30 @@ import type { Registry } from '../plugins/registry.js';
 
 const db = (ctx: ToolContext) => ctx.store as Kysely<any>;
 
-/** Loads a Skill onto a process (no authority check: callers check). Returns the tools it made visible. */
+/**
+ * The callable table after loading `tools` (a Skill's) on a process whose table is `table`: the tools appended, unless
+ * the image's table is `exact` (or the image is not registered), when it stays as it is.
+ */
+export function tableWithSkill(table: readonly string[], image: ImageDefinition | undefined, tools: readonly string[]): string[] {
+  if (!image || toolTablePolicyOf(image) === 'exact') return [...table];
+  const have = new Set(table);
+  return [...table, ...tools.filter((t) => !have.has(t))];
+}
+
+/**
+ * The callable table after unloading a Skill whose tools are `tools`: what loading it added goes (the image's own
+ * `defaultTools` stay); an `exact` table stays as it is.
+ */
+export function tableWithoutSkill(table: readonly string[], image: ImageDefinition | undefined, tools: readonly string[]): string[] {
+  if (!image || toolTablePolicyOf(image) === 'exact') return [...table];
+  const drop = new Set(tools.filter((t) => !image.defaultTools.includes(t)));
+  return table.filter((t) => !drop.has(t));
+}
+
+/**
+ * Loads a Skill onto a process (no authority check: callers check): its tools join the callable table unless the
+ * image's table is `exact`. Returns the Skill's tools the process can now call (`toolNames`) and those newly visible.
+ */
 export async function loadSkillOnProcess(store: Kysely<any>, registry: Registry, pid: string, skillId: string, nowIso: string, expectedSha?: string) {
   const reg = registry.skills.get(skillId);
   if (!reg) throw new LibosError('skill_not_found', `skill_id: no skill named ${JSON.stringify(skillId)}; discover_skills lists the catalog`, { details: { skill_id: skillId } });
@@ -19,11 +42,13 @@ export async function loadSkillOnProcess(store: Kysely<any>, registry: Registry,
   }
   const p = await getProcess(store, pid);
   const before = new Set(p.visibleTools);
+  let table = p.toolTable;
   if (!p.loadedSkills[skillId]) {
     const loaded: Record<string, LoadedSkill> = { ...p.loadedSkills, [skillId]: { packageSha256: reg.manifest.packageSha256, tools: [...reg.manifest.allowedTools] } };
-    await updateLoadedSkills(store, p, loaded, nowIso);
+    table = tableWithSkill(p.toolTable, registry.images.get(p.imageId), reg.manifest.allowedTools);
+    await updateLoadedSkills(store, p, loaded, nowIso, table.length === p.toolTable.length ? undefined : table);
   }
-  const toolNames = reg.manifest.allowedTools.filter((t) => p.toolTable.includes(t));
+  const toolNames = reg.manifest.allowedTools.filter((t) => table.includes(t));
   return { manifest: reg.manifest, toolNames, newlyVisible: toolNames.filter((t) => !before.has(t)), alreadyActive: Boolean(p.loadedSkills[skillId]) };
 }
 
@@ -91,8 +116,9 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
       if (!p.loadedSkills[skill_id]) throw new LibosError('invalid_state', `skill_id: ${skill_id} is not loaded on ${ctx.pid}`, { details: { skill_id } });
       const loaded = { ...p.loadedSkills };
       delete loaded[skill_id];
-      await updateLoadedSkills(db(ctx), p, loaded, ctx.clock.now().toISOString());
-      const after = new Set(visibleTools(p.toolTable, loaded));
+      const table = tableWithoutSkill(p.toolTable, registry().images.get(p.imageId), p.loadedSkills[skill_id].tools);
+      await updateLoadedSkills(db(ctx), p, loaded, ctx.clock.now().toISOString(), table.length === p.toolTable.length ? undefined : table);
+      const after = new Set(visibleTools(table, loaded));
       const removed_tools = p.visibleTools.filter((t) => !after.has(t));
       await ctx.events.emit('skill_unloaded', { pid: ctx.pid, skill_id });
       await ctx.audit.record({ action: 'skill.unload', target: `skill:${skill_id}`, details: { removed_tools } });

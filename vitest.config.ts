@@ -17,6 +17,7 @@ export default defineConfig({
       '@libos/kernel': src('./packages/kernel/src/index.ts'),
       '@libos/server': src('./apps/server/src/index.ts'),
     },
+      '@libos/client': src('./packages/client/src/index.ts'),
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'scenarios/src/**/*.test.ts'],

@@ -16,8 +16,8 @@ export default defineConfig({
       '@libos/workspace': src('./packages/workspace/src/index.ts'),
       '@libos/kernel': src('./packages/kernel/src/index.ts'),
       '@libos/server': src('./apps/server/src/index.ts'),
-    },
       '@libos/client': src('./packages/client/src/index.ts'),
+    },
   },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'scenarios/src/**/*.test.ts'],

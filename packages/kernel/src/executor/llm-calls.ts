@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { canonicalJson, sha256Hex } from '@libos/sdk';
-import type { LlmRequest, LlmResponse } from '../llm/provider.js';
+import { canonicalJson, LibosError, sha256Hex } from '@libos/sdk';
+import type { LlmMessage, LlmRequest, LlmResponse } from '../llm/provider.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -49,8 +49,63 @@ export function totalTokens(r: LlmResponse | null): number | null {
   return u.prompt_tokens !== null && u.completion_tokens !== null ? u.prompt_tokens + u.completion_tokens : null;
 }
 
+/** The separator prompts are cut at: a paragraph is the unit stored once (`llm_texts`). */
+export const PROMPT_CHUNK_SEPARATOR = '\n\n';
+
+/** A stored message: its text as the hashes of its paragraphs, in `llm_texts`. */
+interface StoredMessage {
+  readonly role: LlmMessage['role'];
+  readonly text_sha256: readonly string[];
+  readonly tool_call_id?: string;
+}
+
+/**
+ * The request as stored: with full I/O, each message's text is cut into paragraphs kept once by sha256 in
+ * `llm_texts` (a prompt repeats most of its paragraphs every turn), and the row holds the hashes; without, a preview
+ * and the hash of the whole request.
+ */
+async function storedRequest(db: Kysely<any>, c: LlmCallInput): Promise<unknown> {
+  const tools = c.request.tools.map((t) => t.name);
+  const full = { messages: c.request.messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
+  if (!c.persistFullIo) return preview(full);
+  const texts = new Map<string, string>();
+  const messages: StoredMessage[] = c.request.messages.map((m) => {
+    const text_sha256 = m.content.split(PROMPT_CHUNK_SEPARATOR).map((chunk) => {
+      const sha = sha256Hex(chunk);
+      texts.set(sha, chunk);
+      return sha;
+    });
+    return { role: m.role, text_sha256, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
+  });
+  const rows = [...texts].map(([sha256, text]) => ({ sha256, text }));
+  if (rows.length > 0) await db.insertInto('llm_texts').values(rows).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+  return { format: STORED_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
+}
+
+const STORED_FORMAT = 'llm_texts/v1';
+
+/** A stored request as it was sent: paragraphs read back from `llm_texts` (an inline or preview row as it is). */
+async function sentRequest(db: Kysely<any>, stored: unknown): Promise<unknown> {
+  const s = stored as { format?: string; messages?: StoredMessage[] };
+  if (s.format !== STORED_FORMAT || !Array.isArray(s.messages)) return stored;
+  const hashes = [...new Set(s.messages.flatMap((m) => m.text_sha256))];
+  const texts = new Map<string, string>();
+  for (let i = 0; i < hashes.length; i += 500) {
+    const rows = await db.selectFrom('llm_texts').select(['sha256', 'text']).where('sha256', 'in', hashes.slice(i, i + 500)).execute();
+    for (const r of rows) texts.set(r.sha256 as string, r.text as string);
+  }
+  const messages = s.messages.map((m) => {
+    const missing = m.text_sha256.filter((h) => !texts.has(h));
+    if (missing.length > 0) throw new LibosError('store_corrupt', `llm_texts lacks ${missing.length} paragraph(s) of a stored prompt (e.g. ${missing[0]})`);
+    const content = m.text_sha256.map((h) => texts.get(h)!).join(PROMPT_CHUNK_SEPARATOR);
+    return { role: m.role, content, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
+  });
+  const { format: _format, ...rest } = s as Record<string, unknown>;
+  return { ...rest, messages };
+}
+
 export async function recordLlmCall(db: Kysely<any>, c: LlmCallInput): Promise<void> {
-  const request = { messages: c.request.messages, tools: c.request.tools.map((t) => t.name), parallel_tool_calls: c.request.parallelToolCalls };
+  const request = await storedRequest(db, c);
   const response = c.response ? { content: c.response.content, tool_calls: c.response.toolCalls, api: c.response.api, model: c.response.model, usage: c.response.usage } : null;
   await db
     .insertInto('llm_calls')
@@ -62,7 +117,7 @@ export async function recordLlmCall(db: Kysely<any>, c: LlmCallInput): Promise<v
       status: c.error ? 'error' : 'ok',
       provider: c.provider,
       model: c.model,
-      request: JSON.stringify(c.persistFullIo ? request : preview(request)),
+      request: JSON.stringify(request),
       response: response === null ? null : JSON.stringify(c.persistFullIo ? response : preview(response)),
       prompt_tokens: c.response?.usage.prompt_tokens ?? null,
       completion_tokens: c.response?.usage.completion_tokens ?? null,
@@ -78,7 +133,9 @@ export async function queryLlmCalls(db: Kysely<any>, q: { pid?: string; limit?: 
   let sel = db.selectFrom('llm_calls').selectAll();
   if (q.pid) sel = sel.where('pid', '=', q.pid);
   const rows = await sel.orderBy('seq').limit(Math.max(1, Math.min(10_000, q.limit ?? 100))).execute();
-  return rows.map((r) => ({
+  const out: LlmCallRecord[] = [];
+  for (const r of rows) {
+    out.push({
     id: r.id,
     pid: r.pid,
     imageId: r.image_id,
@@ -92,7 +149,9 @@ export async function queryLlmCalls(db: Kysely<any>, q: { pid?: string; limit?: 
     latencyMs: r.latency_ms,
     error: r.error,
     createdAt: r.created_at,
-    request: JSON.parse(r.request),
-    response: r.response ? JSON.parse(r.response) : null,
-  }));
+      request: await sentRequest(db, JSON.parse(r.request)),
+      response: r.response ? JSON.parse(r.response) : null,
+    });
+  }
+  return out;
 }

@@ -187,5 +187,19 @@ export const kernelMigrations: readonly Migration[] = [
       await db.schema.createIndex('human_requests_pid').on('human_requests').columns(['pid', 'kind', 'seq']).execute();
     },
   },
+  {
+    name: '0007_llm_texts',
+    async up(raw) {
+      // Prompts stored by hash (issue 9): each paragraph of a prompt once, however many model calls send it again
+      // (the system prompt, the Skill catalog and the loaded Skills' bodies are most of every prompt). `llm_calls`
+      // rows written before keep their inline request; `llm-calls.ts` reads both.
+      const db = raw as Kysely<any>;
+      await db.schema
+        .createTable('llm_texts')
+        .addColumn('sha256', 'text', (c) => c.primaryKey())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .execute();
+    },
+  },
 ];
 

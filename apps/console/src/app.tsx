@@ -7,6 +7,7 @@ import { HumanQueue } from './human-queue.js';
 import { Login } from './login.js';
 import { ProcessDetailView } from './process-detail.js';
 import { ProcessTree } from './process-tree.js';
+import { SchedulerControl } from './scheduler-control.js';
 import { forgetToken, keepToken, takeToken } from './token.js';
 import { useLive } from './use-live.js';
 
@@ -53,15 +54,6 @@ function SpawnForm(props: { readonly client: LibosClient; readonly onSpawned: (p
   );
 }
 
-function RunButton(props: { readonly client: LibosClient }) {
-  const perform = usePerform();
-  return (
-    <button type="button" onClick={() => void perform('Run', () => props.client.runScheduler(50))} data-testid="run-scheduler" title="run the scheduler for at most 50 quanta">
-      Run scheduler
-    </button>
-  );
-}
-
 function Console(props: { readonly client: LibosClient }) {
   const { client } = props;
   const live = useLive(client);
@@ -74,7 +66,7 @@ function Console(props: { readonly client: LibosClient }) {
           {live.snapshot?.db ?? ''}
         </span>
         <span class="grow" />
-        <RunButton client={client} />
+        <SchedulerControl client={client} version={live.version} />
         <button
           type="button"
           class="link"

@@ -1,4 +1,4 @@
-import type { LibosClient, ProcessDetail, ProcessSignal } from '@libos/client';
+import type { GrantInput, LibosClient, ProcessDetail, ProcessSignal } from '@libos/client';
 import { useEffect, useState } from 'preact/hooks';
 import { usePerform } from './confirm.js';
 import { errorText, pretty } from './format.js';
@@ -87,6 +87,8 @@ function Actions(props: { readonly client: LibosClient; readonly pid: string }) 
   const [tool, setTool] = useState('');
   const [args, setArgs] = useState('{}');
   const [result, setResult] = useState<string | null>(null);
+  const [resource, setResource] = useState('');
+  const [rights, setRights] = useState('read');
 
   const callTool = () =>
     perform(`Call ${tool}`, async (confirmed) => {
@@ -139,6 +141,24 @@ function Actions(props: { readonly client: LibosClient; readonly pid: string }) 
         <input value={args} onInput={(e) => setArgs(e.currentTarget.value)} placeholder="{ args }" aria-label="arguments" class="grow" data-testid="call-args" />
         <button type="submit" data-testid="call-submit">
           Call as process
+        </button>
+      </form>
+      <form
+        class="row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const list = rights.split(/[\s,]+/).filter((r) => r !== '') as GrantInput['rights'];
+          if (resource.trim() === '' || list.length === 0) return;
+          void perform(`Grant ${resource}`, async (confirmed) => {
+            await client.grant(pid, { resource: resource.trim(), rights: list }, { confirmed });
+            setResource('');
+          });
+        }}
+      >
+        <input value={resource} onInput={(e) => setResource(e.currentTarget.value)} placeholder="resource, e.g. clock:now" aria-label="resource" class="grow" data-testid="grant-resource" />
+        <input value={rights} onInput={(e) => setRights(e.currentTarget.value)} placeholder="rights" aria-label="rights" data-testid="grant-rights" />
+        <button type="submit" data-testid="grant-submit">
+          Grant
         </button>
       </form>
       {result && <pre data-testid="call-result">{result}</pre>}

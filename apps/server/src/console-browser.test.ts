@@ -55,6 +55,9 @@ describe('web console (chromium)', () => {
     const asker = await rt.spawn({ goal: 'keep the team notes' });
     await rt.grant(asker.pid, 'human:owner', ['write']);
     await rt.activateSkill(asker.pid, 'agent-libos-authority');
+    await rt.activateSkill(asker.pid, 'agent-libos-object-memory');
+    const ledger = await rt.call(asker.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { secret: 'payload-never-shown' } });
+    expect(ledger).toMatchObject({ ok: true });
     const parked = await rt.run({ provider, maxQuanta: 1 });
     expect(parked.results[0]).toMatchObject({ pid: asker.pid, stopReason: 'waiting_human' });
     const [req] = await rt.humanRequests({ status: 'pending' });
@@ -70,6 +73,10 @@ describe('web console (chromium)', () => {
     await page.getByTestId('tool-table').getByText('request_permission', { exact: true }).waitFor(WAIT);
     const request = page.getByTestId(`request-${req!.id}`);
     await request.getByText("I keep the team's notes").waitFor(WAIT);
+    // Objects show as metadata only.
+    await page.getByTestId('tab-objects').click();
+    await page.getByTestId('rows-objects').getByText('ledger', { exact: true }).waitFor(WAIT);
+    expect(await page.content()).not.toContain('payload-never-shown');
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'console.png'), fullPage: true });
 

@@ -28,6 +28,11 @@ export {
   type MessagesQuery,
   type ObjectsQuery,
   type ObjectMeta,
+  type SchedulerStatus,
+  type SkillCatalogEntry,
+  type GrantInput,
+  type AllAuditQuery,
+  type AllEventsQuery,
 } from './libos-client.js';
 export { LibosApiError, errorFromResponse, type ApiErrorPayload, type ConfirmationRequired } from './api-error.js';
 export { readSse, type SseMessage } from './event-stream.js';

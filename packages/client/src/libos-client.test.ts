@@ -54,6 +54,12 @@ describe('LibosClient against a served runtime on 127.0.0.1', () => {
     expect(await client.capabilities(p.pid)).toEqual(expect.arrayContaining([expect.objectContaining({ resource: 'clock:now', rights: ['read'] })]));
     expect(await client.runScheduler(1)).toMatchObject({ quanta: 1, results: [{ pid: p.pid, kind: 'turn', executed: ['get_current_time'] }] });
     expect(await client.llmCalls(p.pid)).toHaveLength(1);
+    await rt.activateSkill(p.pid, 'agent-libos-object-memory');
+    await rt.call(p.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { secret: 'not listed' } });
+    const listed = await client.objects({ pid: p.pid });
+    const ledger = listed.find((o) => o.name === 'ledger');
+    expect(ledger).toMatchObject({ namespace: `process:${p.pid}`, name: 'ledger', type: 'plan', payloadAvailable: true });
+    expect(JSON.stringify(ledger)).not.toContain('not listed');
   });
 
   it("a refusal throws LibosApiError with the server's status, code and details; the wrong token is 401", async () => {

@@ -24,10 +24,14 @@ export type Capability = InferResponseType<Api['processes'][':pid']['capabilitie
 export type ToolCallResult = Exclude<InferResponseType<Api['processes'][':pid']['call']['$post'], 200>, { readonly confirmation_required: true }>;
 export type SchedulerReport = InferResponseType<Api['scheduler']['run']['$post'], 200>;
 export type Health = InferResponseType<Api['health']['$get'], 200>;
+/** `{mode: 'background', state, busy, quanta, …}` or `{mode: 'on_request', provider}`. */
+export type SchedulerStatus = InferResponseType<Api['scheduler']['$get'], 200>;
+export type SkillCatalogEntry = InferResponseType<Api['skills']['$get'], 200>[number];
 
 export type SpawnInput = InferRequestType<Api['processes']['$post']>['json'];
 export type RespondInput = InferRequestType<Api['human-requests'][':id']['respond']['$post']>['json'];
 export type MessageInput = InferRequestType<Api['processes'][':pid']['message']['$post']>['json'];
+export type GrantInput = Omit<InferRequestType<Api['processes'][':pid']['grants']['$post']>['json'], 'confirmed'>;
 export type ProcessSignal = InferRequestType<Api['processes'][':pid']['signal']['$post']>['json']['signal'];
 export type ProcessStatus = ProcessInfo['status'];
 export type HumanRequestStatus = HumanRequest['status'];
@@ -36,6 +40,9 @@ export type EventsQuery = Query<Api['processes'][':pid']['events']['$get']>;
 export type AuditQuery = Query<Api['processes'][':pid']['audit']['$get']>;
 export type MessagesQuery = Query<Api['processes'][':pid']['messages']['$get']>;
 export type ObjectsQuery = Query<Api['objects']['$get']>;
+/** Runtime-wide reads: `pid` filters by the process (the actor, for audit). */
+export type AllAuditQuery = Query<Api['audit']['$get']>;
+export type AllEventsQuery = Query<Api['events']['$get']>;
 
 /** An Object's metadata as `GET /api/objects` lists it: never its payload (`payloadAvailable` says whether this runtime holds it). */
 export interface ObjectMeta {
@@ -180,6 +187,37 @@ export class LibosClient {
     return this.#json(this.routes.api.processes[':pid'].capabilities.$get({ param: { pid }, query })) as Promise<Capability[]>;
   }
 
+  /** `POST /api/processes/:pid/grants`: a grant as the host; a high-risk one (meta rights, wildcards) needs `confirmed: true`. */
+  grant(pid: string, input: GrantInput, opts: ConfirmOptions = {}): Promise<Capability> {
+    const json = { ...input, ...(opts.confirmed ? { confirmed: true } : {}) };
+    return this.#json(this.routes.api.processes[':pid'].grants.$post({ param: { pid }, json })) as Promise<Capability>;
+  }
+
+  /** `POST /api/capabilities/:id/revoke`: revokes a capability (404 `capability_not_found`). */
+  revoke(id: string): Promise<{ revoked: string }> {
+    return this.#json(this.routes.api.capabilities[':id'].revoke.$post({ param: { id } }));
+  }
+
+  /** `GET /api/audit`: audit records across the runtime, oldest first (`pid` = the actor). */
+  allAudit(query: AllAuditQuery = {}): Promise<AuditRecord[]> {
+    return this.#json(this.routes.api.audit.$get({ query })) as Promise<AuditRecord[]>;
+  }
+
+  /** `GET /api/events`: durable events across the runtime, oldest first. */
+  allEvents(query: AllEventsQuery = {}): Promise<RuntimeEvent[]> {
+    return this.#json(this.routes.api.events.$get({ query })) as Promise<RuntimeEvent[]>;
+  }
+
+  /** `GET /api/skills`: the Skill catalog of the served runtime. */
+  skills(): Promise<SkillCatalogEntry[]> {
+    return this.#json(this.routes.api.skills.$get()) as Promise<SkillCatalogEntry[]>;
+  }
+
+  /** `GET /api/tools`: every registered tool name. */
+  tools(): Promise<string[]> {
+    return this.#json(this.routes.api.tools.$get()) as Promise<string[]>;
+  }
+
   /** `GET /api/objects`: Object metadata (never payloads), newest first, by namespace (`ns`) and/or owner `pid`. */
   objects(query: ObjectsQuery = {}): Promise<ObjectMeta[]> {
     return this.#json(this.routes.api.objects.$get({ query })) as Promise<unknown> as Promise<ObjectMeta[]>;
@@ -204,6 +242,21 @@ export class LibosClient {
   /** `POST /api/scheduler/run`: runs the server's scheduler for at most `maxQuanta` quanta (409 without a provider). */
   runScheduler(maxQuanta: number): Promise<SchedulerReport> {
     return this.#json(this.routes.api.scheduler.run.$post({ json: { max_quanta: maxQuanta } }));
+  }
+
+  /** `GET /api/scheduler`: whether the server runs its scheduler in the background, and its state. */
+  schedulerStatus(): Promise<SchedulerStatus> {
+    return this.#json(this.routes.api.scheduler.$get());
+  }
+
+  /** `POST /api/scheduler/pause`: the background scheduler starts no new quantum (409 on a server without one). */
+  pauseScheduler(reason?: string) {
+    return this.#json(this.routes.api.scheduler.pause.$post({ json: reason ? { reason } : {} }));
+  }
+
+  /** `POST /api/scheduler/resume`: the background scheduler runs again. */
+  resumeScheduler() {
+    return this.#json(this.routes.api.scheduler.resume.$post());
   }
 
   /**

@@ -9,10 +9,12 @@ import { registerCode } from './commands/code.js';
 import { registerEvents } from './commands/events.js';
 import { registerHuman } from './commands/human.js';
 import { registerLlmCalls } from './commands/llm-calls.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerObjects } from './commands/objects.js';
 import { registerServe } from './commands/serve.js';
 import { registerRun } from './commands/run.js';
 import { registerSend } from './commands/send.js';
+import { registerSignals } from './commands/signal.js';
 import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
 import { validatePluginDir } from './commands/skills-validate.js';
 import type { Act, CommandKit } from './commands/kit.js';
@@ -238,6 +240,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   registerLlmCalls(program, kit);
   registerObjects(program, kit);
   registerServe(program, kit);
+  registerMcp(program, kit);
+  registerSignals(program, kit);
 
   program
     .command('demo')

@@ -6,7 +6,7 @@ import { print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
 import { quantumLine } from './run.js';
-import { withRuntime } from './with-runtime.js';
+import { withLocalRuntime } from './with-runtime.js';
 
 interface CodeFlags {
   readonly goal: string;
@@ -52,7 +52,7 @@ async function codeCommand(cmd: Command, kit: CommandKit, dirArg: string, flags:
   const budget = flags.toolCalls ? { tool_calls: parsePositiveInt(flags.toolCalls, '--tool-calls') } : undefined;
   const provider = await chooseProvider(flags);
   let exited = false;
-  await withRuntime(o, async (rt) => {
+  await withLocalRuntime(o, async (rt) => {
     const p = await rt.spawn({ image: 'coding-agent:v0', goal: flags.goal, workingDirectory: dir, ...(budget ? { budget } : {}) });
     const grants: [string, ('read' | 'write' | 'execute')[]][] = [
       [`fs:${dir}/*`, ['read', 'write']],

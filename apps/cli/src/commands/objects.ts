@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { ObjectMemoryService } from '@libos/object-memory';
 import { EXIT, print, table, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
@@ -23,7 +22,7 @@ export function registerObjects(program: Command, kit: CommandKit): void {
         const limit = parsePositiveInt(f.limit, '--limit');
         await withRuntime(o, async (rt) => {
           if (f.pid) await rt.process(f.pid);
-          const rows = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').listObjects({ limit, ...(f.ns ? { namespace: f.ns } : {}), ...(f.pid ? { ownerPid: f.pid } : {}) }));
+          const rows = await rt.listObjects({ limit, ...(f.ns ? { namespace: f.ns } : {}), ...(f.pid ? { ownerPid: f.pid } : {}) });
           const brief = rows.map((r) => ({ oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, owner: r.ownerId, immutable: r.immutable, payload_available: r.payloadAvailable, labels: r.labels, updated_at: r.updatedAt }));
           print(o, brief, () =>
             table(

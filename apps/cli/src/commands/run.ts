@@ -12,13 +12,14 @@ import {
   type ProcessInfo,
   type QuantumResult,
   type Runtime,
+  type RuntimeEvent,
 } from '@libos/kernel';
 import { isLibosError } from '@libos/sdk';
-import { print, UsageError } from '../output.js';
+import { EXIT, print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
 import { resumeScript } from './script-resume.js';
-import { hostConfigOf, withRuntime } from './with-runtime.js';
+import { hostConfigOf, withLocalRuntime } from './with-runtime.js';
 
 interface RunFlags {
   readonly maxQuanta?: string;
@@ -85,7 +86,7 @@ async function scriptFile(path: string): Promise<LlmScript> {
 
 const firstLine = (text: string) => text.split('\n').find((l) => l.trim() !== '') ?? text;
 
-async function chooseProvider(flags: RunFlags, host: HostConfig, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+export async function chooseProvider(flags: RunFlags, host: HostConfig, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
   const profile = chooseProfile(flags, host, providerGiven);
   if (profile) return profileProvider(flags, profile, providerGiven, env);
   if (flags.provider === 'openai') {
@@ -102,7 +103,7 @@ async function chooseProvider(flags: RunFlags, host: HostConfig, providerGiven: 
 }
 
 /** A scripted provider that continues each process's turns where earlier runs on this store stopped. */
-async function scriptedProvider(rt: Runtime, script: LlmScript, model?: string): Promise<LlmProvider> {
+export async function scriptedProvider(rt: Runtime, script: LlmScript, model?: string): Promise<LlmProvider> {
   const pids = (await rt.processes()).map((p) => p.pid);
   const consumed = new Map<string, number>();
   for (const pid of pids) consumed.set(pid, (await rt.llmCalls({ pid, limit: 10_000 })).filter((c) => c.provider === 'scripted').length);
@@ -116,7 +117,15 @@ export function quantumLine(n: number, q: QuantumResult): string {
     return r && !r.ok ? `${name}!${r.error.code}` : name;
   });
   const skipped = q.skipped.length ? ` (skipped: ${q.skipped.join(', ')})` : '';
-  return `q${n}`.padEnd(5) + `${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}`;
+  const error = q.error ? ` ${q.error.code}: ${firstLine(q.error.message)}` : '';
+  return `q${n}`.padEnd(5) + `${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}${error}`;
+}
+
+/** A provider retry as one progress line (stderr): which process, which attempt of how many, the wait, the error. */
+export function retryLine(e: RuntimeEvent): string {
+  const d = e.data as { attempt?: number; max_attempts?: number; delay_ms?: number; error?: { code?: string; message?: string } };
+  const wait = typeof d.delay_ms === 'number' ? `, retrying in ${(d.delay_ms / 1000).toFixed(1)} s` : '';
+  return `retry ${e.pid ?? '-'}: attempt ${d.attempt ?? '?'} of ${d.max_attempts ?? '?'} failed (${d.error?.code ?? '?'}: ${firstLine(d.error?.message ?? '')})${wait}`;
 }
 
 /** The pids of `root` and every descendant. */
@@ -178,28 +187,46 @@ function countStatuses(ps: readonly ProcessInfo[]): Record<string, number> {
   return counts;
 }
 
-async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promise<void> {
+async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promise<number> {
   const o = kit.g(cmd);
   const maxQuanta = flags.maxQuanta === undefined ? undefined : parsePositiveInt(flags.maxQuanta, '--max-quanta');
   const host = hostConfigOf(o).config;
   const choice = await chooseProvider(flags, host, cmd.getOptionValueSource('provider') === 'cli', process.env);
-  await withRuntime(o, async (rt) => {
+  return withLocalRuntime(o, async (rt) => {
     if (flags.pid) await rt.process(flags.pid);
     const provider = choice.kind === 'openai' ? choice.provider : await scriptedProvider(rt, choice.script, choice.model);
     const profile = choice.profile;
     const log: Record<string, unknown>[] = [];
+    const providerFailures = new Map<string, { code: string; message: string }>();
     const onQuantum = (q: QuantumResult) => {
-      log.push({ pid: q.pid, kind: q.kind, stop_reason: q.stopReason ?? null, executed: q.executed, skipped: q.skipped, errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])) });
+      log.push({ pid: q.pid, kind: q.kind, stop_reason: q.stopReason ?? null, executed: q.executed, skipped: q.skipped, errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])), ...(q.error ? { error: q.error } : {}) });
+      if (q.kind === 'paused' && q.error) providerFailures.set(q.pid, q.error);
       if (!o.json) process.stdout.write(`${quantumLine(log.length, q)}\n`);
     };
-    const out: Outcome = flags.pid
-      ? await runSubtree(rt, flags.pid, { provider, profile }, maxQuanta, onQuantum)
-      : { ...(await rt.run({ provider, profile, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
+    // The provider's bounded retries, as they happen (durable llm_retry events): progress on stderr.
+    const retries: RuntimeEvent[] = [];
+    const onEvent = (e: RuntimeEvent) => {
+      if (e.type !== 'llm_retry') return;
+      retries.push(e);
+      if (!o.json) process.stderr.write(`${retryLine(e)}\n`);
+    };
+    rt.bus.on('event', onEvent);
+    let out: Outcome;
+    try {
+      out = flags.pid
+        ? await runSubtree(rt, flags.pid, { provider, profile }, maxQuanta, onQuantum)
+        : { ...(await rt.run({ provider, profile, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
+    } finally {
+      rt.bus.off('event', onEvent);
+    }
     const all = await rt.processes();
     const scope = flags.pid ? all.filter((p) => subtree(all, flags.pid!).has(p.pid)) : all;
     const statuses = countStatuses(scope);
     const failed = scope.filter((p) => p.status === 'failed' || p.status === 'killed').map((p) => ({ pid: p.pid, status: p.status, code: (p.outcome?.code as string | undefined) ?? null, message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null }));
     const pendingHuman = (await rt.humanRequests({ status: 'pending' })).filter((h) => scope.some((p) => p.pid === h.pid)).length;
+    // A process the provider failed (after its retries) is paused with the error: the run exits 1 naming it.
+    const stillPaused = new Set(scope.filter((p) => p.status === 'paused').map((p) => p.pid));
+    const providerFailed = [...providerFailures].filter(([pid]) => stillPaused.has(pid)).map(([pid, error]) => ({ pid, ...error }));
     const report = {
       quanta: out.quanta,
       idle: out.idle,
@@ -210,6 +237,8 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
       failed,
       pending_human_requests: pendingHuman,
       held: out.held,
+      provider_failures: providerFailed,
+      retries: retries.map((e) => ({ pid: e.pid, ...e.data })),
       log,
     };
     const calls = profile?.parallel_tool_calls ? 'on' : 'off';
@@ -222,8 +251,10 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
         ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),
         ...(pendingHuman ? [`human requests pending: ${pendingHuman} (libos human list)`] : []),
         ...(out.held.length ? [`held paused during the run and resumed: ${out.held.join(', ')}`] : []),
+        ...providerFailed.map((f) => `provider failed: ${f.pid} paused: ${f.code}: ${firstLine(f.message)} (fix the provider, then libos resume ${f.pid} and run again)`),
       ].join('\n'),
     );
+    return providerFailed.length > 0 ? EXIT.toolError : EXIT.ok;
   });
 }
 

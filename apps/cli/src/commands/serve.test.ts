@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, expectRefused, libosOn, startLibos, tempStore } from '../testing/libos-bin.js';
+import { assertBuilt, expectRefused, libosOn, startLibos, tempStore, writeScript } from '../testing/libos-bin.js';
 
 beforeAll(() => assertBuilt());
 
@@ -18,11 +18,11 @@ function firstLine(run: ReturnType<typeof startLibos>): Promise<string> {
 }
 
 describe('libos serve', { timeout: 60_000 }, () => {
-  it('prints {url, token, db} as one JSON line, answers /api/health with the token, holds the lease, exits 0 on SIGINT', async () => {
-    const { db } = tempStore('libos-serve-');
+  it('prints {url, token, db, pid, scheduler} as one JSON line, answers /api/health with the token, holds the lease, exits 0 on SIGINT', async () => {
+    const { db, dir } = tempStore('libos-serve-');
     const server = startLibos(db, ['serve', '--port', '0']);
     const info = JSON.parse(await firstLine(server)) as { url: string; token: string; db: string };
-    expect(info).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), token: expect.stringMatching(/^[0-9a-f]{64}$/), db: realpathSync(db) });
+    expect(info).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), token: expect.stringMatching(/^[0-9a-f]{64}$/), db: realpathSync(db), pid: server.child.pid, scheduler: null });
 
     const health = await fetch(`${info.url}/api/health`, { headers: { authorization: `Bearer ${info.token}` } });
     expect(health.status).toBe(200);
@@ -30,8 +30,9 @@ describe('libos serve', { timeout: 60_000 }, () => {
     expect((await fetch(`${info.url}/api/health`)).status).toBe(401);
     const spawned = await fetch(`${info.url}/api/processes`, { method: 'POST', headers: { authorization: `Bearer ${info.token}` }, body: JSON.stringify({ goal: 'served' }) });
     expect(spawned.status).toBe(201);
-    // The server holds the store's writer lease: another command cannot open it meanwhile.
-    expectRefused(libosOn(db).run('ps'), 1, 'store_locked');
+    // The server holds the store's writer lease: a command that needs the store to itself is refused, naming it.
+    const script = writeScript(dir, 'turns.json', '[]');
+    expectRefused(libosOn(db).run('run', '--script', script), 1, `store_locked: store ${realpathSync(db)} is served by libos serve (pid ${server.child.pid}) at ${info.url}`);
 
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(0);

@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hostConfigForStore, loadHostConfig, type LoadedHostConfig, type Runtime } from '@libos/kernel';
-import { isLibosError } from '@libos/sdk';
+import { isLibosError, LibosError } from '@libos/sdk';
 import { openStandardRuntime } from '../compose.js';
+import { localHost, type HostRuntime } from '../served/host-runtime.js';
+import { remoteHost } from '../served/remote-host.js';
+import { findServedStore } from '../served/served-file.js';
 
 export interface GlobalOptions {
   readonly db: string;
@@ -39,8 +42,26 @@ async function open(g: GlobalOptions, waitMs: number): Promise<Runtime> {
   }
 }
 
-/** Opens the runtime for one command and always closes it (releasing the writer lease). */
-export async function withRuntime<T>(g: GlobalOptions, fn: (rt: Runtime) => Promise<T>, opts: WithRuntimeOptions = {}): Promise<T> {
+/**
+ * Runs a store-level command: against the server when `libos serve` serves the store (its record beside the store
+ * names a live process), else on the runtime opened for this command and always closed (releasing the writer lease).
+ */
+export async function withRuntime<T>(g: GlobalOptions, fn: (rt: HostRuntime) => Promise<T>, opts: WithRuntimeOptions = {}): Promise<T> {
+  const served = findServedStore(g.db);
+  if (served) return fn(await remoteHost(served));
+  return withLocalRuntime(g, (rt) => fn(localHost(rt)), opts);
+}
+
+/**
+ * Opens the runtime for one command and always closes it (releasing the writer lease): for commands that need the
+ * store to themselves (`run`, `code`). A served store is refused with `store_locked` naming the server.
+ */
+export async function withLocalRuntime<T>(g: GlobalOptions, fn: (rt: Runtime) => Promise<T>, opts: WithRuntimeOptions = {}): Promise<T> {
+  const served = findServedStore(g.db);
+  if (served) {
+    const message = `store ${served.db} is served by libos serve (pid ${served.pid}) at ${served.url}: this command needs the store to itself; stop the server first (its scheduler runs with libos serve --provider)`;
+    throw new LibosError('store_locked', message, { details: { path: served.db, url: served.url, pid: served.pid } });
+  }
   const rt = await open(g, opts.waitForLeaseMs ?? 2000);
   try {
     return await fn(rt);

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WORKSPACE_TOOLS } from '@libos/workspace';
-import { fails, git, ok, openWorkspaceHarness, WORKSPACE_IMAGE, type Json, type WorkspaceHarness } from './support/workspace-harness.js';
+import { fails, git, isAlive, ok, openWorkspaceHarness, WORKSPACE_IMAGE, type Json, type WorkspaceHarness } from './support/workspace-harness.js';
 
 let h: WorkspaceHarness;
 let pid: string;
@@ -232,7 +232,6 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
   });
 
   it('a command sleeping past its timeout returns timed_out and leaves no process (checked by pid)', async () => {
-    const { isAlive } = await import('../../packages/workspace/src/internal/testing/processes.js');
     const r = await ok(h.rt, pid, 'run_shell_command', {
       command: 'sleep 30 & echo $!; (sleep 30; touch late.txt) & echo $!; echo $$; wait',
       timeout_seconds: 1,
@@ -255,7 +254,6 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
   });
 
   it('a cancel after the start is a cancelled error saying it started; the group is killed', async () => {
-    const { isAlive } = await import('../../packages/workspace/src/internal/testing/processes.js');
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 500);
     const e = await fails(h.rt, pid, 'run_shell_command', { command: 'sleep 30 & echo $!; wait' }, ac.signal);

@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WORKSPACE_TOOLS } from '@libos/workspace';
-import { fails, git, isAlive, ok, openWorkspaceHarness, WORKSPACE_IMAGE, type Json, type WorkspaceHarness } from './support/workspace-harness.js';
+import { fails, git, isAlive, ok, openWorkspaceHarness, WORKSPACE_IMAGE } from './support/workspace-harness.js';
+import type { Json, WorkspaceHarness } from './support/workspace-harness.js';
 
 let h: WorkspaceHarness;
 let pid: string;

@@ -99,6 +99,14 @@ function limitError(o: Overrun, delta: Usage, extra: Record<string, unknown> = {
   );
 }
 
+/** Each account's ancestors (parent first), per engine: fixed when the account opens. */
+const ANCESTORS = new WeakMap<EngineEnv, Map<string, readonly string[]>>();
+const ancestorsOf = (env: EngineEnv): Map<string, readonly string[]> => {
+  let m = ANCESTORS.get(env);
+  if (!m) ANCESTORS.set(env, (m = new Map()));
+  return m;
+};
+
 class BudgetEngineImpl implements BudgetEngine {
   constructor(
     private readonly env: EngineEnv,
@@ -117,10 +125,18 @@ class BudgetEngineImpl implements BudgetEngine {
     return a;
   }
 
-  /** The chain pid → root plus the open children of each chain member. */
+  /**
+   * The chain pid → root plus the open children of each chain member, in one query once the pid's ancestors are
+   * known (they never change after its account opens, so they are kept per engine: a charge is one read, not two).
+   */
   private async state(pid: string): Promise<TreeState> {
-    const self = await this.mustAccount(pid);
-    const chain = [pid, ...self.ancestors];
+    const known = ancestorsOf(this.env);
+    let ancestors = known.get(pid);
+    if (!ancestors) {
+      ancestors = (await this.mustAccount(pid)).ancestors;
+      known.set(pid, ancestors);
+    }
+    const chain = [pid, ...ancestors];
     const rows = (await this.db
       .selectFrom(T.accounts)
       .selectAll()
@@ -128,6 +144,7 @@ class BudgetEngineImpl implements BudgetEngine {
       .execute()) as AccountRow[];
     const accounts = new Map<string, Account>();
     for (const r of rows) accounts.set(r.pid, fromRow(r));
+    if (!accounts.has(pid)) throw new LibosError('not_found', `pid: no budget account for ${pid}`, { details: { field: 'pid', pid } });
     const children = new Map<string, string[]>();
     for (const a of accounts.values()) {
       if (a.status !== 'open' || a.parentPid === null || !chain.includes(a.parentPid)) continue;

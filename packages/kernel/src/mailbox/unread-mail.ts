@@ -20,20 +20,15 @@ function summarise(rows: readonly Row[]): UnreadSummary {
 }
 
 /**
- * Unread mail of one delivery, summarised for a notice or an interrupt refusal, in one query: the count (a window
- * over every unread row) and the oldest UNREAD_IDS_NAMED of them.
+ * Unread mail of one delivery, summarised for a notice or an interrupt refusal: the oldest UNREAD_IDS_NAMED of them,
+ * and their count, which takes a second query only when there are more than that (most calls find none).
  */
 export async function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  const rows = (await db
-    .selectFrom('process_messages')
-    .select(['id', 'channel', 'correlation_id', 'delivery', sql<number>`count(*) over ()`.as('n')])
-    .where('recipient_pid', '=', pid)
-    .where('status', '=', 'unread')
-    .where('delivery', '=', delivery)
-    .orderBy('seq')
-    .limit(UNREAD_IDS_NAMED)
-    .execute()) as Row[];
-  return summarise(rows);
+  const unread = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
+  const rows = await unread.select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED).execute();
+  if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length }) as Row));
+  const { n } = await unread.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return summarise(rows.map((r) => ({ ...r, n }) as Row));
 }
 
 /** Unread mail of both deliveries in one query (a turn's prompt restates it). */

@@ -19,8 +19,9 @@ describe('the LLM context Object', () => {
   it('[S-X1] enrichment on (host policy, or context:enrichment execute) puts the heading in the prompt and keeps llm_context:<pid>; source_only has neither', async () => {
     rt = await openContextRuntime({ hostConfig: { llm_context: { policy: 'llm_context_object' } } });
     const byPolicy = await rt.spawn({ goal: 'policy on' });
-    let provider = new ScriptedProvider([[{ tool: 'process_exit', args: {} }]]);
-    await rt.run({ provider });
+    // It stays live (an exit releases what a root owns, its context Object included).
+    let provider = new ScriptedProvider([[{ tool: 'get_current_time', args: {} }]]);
+    await rt.run({ provider, maxQuanta: 1 });
     expect(contextText(provider.requests[0]!)).toMatch(/^LLM context object:\nCache strategy: append_only_stable_prefix\n/);
     const made = await contextOf(rt, byPolicy.pid);
     expect(made.payload).toMatchObject({ kind: 'llm_context', schema_version: 1, static_prefix: { pid: byPolicy.pid, image_id: 'base-agent:v0' } });
@@ -33,8 +34,8 @@ describe('the LLM context Object', () => {
     const plain = await rt.spawn({ goal: 'policy off' });
     const enriched = await rt.spawn({ goal: 'enriched by a grant' });
     await rt.grant(enriched.pid, 'context:enrichment', ['execute']);
-    provider = new ScriptedProvider({ processes: { '*': [[{ tool: 'process_exit', args: {} }]] } });
-    await rt.run({ provider });
+    provider = new ScriptedProvider({ processes: { '*': [[{ tool: 'get_current_time', args: {} }]] } });
+    await rt.run({ provider, maxQuanta: 2 });
     const prompt = (pid: string) => provider.requests.find((r) => r.pid === pid)!;
     expect(contextText(prompt(plain.pid))).toBeNull();
     expect(prompt(plain.pid).messages[1]!.content).not.toMatch(HEADING_LINE);
@@ -46,8 +47,8 @@ describe('the LLM context Object', () => {
   it('[S-X2] two quanta: the first render is a byte prefix of the second; a quantum appends only what changed', async () => {
     rt = await openContextRuntime({ hostConfig: { llm_context: { policy: 'llm_context_object' } } });
     const p = await rt.spawn({ goal: 'touch twice', image: CTX_AGENT });
-    const provider = new ScriptedProvider([...touches(2), [{ tool: 'process_exit', args: {} }]]);
-    await rt.run({ provider });
+    const provider = new ScriptedProvider([...touches(3)]);
+    await rt.run({ provider, maxQuanta: 3 });
     const renders = provider.requests.map((r) => contextText(r)!);
     expect(renders).toHaveLength(3);
     for (let i = 1; i < renders.length; i++) {

@@ -41,3 +41,7 @@ export { DEFAULT_SCRIPT_KEY, loadLlmScriptFile, parseLlmScript, type LlmScript, 
 export { ScriptedProvider, type ScriptedProviderOptions, type ScriptedRequestRecord } from './llm/scripted-provider.js';
 export { providerFromProfile, type ProfileProviderOptions } from './llm/provider-from-profile.js';
 export { OPENAI_DEFAULT_BASE_URL, OpenAiProvider, openAiProviderFromEnv, type FetchLike, type OpenAiProviderOptions, type SleepFn } from './llm/openai-provider.js';
+// LLM context Objects (llm_context:<pid>) and their maintenance: the render, the conservative input estimate, the triggers.
+export { CONTEXT_HEADING, estimateContextTokens, renderContext } from './context/render-context.js';
+export { BYTES_PER_TOKEN_BOUND, countTokens, estimateInput, tokenizerFor, type InputEstimate } from './context/input-estimate.js';
+export { DEFAULT_THRESHOLD_RATIO, maintenanceSettings, STORAGE_TRIGGER_BYTES, type MaintenanceSettings } from './context/context-maintenance.js';

@@ -25,6 +25,9 @@ export const NOTES_SKILL = 'ctx-notes';
 /** An image_only agent: its whole user message is its LLM context Object. */
 export const CTX_AGENT = 'ctx-agent:v0';
 export const CTX_AGENT_PROMPT = 'You are a context test agent. Answer with tool calls only.';
+/** A libos_default agent whose maintenance mode is `prompt` (a notice from 10% of the window). */
+export const TALK_AGENT = 'ctx-talk:v0';
+export const PRESSURE_NOTICE = 'PRESSURE NOTICE: the context is filling up.';
 /** An image whose table holds the four runtime-session tools but which loads no Skill at spawn. */
 export const BARE_AGENT = 'ctx-bare:v0';
 export const CTX_AGENT_TOOLS = ['process_exit', 'compact_process_context', 'get_current_time', 'note_touch'];
@@ -72,6 +75,15 @@ export function notesPlugin(contextManagement?: ContextManagement): Plugin {
         defaultSkills: ['agent-libos-runtime-session', NOTES_SKILL],
         defaultTools: CTX_AGENT_TOOLS,
         ...(contextManagement ? { contextManagement } : {}),
+      },
+      {
+        id: TALK_AGENT,
+        description: 'libos_default agent whose context maintenance is a pressure notice (from a tenth of the window).',
+        systemPrompt: 'You are a talkative test agent.',
+        promptMode: 'libos_default',
+        defaultSkills: ['agent-libos-runtime-session', NOTES_SKILL],
+        defaultTools: CTX_AGENT_TOOLS,
+        contextManagement: { mode: 'prompt', thresholdRatio: 0.1, prompt: PRESSURE_NOTICE },
       },
       {
         id: BARE_AGENT,
@@ -160,7 +172,10 @@ export async function jobOf(rt: Runtime, pid: string): Promise<Record<string, un
  */
 export class CompressorProvider implements LlmProvider {
   readonly name = 'scripted';
-  readonly model = 'scripted';
+  /** The inner provider's model (context maintenance picks its tokenizer by it). */
+  get model(): string {
+    return this.inner.model;
+  }
   /** Every stage goal a compressor saw, in order. */
   readonly stages: Record<string, unknown>[] = [];
   constructor(

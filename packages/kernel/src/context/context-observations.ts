@@ -8,8 +8,29 @@ import type { CapturedSignatures, ContextEntry } from './context-payload.js';
 /** The most events one `events_delta` carries (the newest; how many were left out is recorded). */
 export const EVENTS_PER_DELTA = 20;
 
-/** Bookkeeping events a context leaves out (each charge of a budget): they change every quantum and say little. */
-export const CONTEXT_SILENT_EVENTS: readonly string[] = ['resource.charged'];
+/**
+ * Bookkeeping events a context leaves out: each budget charge, and each model call (the model knows it was asked).
+ * They come every quantum and tell the model nothing it can act on. So is an owner's implicit grant on an Object it
+ * just created (`capability.granted` of a `cap_own:` record): the Object itself is in the memory delta.
+ */
+export const CONTEXT_SILENT_EVENTS: readonly string[] = ['resource.charged', 'llm_call'];
+
+/** An event's data as a context shows it: without the process's own pid and without digests (ids stay). */
+function slimEventData(pid: string, data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    if ((k === 'pid' && v === pid) || /(_sha256|Sha256)$/.test(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** A MemoryView root as a memory delta shows it: the untrusted-data framing is said once per entry, not per Object. */
+function slimRoot(rendered: Record<string, unknown>): Record<string, unknown> {
+  const { kind: _kind, content_trust: _trust, note: _note, ...rest } = rendered;
+  for (const k of ['title', 'summary'] as const) if (rest[k] === null) delete rest[k];
+  return rest;
+}
 
 /** What one quantum adds to a context: the entries that changed, and the signatures to remember. */
 export interface Observation {
@@ -59,7 +80,14 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
   // Owners' implicit records (one per owned Object) are left out: they are the Objects, not authority to report.
   const grants = (await deps.engine.list(scope, p.pid))
     .filter((g) => !g.id.startsWith('cap_own:'))
-    .map((g) => ({ resource: g.resource, rights: [...g.rights].sort(), effect: g.effect, uses_remaining: g.usesRemaining, expires_at: g.expiresAt }))
+    // Defaults are left out (an unlimited, unexpiring allow is just its resource and rights).
+    .map((g) => ({
+      resource: g.resource,
+      rights: [...g.rights].sort(),
+      ...(g.effect !== 'allow' ? { effect: g.effect } : {}),
+      ...(g.usesRemaining !== null ? { uses_remaining: g.usesRemaining } : {}),
+      ...(g.expiresAt !== null ? { expires_at: g.expiresAt } : {}),
+    }))
     .sort((a, b) => a.resource.localeCompare(b.resource) || canonicalJson(a).localeCompare(canonicalJson(b)));
   const capsSig = signature(grants);
   if (capsSig !== captured.capabilities) {
@@ -81,6 +109,7 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
     .where('pid', '=', p.pid)
     .where('seq', '>', after)
     .where('type', 'not in', CONTEXT_SILENT_EVENTS)
+    .where((eb) => eb.or([eb('type', '!=', 'capability.granted'), eb('data', 'not like', '%"capId":"cap_own:%')]))
     .orderBy('seq', 'desc')
     .limit(EVENTS_PER_DELTA + 1)
     .execute();
@@ -91,7 +120,7 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
     entries.push({
       kind: 'events_delta',
       at,
-      events: newest.map((e) => ({ seq: Number(e.seq), type: e.type as string, data: JSON.parse(e.data as string) as unknown })),
+      events: newest.map((e) => ({ seq: Number(e.seq), type: e.type as string, data: slimEventData(p.pid, JSON.parse(e.data as string) as Record<string, unknown>) })),
       omitted_events: total - newest.length,
     });
     next.events_seq = last;
@@ -114,10 +143,10 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
       const sha = sha256Hex(line);
       if (memory[m.oid] === sha) return;
       memory[m.oid] = sha;
-      changed.push(JSON.parse(line) as unknown);
+      changed.push(slimRoot(JSON.parse(line) as Record<string, unknown>));
     });
     if (changed.length > 0) {
-      entries.push({ kind: 'memory_delta', at, objects: changed });
+      entries.push({ kind: 'memory_delta', at, content_trust: 'untrusted_data', objects: changed });
       next.memory = memory;
     }
     const fresh: Pick<ViewManifestEntry, 'oid' | 'version' | 'reason' | 'tokens'>[] = [];
@@ -140,6 +169,7 @@ async function countEvents(scope: TxScope, pid: string, after: number, last: num
     .where('seq', '>', after)
     .where('seq', '<=', last)
     .where('type', 'not in', CONTEXT_SILENT_EVENTS)
+    .where((eb) => eb.or([eb('type', '!=', 'capability.granted'), eb('data', 'not like', '%"capId":"cap_own:%')]))
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }

@@ -13,6 +13,15 @@ import { asContextPayload, contextObjectName } from './context-payload.js';
 import { findContextRow, newGeneration, updateContextRow } from './context-store.js';
 import { estimateContextTokens, renderContext } from './render-context.js';
 
+/** The payload with its captured events cursor moved to `seq` (never back). */
+function withEventsCursor(payload: unknown, seq: number): unknown {
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return payload;
+  const p = payload as { captured?: Record<string, unknown> };
+  const captured = { ...(p.captured ?? {}) };
+  captured.events_seq = Math.max(Number(captured.events_seq ?? 0), seq);
+  return { ...p, captured };
+}
+
 /** `version_conflict` of a compaction whose source moved: nothing of the context changes. */
 const changed = (oid: string, expected: number, found: number | string) =>
   new LibosError('version_conflict', `LLM context changed during compaction: expected version ${expected}, found ${found}`, {
@@ -68,9 +77,13 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
         if (current.version !== w.sourceVersion) throw changed(oid, w.sourceVersion, current.version);
       }
       const labels = joinLabels([row.labels, current!.labels, ...(w.labels ? [w.labels] : [])]);
+      // The compaction's own events (its children, its job, its waits) are not replayed into the compacted context:
+      // the next events delta starts after them.
+      const last = await tx.store.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+      const payload = withEventsCursor(w.payload, Number(last?.seq ?? 0));
       let ref;
       try {
-        ref = await om.replacePayload(oid, w.payload, { expectedVersion: current!.version, labels, tags: [...(w.tags ?? [])], action: 'llm.context_compacted' });
+        ref = await om.replacePayload(oid, payload, { expectedVersion: current!.version, labels, tags: [...(w.tags ?? [])], action: 'llm.context_compacted' });
       } catch (err) {
         if (err instanceof LibosError && err.code === 'version_conflict') throw changed(oid, w.sourceVersion, String(err.details?.version ?? 'unknown'));
         throw err;

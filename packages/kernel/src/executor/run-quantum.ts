@@ -17,6 +17,7 @@ import { inUnitOfWork } from '../store/unit-of-work.js';
 import { traceModelCall } from '../telemetry/gen-ai-spans.js';
 import type { LlmProfile } from '../config/host-config.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
+import { maintainContext, viewTokenBudgetFor } from '../context/context-maintenance.js';
 import { renderPrompt, type RenderedPrompt } from './render-prompt.js';
 import { DROPPED_BY_SINGLE_CALL, keepLastValidCall, parallelToolCallsOf } from './single-call.js';
 import { callStopReason, stopAftermath, type StopReason } from './stop-reason.js';
@@ -235,12 +236,21 @@ interface ModelRequest {
  * Before the model call, in the quantum's first unit of work: the prompt is rendered and cleared for the provider's
  * sink, and the first attempt is charged.
  */
-async function prepareModelCall(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<ModelRequest> {
-  const prompt = await renderPrompt(deps, turn.process, turn.unread);
+async function prepareModelCall(deps: KernelDeps, turn: ModelTurn, opts: QuantumOptions): Promise<QuantumStep> {
+  const viewTokenBudget = viewTokenBudgetFor(opts.profile, deps.registry.images.get(turn.process.imageId));
+  const rendered = await renderPrompt(deps, turn.process, turn.unread, viewTokenBudget !== undefined ? { viewTokenBudget } : {});
+  // Context maintenance may end the quantum with its own call (a compaction that waits) instead of a model call.
+  const maintained = await maintainContext(deps, turn.process, rendered, { profile: opts.profile ?? null, model: opts.provider.model });
+  if (maintained.kind === 'dispatched') {
+    const { pid } = turn.process;
+    const result = { pid, kind: 'turn', stopReason: maintained.stopReason, executed: [maintained.tool], skipped: [], results: [maintained.result] } as const;
+    return { kind: 'done', result };
+  }
+  const prompt = maintained.prompt;
   await clearPrompt(deps, turn.process.pid, `llm:${opts.provider.name}`, prompt.labels);
   const request: ModelRequest = { turn, prompt, messages: [...prompt.messages], attempt: 1 };
   await chargeAttempt(deps, request);
-  return request;
+  return { kind: 'ask', request };
 }
 
 /**
@@ -478,7 +488,7 @@ async function beginQuantum(deps: KernelDeps, run: QuantumRun, opts: QuantumOpti
       case 'empty_runner':
         throw new LibosError('invalid_state', `runner ${pid} holds no saved call; a runner never asks a model`);
       case 'model':
-        return { kind: 'ask', request: await prepareModelCall(deps, turn, opts) };
+        return prepareModelCall(deps, turn, opts);
     }
   });
 }

@@ -120,7 +120,7 @@ export const compactProcessContextTool = (hooks: CompactionTestHooks = {}) =>
   defineTool({
     name: 'compact_process_context',
     description:
-      'Compact your LLM context Object (only when your prompt shows the literal "LLM context object:" heading): one context-compressor:v0 child per chunk writes a summary, then the context becomes that summary plus your newest entries. Call it alone; you wait while the children run. An unforced call on a context at or under target_tokens returns compacted=false, reason "context_under_target".',
+      'Compact your LLM context Object (only with the "LLM context object:" heading in your prompt): one context-compressor:v0 child per chunk summarizes it; the context becomes the summary plus your newest entries. Call it alone; you wait while children run. Unforced and at or under target_tokens: compacted=false, reason "context_under_target".',
     input: compactInput,
     output,
     exclusive: true,
@@ -282,7 +282,7 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
   const preserved = Math.min(job.preserve_recent_entries, entries.length);
   const tail = entries.slice(entries.length - preserved);
   const summary = job.summaries[job.summaries.length - 1] ?? EMPTY_SUMMARY;
-  const captured = job.source_payload.captured as { events_seq?: number } | undefined;
+  const { process: _process, capabilities: _capabilities, tools: _tools, ...kept } = (job.source_payload.captured ?? {}) as Record<string, unknown>;
   const compactEntry = {
     kind: 'context_compacted',
     at,
@@ -308,8 +308,10 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
   const build = (tokens: number) => ({
     ...job.source_payload,
     cache_strategy: { mode: 'compacted_stable_prefix', compacted_at: at },
-    // The signatures are reset so the next quantum re-baselines; the events already summarized stay covered.
-    captured: captured?.events_seq !== undefined ? { events_seq: captured.events_seq } : {},
+    // The snapshot signatures are reset, so the next quantum re-baselines the process, its grants and its tools. The
+    // events and MemoryView roots already summarized stay covered: re-rendering every view root would refill the
+    // window at once. (They stay readable with read_memory_object.)
+    captured: kept,
     entries: [{ ...compactEntry, compacted_tokens: tokens }, ...tail],
   });
   let tokens = contexts.estimateTokens(contexts.render(build(0)));

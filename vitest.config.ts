@@ -14,6 +14,7 @@ export default defineConfig({
       '@libos/tasks': src('./packages/tasks/src/index.ts'),
       '@libos/session': src('./packages/session/src/index.ts'),
       '@libos/workspace': src('./packages/workspace/src/index.ts'),
+      '@libos/checkpoints': src('./packages/checkpoints/src/index.ts'),
       '@libos/kernel': src('./packages/kernel/src/index.ts'),
       '@libos/server': src('./apps/server/src/index.ts'),
       '@libos/client': src('./packages/client/src/index.ts'),

@@ -10,14 +10,14 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BEHAVIOUR = join(ROOT, 'docs/behaviour');
 
 /** One acceptance id, exactly: `CAP-7`, `OM-13`, `OT-65`, `K-53`, `K-8.1`, `ADV-01`, or a session family `S-C4`. */
-const ID = String.raw`(?:(?:CAP|OM|OT|K|ADV|WS)-[0-9]+(?:\.[0-9]+)?|S-[BCERX][0-9]+)`;
+const ID = String.raw`(?:(?:CAP|OM|OT|K|ADV|WS|CP)-[0-9]+(?:\.[0-9]+)?|S-[BCERX][0-9]+)`;
 const STRICT = new RegExp(`^${ID}$`);
 /** Where tests cite ids: `[ID]` in a title (template titles included), or a story table's `id: 'ID'` / `spec: 'ID'`. */
 const CITED = new RegExp(String.raw`\[(${ID})\]|\b(?:id|spec):\s*'(${ID})'`, 'g');
 /** Anything bracketed that starts like an id (a prefix, `-`, a digit): it must be a well-formed one. (`[OT-n]` is prose.) */
-const LOOSE = /\[((?:CAP|OM|OT|K|S|ADV|WS)-[A-Z]?[0-9][^\]\s]*)\]/g;
+const LOOSE = /\[((?:CAP|OM|OT|K|S|ADV|WS|CP)-[A-Z]?[0-9][^\]\s]*)\]/g;
 /** A definition in docs/behaviour/*.md: a list item that starts with the bold id (other bold list items are prose). */
-const DEFINED = /^- \*\*((?:CAP|OM|OT|K|S|ADV|WS)-[^*]*)\*\*/gm;
+const DEFINED = /^- \*\*((?:CAP|OM|OT|K|S|ADV|WS|CP)-[^*]*)\*\*/gm;
 
 function tsFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir)) {

@@ -397,17 +397,27 @@ describe('results and notifications', () => {
   it('[OT-22] [OT-47] the creator may exit while its task is active; the task still succeeds and its notification is undelivered_terminal', async () => {
     const { rt, targets } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
+    const scratch = await ok(rt, pid, 'create_memory_object', { type: 'observation', name: 'scratch', payload: 1 });
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'after-exit' } });
     await ok(rt, pid, 'process_exit', { message: 'done' });
     expect((await rt.process(pid)).status).toBe('exited');
     expect((await rt.process(t.runner_pid!)).status).toBe('runnable');
+    // The root's exit released its memory, except the owner the active task pins, and its exit result.
+    const describe = (oid: string) => rt.transaction(async (scope) => (scope.service('objects') as Json).describe(oid));
+    const resultOid = ((await rt.process(pid)).outcome as Json).result_oid as string;
+    expect(await describe(scratch.oid)).toBeNull();
+    expect(await describe(owner)).toMatchObject({ oid: owner, ownerId: pid });
     await drive(rt);
     expect(targets.runs).toEqual(['tt_echo:after-exit']);
     const row = await rt.transaction(async (scope) => (scope.store as Json).selectFrom('object_tasks').selectAll().where('task_id', '=', t.task_id).executeTakeFirst());
     expect(row.status).toBe('succeeded');
     expect(JSON.parse(row.notification)).toMatchObject({ status: 'undelivered_terminal', message_id: null });
     expect((await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id)).toEqual([]);
-    expect(await rt.transaction(async (scope) => (scope.service('objects') as Json).describe(owner))).not.toBeNull();
+    // Once the task ended with its creator terminal, the owner is no longer pinned: released. The creator's exit
+    // result (a process_result) and the task's result (owned by the task) are kept.
+    expect(await describe(owner)).toBeNull();
+    expect(await describe(resultOid)).toMatchObject({ oid: resultOid, ownerKind: 'process_result', ownerId: pid });
+    expect(await describe(row.result_oid)).toMatchObject({ ownerKind: 'object_task', ownerId: t.task_id });
   });
 
   it('[OT-23] [OT-67] a terminal post that throws is retried by get: exactly one delivered message', async () => {
@@ -710,7 +720,8 @@ describe('reopen (a real SQLite file)', () => {
     await first.rt.signal(queued.runner_pid!, 'pause');
     await drive(first.rt);
     expect((await get(first.rt, pid, t.task_id)).status).toBe('waiting_message');
-    await first.rt.close();
+    // A stop without shutdown (as a crash): a shutdown would cancel the tasks instead (OT-51).
+    await first.rt.close({ shutdown: false });
 
     const second = await open({ path, idStart: 10_000 });
     for (const id of [t.task_id, queued.task_id]) {
@@ -756,7 +767,7 @@ describe('reopen (a real SQLite file)', () => {
     expect(failedBefore).toMatchObject({ status: 'failed', notification: { status: 'delivered' } });
     const active = await start(first.rt, pid, { owner_oid: owner, tool: 'tt_write', args: { key: 'secret-key', text: 'ARG-MARKER' }, inherit_capabilities: [{ resource: 'file:secret-key', rights: ['write'] }], grant_result_to_notify: true });
     await first.rt.signal(active.runner_pid!, 'pause');
-    await first.rt.close();
+    await first.rt.close({ shutdown: false });
 
     const second = await open({ path, idStart: 10_000 });
     expect(await get(second.rt, pid, failed.task_id)).toEqual(failedBefore);

@@ -13,6 +13,7 @@ import {
   type RequireOptions,
   type Right,
   type ServiceScope,
+  type SubtreeStateContributor,
 } from '@libos/sdk';
 import { budgetEngine, type BudgetEngine } from './budgets.js';
 import type { CapabilityRecord, DelegationSpec, IssueSpec } from './capability-record.js';
@@ -41,6 +42,7 @@ import { bindManifestImpl, effectPermittedImpl, manifestOfImpl, type BindOptions
 import { parseResource } from './resource.js';
 import { parseRight } from './rights.js';
 import { createCapabilityService, type CapabilityService } from './service.js';
+import { capabilityState } from './internal/subtree-state.js';
 
 /** `CheckOptions` plus the request facts rules and bound approvals look at. */
 export interface AuthorityCheckOptions extends CheckOptions {
@@ -149,6 +151,8 @@ export interface AuthorityEngine {
   latestPermissionRequest(scope: ServiceScope, pid: string): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
   /** The `capabilities` service the authority tools use (register as `scope.service('capabilities')`). */
   service(scope: ServiceScope): CapabilityService;
+  /** The engine's share of checkpoints: grants, budget accounts, labels and manifests of a process subtree. */
+  readonly subtreeState: SubtreeStateContributor;
 }
 
 function ctxOf(opts: AuthorityCheckOptions | undefined): AuthorizeContext {
@@ -264,6 +268,7 @@ export function createAuthorityEngine(opts: {
     recordPermissionRequest: (scope, pid, requestId, resource, rights, human) => recordPermissionRequestImpl(env, scope, pid, requestId, resource, rights, human),
     latestPermissionRequest: (scope, pid) => latestPermissionRequestImpl(scope, pid),
     service: (scope) => createCapabilityService(engine, scope),
+    subtreeState: capabilityState(env),
   };
   return Object.freeze(engine);
 }

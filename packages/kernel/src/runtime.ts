@@ -327,12 +327,28 @@ export class Runtime {
     });
   }
 
-  /** Closes the store and releases the writer lease. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Shuts down: each plugin's `close` hook runs in its own transaction (e.g. active ObjectTasks are cancelled with
+   * `runtime shutdown`), then the store closes and the writer lease is released. Idempotent. A failed hook does not
+   * keep the store open: its error is thrown once the store is closed. `shutdown: false` stops as a crash would: no
+   * hook runs, and what was active is recovered by the next open (active ObjectTasks are then `abandoned`).
+   */
+  async close(opts: { readonly shutdown?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
+    const failures: unknown[] = [];
+    for (const p of this.#deps.registry.plugins) {
+      if (!p.hooks?.close || opts.shutdown === false) continue;
+      try {
+        await inTransaction(this.#deps.db, this.#deps.scopes, 'host', null, (scope) => p.hooks!.close!(scope));
+      } catch (err) {
+        failures.push(err);
+      }
+    }
     this.#closed = true;
     this.bus.removeAllListeners();
     await this.#store.close();
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new LibosError('internal_error', `${failures.length} plugin close hooks failed`, { cause: new AggregateError(failures) });
   }
 }
 

@@ -4,6 +4,7 @@ import {
   type DataLabels,
   type HostObjectInput,
   type ObjectRef,
+  type ObjectLink,
   type ObjectsService,
   type RenderedView,
   type ServiceScope,
@@ -27,6 +28,8 @@ import { omDb } from './internal/schema.js';
 import { requireFreeName, storeObject } from './internal/store-object.js';
 import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type RootCandidate } from './internal/view-plan.js';
 import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter, type ViewMode } from './internal/view-repo.js';
+import { insertLink, linksFrom as linksFromRepo } from './internal/link-repo.js';
+import { releaseEnded as releaseEndedImpl } from './internal/release.js';
 
 export type { ViewFilter, ViewMode } from './internal/view-repo.js';
 export type { ObjectViewManifestEntry } from './internal/view-plan.js';
@@ -168,7 +171,30 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
   async function describe(oid: string) {
     const r = await getObject(db, oid);
     if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) return null;
-    return { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, labels: r.labels, payloadAvailable: available(r) };
+    return { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, labels: r.labels, payloadAvailable: available(r), ownerKind: r.ownerKind, ownerId: r.ownerId };
+  }
+
+  async function link(srcOid: string, dstOid: string, relation: string, metadata: Readonly<Record<string, unknown>> = {}): Promise<{ readonly link_id: string }> {
+    const rel = typeof relation === 'string' ? relation.trim() : '';
+    if (rel === '' || rel.length > 128) throw new LibosError('invalid_arguments', `relation: must be 1..128 characters (got ${JSON.stringify(relation)})`, { details: { field: 'relation' } });
+    const src = await getObject(db, srcOid);
+    const dst = await getObject(db, dstOid);
+    for (const [field, oid, r] of [['srcOid', srcOid, src], ['dstOid', dstOid, dst]] as const) {
+      if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) throw new LibosError('object_not_found', `${field}: no live Object ${oid}`, { details: { field, oid } });
+    }
+    const linkId = newId('link');
+    await insertLink(db, { link_id: linkId, src_oid: srcOid, dst_oid: dstOid, relation: rel, metadata: JSON.stringify(requireJson(metadata, 'metadata')), created_at: now() });
+    await scope.events.emit('object_linked', { oid: srcOid, dst_oid: dstOid, relation: rel, link_id: linkId, version: src!.version, owner_id: src!.ownerId });
+    await scope.audit.record({ action: 'object.link', target: `object:${srcOid}`, decision: 'allow', details: { dst_oid: dstOid, relation: rel, link_id: linkId } });
+    return { link_id: linkId };
+  }
+
+  async function linksFrom(oid: string): Promise<readonly ObjectLink[]> {
+    return linksFromRepo(db, oid);
+  }
+
+  async function releaseEnded(pid: string): Promise<readonly string[]> {
+    return releaseEndedImpl(scope, deps.payloads, pid);
   }
 
   async function lookup(namespace: string, name: string): Promise<ObjectRef | null> {
@@ -291,6 +317,9 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     lookup,
     renderView,
     replacePayload,
+    link,
+    linksFrom,
+    releaseEnded,
     inspect,
     viewRoots: listViewRoots,
     listObjects,

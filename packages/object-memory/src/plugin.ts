@@ -1,4 +1,6 @@
 import { definePlugin, skillFromFile, SERVICE_NAMES, type Plugin } from '@libos/sdk';
+import { processEnded } from './internal/process-ended.js';
+import { objectsState } from './internal/subtree-state.js';
 import type { ObjectMemoryDeps, ObjectMemoryTestHooks } from './internal/deps.js';
 import { migrations } from './internal/migrations.js';
 import { objectOwners } from './internal/object-owners.js';
@@ -22,8 +24,9 @@ export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore 
 
 /**
  * The Object Memory plugin: the `agent-libos-object-memory` Skill, its five tools, the `om_*` tables, the
- * `objects` service and the owners of `object:<oid>` (an owner's rights derive from ownership). No open hook: the
- * reopen sweep is lazy (`lazy-sweep.ts`). Each call creates an instance with its own runtime-local payload store.
+ * `objects` service, the owners of `object:<oid>` (an owner's rights derive from ownership), its share of checkpoints
+ * (`subtreeState`) and the release of an ended process's memory (`process_exited`). No open hook: the reopen sweep is
+ * lazy (`lazy-sweep.ts`). Each call creates an instance with its own runtime-local payload store.
  *
  * @example
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
@@ -44,6 +47,9 @@ export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlu
     migrations,
     services: { [SERVICE_NAMES.objects]: (scope) => createObjectsService(scope, deps) },
     owners: [objectOwners],
+    subtreeState: objectsState(deps.payloads),
+    // An ended process's exit result is kept as `process_result`; its memory is merged (released) once nobody else can.
+    hooks: { events: { process_exited: (scope, event) => processEnded(scope, deps.payloads, event) } },
   });
   return Object.freeze({ ...plugin, payloadStore: deps.payloads });
 }

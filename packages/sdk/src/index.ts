@@ -11,4 +11,5 @@ export * from './skill.js';
 export * from './services.js';
 export * from './waits.js';
 export * from './working-directory.js';
+export * from './subtree-state.js';
 export { z } from 'zod';

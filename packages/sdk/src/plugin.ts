@@ -2,6 +2,7 @@ import type { ServiceScope } from './context.js';
 import { defineErrorCodes, type ErrorCategory } from './errors.js';
 import type { Right } from './rights.js';
 import type { SkillSource } from './skill.js';
+import type { SubtreeStateContributor } from './subtree-state.js';
 import type { AnyTool } from './tool.js';
 
 /** One schema migration a plugin owns; run in order at open. `db` is a `Kysely<any>`. */
@@ -97,6 +98,11 @@ export interface PluginHooks {
    * that its owner Object changed). A throw rolls that transaction back, so handlers should catch what they can.
    */
   events?: Readonly<Record<string, (scope: ServiceScope, event: EmittedEvent) => Promise<void>>>;
+  /**
+   * Runs once when the runtime shuts down, before the store closes, in its own transaction (e.g. ObjectTasks cancelling
+   * active tasks with `runtime shutdown`). A throw is reported by `close()` after every hook ran; the store still closes.
+   */
+  close?(scope: ServiceScope): Promise<void>;
 }
 
 /** What an owner holds on one resource because it owns it (see `OwnershipResolver`). */
@@ -153,6 +159,8 @@ export interface Plugin {
   readonly hooks?: PluginHooks;
   /** Resource kinds whose owners hold rights by ownership (at most one resolver per kind across plugins). */
   readonly owners?: readonly OwnershipResolver[];
+  /** This plugin's share of subtree capture, restore and fork (checkpoints), for the tables it owns. */
+  readonly subtreeState?: SubtreeStateContributor;
   /**
    * The plugin's own error codes, each under one of the closed categories (`{ weather_down: 'unavailable' }`), so
    * its tools can throw `new LibosError('weather_down', ...)`. A kernel code cannot be redeclared, and two loaded

@@ -16,6 +16,9 @@ export const SERVICE_NAMES = {
   mailbox: 'mailbox',
   results: 'results',
   llmContext: 'llm_context',
+  subtreeState: 'subtree_state',
+  files: 'files',
+  objectPins: 'object_pins',
 } as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
@@ -82,8 +85,8 @@ export interface ObjectsService {
   attachRoot(pid: string, oid: string): Promise<void>;
   /** The payload of a live object, or throws (`object_not_found`, `payload_unavailable_after_reopen`). */
   readPayload(oid: string): Promise<unknown>;
-  /** Identity of an object, or null. */
-  describe(oid: string): Promise<(ObjectRef & { readonly labels: DataLabels; readonly payloadAvailable: boolean }) | null>;
+  /** Identity of an object (live or payload-unavailable), its owner and labels, or null. */
+  describe(oid: string): Promise<ObjectDescriptionRef | null>;
   /**
    * The live (or payload-unavailable) Object holding `name` in `namespace`, or null. Host lookup: no rights checked.
    *
@@ -109,6 +112,83 @@ export interface ObjectsService {
     payload: unknown,
     opts: { readonly expectedVersion: number; readonly labels?: Partial<DataLabels>; readonly tags?: readonly string[]; readonly action?: string },
   ): Promise<ObjectRef>;
+  /**
+   * Host link `src -relation-> dst` between two live Objects (no rights checked; the caller checked `link`). Emits
+   * `object_linked` `{oid: src, dst_oid, relation, link_id, version}` (an owner watch's `linked`); the source's version
+   * does not change. `object_not_found` for a missing end.
+   *
+   * @example
+   * const { link_id } = await objects.link(ownerOid, resultOid, 'produced', { task_id });
+   */
+  link(srcOid: string, dstOid: string, relation: string, metadata?: Readonly<Record<string, unknown>>): Promise<{ readonly link_id: string }>;
+  /** Links whose source is `oid`, oldest first. */
+  linksFrom(oid: string): Promise<readonly ObjectLink[]>;
+  /**
+   * The merge of an ended process's memory: when `pid` is terminal and nobody will merge it any more (it is a root, or
+   * its parent has ended too), its process-owned Objects are released (names freed, payloads dropped) and so are
+   * those of its ended descendants, except exit results (`process_result`) and Objects an active task pins. Otherwise
+   * nothing changes. Returns the released oids.
+   */
+  releaseEnded(pid: string): Promise<readonly string[]>;
+}
+
+/** What `ObjectsService.describe` tells about an Object. */
+export interface ObjectDescriptionRef extends ObjectRef {
+  readonly labels: DataLabels;
+  readonly payloadAvailable: boolean;
+  /** `process` (a pid), `process_result` (an ended pid's exit result), `object_task` (a task id) or `runtime`. */
+  readonly ownerKind: string;
+  readonly ownerId: string;
+}
+
+/** A link between two Objects (`ObjectsService.link`). */
+export interface ObjectLink {
+  readonly link_id: string;
+  readonly src_oid: string;
+  readonly dst_oid: string;
+  readonly relation: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly created_at: string;
+}
+
+/**
+ * Objects that must outlive their owner's end (provided as `object_pins` by the plugin that pins them, e.g. ObjectTasks
+ * for the owner of an active task). Object Memory asks it before releasing an ended process's memory.
+ */
+export interface ObjectPinsService {
+  /** The subset of `oids` that is pinned now. */
+  pinned(oids: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+/**
+ * Files a process may read and write under its `fs:` grants (provided as `files` by the workspace plugin): paths are
+ * resolved against the process's working directory with every symbolic link followed before the check, the check is
+ * on the real path, and writes are atomic and audited.
+ *
+ * @example
+ * const files = scope.service<FilesService>(SERVICE_NAMES.files);
+ * const w = await files.writeText(pid, 'out/report.md', '# Report', { field: 'path' });
+ */
+export interface FilesService {
+  /** Reads a UTF-8 text file (`read` on `fs:<real path>`); at most `maxBytes` (default 1,000,000). */
+  readText(pid: string, path: string, opts?: { readonly field?: string; readonly maxBytes?: number }): Promise<FileText>;
+  /** Creates or replaces a UTF-8 text file atomically (`write` on `fs:<real path>`); `create_parents` false by default. */
+  writeText(pid: string, path: string, content: string, opts?: { readonly field?: string; readonly mode?: 'create_or_overwrite' | 'create' | 'overwrite' }): Promise<FileWriteReceipt>;
+}
+
+export interface FileText {
+  /** The real path read (every link followed). */
+  readonly path: string;
+  readonly content: string;
+  readonly bytes: number;
+  readonly sha256: string;
+}
+
+export interface FileWriteReceipt {
+  readonly path: string;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly created: boolean;
 }
 
 /** What a process service tells about a process. */

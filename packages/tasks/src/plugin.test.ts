@@ -15,7 +15,8 @@ describe('the ObjectTasks plugin', () => {
     const plugin = tasks();
     expect(plugin.tools.map((t) => t.name)).toEqual(SIX);
     expect(plugin.skills).toHaveLength(1);
-    expect(Object.keys(plugin.services ?? {})).toEqual(['object_tasks']);
+    // The runner observer and the owner pins: services, never tools.
+    expect(Object.keys(plugin.services ?? {})).toEqual(['object_tasks', 'object_pins']);
     for (const t of plugin.tools) expect(t.name).not.toMatch(/publish|claim|lease|heartbeat/);
   });
 

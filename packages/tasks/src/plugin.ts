@@ -1,4 +1,6 @@
-import { definePlugin, skillFromFile, type Plugin } from '@libos/sdk';
+import { definePlugin, SERVICE_NAMES, skillFromFile, type Plugin } from '@libos/sdk';
+import { cancelActiveTasks, pinnedOwners } from './internal/shutdown.js';
+import { tasksState } from './internal/subtree-state.js';
 import { taskLifecycle } from './internal/lifecycle.js';
 import { notifyOwnerChange } from './internal/owner-watch.js';
 import { sweepTasksAfterReopen } from './internal/reopen.js';
@@ -22,7 +24,8 @@ export interface TasksOptions {
 /**
  * The ObjectTasks plugin (`agent-libos-object-tasks`): the six task tools, the `object_tasks` table, the runner
  * observer (service `object_tasks`, called by the kernel inside a runner's call transaction), owner-watch notices
- * (on Object Memory's `object_appended` events) and the reopen sweep.
+ * (on Object Memory's `object_appended` and `object_linked` events), owner pins (service `object_pins`), its share of
+ * checkpoints (`subtreeState`), the reopen sweep and the shutdown cancel.
  * It reaches the kernel only through the sdk's `runners`, `processes`, `mailbox` and `objects` services.
  *
  * @example
@@ -42,13 +45,25 @@ export function tasks(options: TasksOptions = {}): Plugin {
     skills: [skillFromFile(OBJECT_TASKS_SKILL_URL)],
     tools: [startObjectTask(state), getObjectTask(state), listObjectTasks(state), waitObjectTask(state), watchObjectTaskOwner(state), cancelObjectTask(state)],
     migrations,
-    services: { [TASKS_OBSERVER_SERVICE]: (scope) => taskLifecycle(scope, state).observer },
+    services: {
+      [TASKS_OBSERVER_SERVICE]: (scope) => taskLifecycle(scope, state).observer,
+      // An active task pins its owner: Object Memory keeps it past its owner process's end.
+      [SERVICE_NAMES.objectPins]: (scope) => ({ pinned: (oids: readonly string[]) => pinnedOwners(scope, oids) }),
+    },
+    subtreeState: tasksState(),
     hooks: {
       async open(scope) {
         await sweepTasksAfterReopen(scope, state);
       },
       // Owner watch: Object Memory's change events reach the runners watching that owner, in the same transaction.
-      events: { object_appended: (scope, event) => notifyOwnerChange(scope, state, event) },
+      events: {
+        object_appended: (scope, event) => notifyOwnerChange(scope, state, event),
+        object_linked: (scope, event) => notifyOwnerChange(scope, state, event),
+      },
+      // Shutdown: every active task is cancelled ("runtime shutdown"); its runner ends with it.
+      async close(scope) {
+        await cancelActiveTasks(scope, state, 'runtime shutdown');
+      },
     },
   });
 }

@@ -1,4 +1,5 @@
-import { definePlugin, skillFromFile, type AnyTool, type Plugin } from '@libos/sdk';
+import { definePlugin, SERVICE_NAMES, skillFromFile, type AnyTool, type Plugin } from '@libos/sdk';
+import { filesService } from './files-service.js';
 import { settleConfig, type WorkspaceOptions } from './config.js';
 import { FILESYSTEM_SKILL_URL, GIT_SKILL_URL, SHELL_SKILL_URL } from './skill-files.js';
 import { deletePath } from './tools/delete-path.js';
@@ -30,6 +31,7 @@ export {
   type GitSettings,
 } from './config.js';
 export { DEFAULT_ENV_ALLOWLIST } from './internal/environment.js';
+export { filesService, FILES_SERVICE_MAX_READ_BYTES } from './files-service.js';
 export { testResultsNamespace } from './tools/parse-test-log.js';
 export { parseTestLogText } from './test-logs/parse-log.js';
 export { TEST_LOG_FORMATS, type TestLogFormat, type TestReport } from './test-logs/test-report.js';
@@ -91,5 +93,7 @@ export function workspace(options: WorkspaceOptions = {}): Plugin {
     version: '0.1.0',
     skills: [skillFromFile(FILESYSTEM_SKILL_URL), skillFromFile(SHELL_SKILL_URL), skillFromFile(GIT_SKILL_URL)],
     tools,
+    // The file provider other plugins use (e.g. Object files): the same path resolution, grants and audited writes.
+    services: { [SERVICE_NAMES.files]: (scope) => filesService(cfg, scope) },
   });
 }

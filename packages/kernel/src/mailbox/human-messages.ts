@@ -20,6 +20,8 @@ export async function humanMessagesOf(db: Kysely<any>, pid: string, opts: { read
     .where('recipient_pid', '=', pid)
     // Exact, case-sensitive prefix (SQLite LIKE would fold ASCII case).
     .where(sql`substr(sender, 1, ${HUMAN_SENDER_PREFIX.length})`, '=', HUMAN_SENDER_PREFIX)
+    // A message superseded by a checkpoint restore is history, not input to review.
+    .where('status', 'in', ['unread', 'acked'])
     .orderBy('seq');
   if (opts.limit !== undefined) sel = sel.limit(opts.limit);
   const rows = (await sel.execute()) as Record<string, any>[];

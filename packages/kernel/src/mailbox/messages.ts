@@ -105,7 +105,8 @@ export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: stri
 export async function queryMessages(db: Kysely<any>, pid: string, f: MailFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
   if (f.message_ids !== undefined && f.message_ids.length === 0) return { messages: [], hasMore: false, omitted: 0 };
   let sel = db.selectFrom('process_messages').where('recipient_pid', '=', pid);
-  if (!opts.includeAcked) sel = sel.where('status', '=', 'unread');
+  // A message superseded by a checkpoint restore is history: no read returns it.
+  sel = opts.includeAcked ? sel.where('status', 'in', ['unread', 'acked']) : sel.where('status', '=', 'unread');
   if (f.sender_pid !== undefined) sel = sel.where('sender', '=', f.sender_pid);
   if (f.channel !== undefined) sel = sel.where('channel', '=', f.channel);
   if (f.kind !== undefined) sel = sel.where('kind', '=', f.kind);

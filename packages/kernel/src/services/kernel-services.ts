@@ -24,6 +24,7 @@ import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
 import { llmContextService } from '../context/context-service.js';
 import { recordedExitPayload, savedCallsOf, spawnChildForHost } from './process-extras.js';
+import { subtreeStateService } from '../subtree/subtree-state-service.js';
 
 /**
  * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners`,
@@ -107,6 +108,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
     }),
     results: resultsService,
     [SERVICE_NAMES.llmContext]: llmContextService,
+    [SERVICE_NAMES.subtreeState]: (scope) => subtreeStateService(deps, scope),
     human: (scope): HumanService => ({
       async create(pid, req) {
         // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.

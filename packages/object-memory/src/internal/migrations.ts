@@ -93,4 +93,23 @@ export const migrations: readonly Migration[] = [
       await creatorGrantsToOwnership(store as Kysely<any>);
     },
   },
+  {
+    // Links between Objects (`src -relation-> dst`, e.g. an ObjectTask's owner -produced-> its result): an owner
+    // watch's `linked` event, and what a checkpoint keeps with the Objects it captures.
+    name: 'object-memory/0004_links',
+    async up(store: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const db = store as Kysely<any>;
+      await db.schema
+        .createTable('om_links')
+        .addColumn('link_id', 'text', (c) => c.primaryKey())
+        .addColumn('src_oid', 'text', (c) => c.notNull())
+        .addColumn('dst_oid', 'text', (c) => c.notNull())
+        .addColumn('relation', 'text', (c) => c.notNull())
+        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('om_links_src').on('om_links').columns(['src_oid', 'created_at']).execute();
+    },
+  },
 ];

@@ -59,11 +59,22 @@ export interface ViewRootTable {
   capability_id: string | null;
 }
 
+/** `om_links`: `src -relation-> dst` between two Objects. */
+export interface LinkTable {
+  link_id: string;
+  src_oid: string;
+  dst_oid: string;
+  relation: string;
+  metadata: string;
+  created_at: string;
+}
+
 export interface OmDatabase {
   om_namespaces: NamespaceTable;
   om_objects: ObjectTable;
   om_views: ViewTable;
   om_view_roots: ViewRootTable;
+  om_links: LinkTable;
 }
 
 export type OmDb = Kysely<OmDatabase>;

@@ -135,10 +135,13 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     await runners().wakeTaskWaiters(done.task_id);
     scope.afterCommit(() => state.live.delete(done.task_id));
     const phase = PHASE[status];
-    return phase ? notify(done, phase) : done;
+    const notified = phase ? await notify(done, phase) : done;
+    // The task no longer pins its owner: a creator that ended meanwhile has its memory merged now (OT-47).
+    if (!(await liveProcess(done.creator_pid))) await objects().releaseEnded(done.creator_pid);
+    return notified;
   }
 
-  /** The result Object: immutable `tool_result` owned by the task; a live creator gets r+m+link and a root. */
+  /** The result Object: immutable `tool_result` owned by the task, linked from the owner (`produced`); a live creator gets r+m+link and a root. */
   async function publishResult(task: TaskInfo, outcome: Extract<RunnerOutcome, { kind: 'succeeded' }>): Promise<string> {
     // The kernel's one result publisher (the broker's too): a large result is kept as its digest and a preview.
     const ref = await scope.service<ResultsService>(SERVICE_NAMES.results).publish({
@@ -157,6 +160,8 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       await scope.authorityFor(task.creator_pid).grantTrusted({ subject: task.creator_pid, resource: `object:${ref.oid}`, rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id } });
       await objects().attachRoot(task.creator_pid, ref.oid);
     }
+    // owner -produced-> result: what the owner's history says the task made (a watching runner hears `linked`).
+    await objects().link(task.owner_oid, ref.oid, 'produced', { task_id: task.task_id, tool: task.tool });
     return ref.oid;
   }
 

@@ -1,4 +1,4 @@
-import { LibosError, SERVICE_NAMES, type EmittedEvent, type MailboxService, type ObjectsService, type ServiceScope } from '@libos/sdk';
+import { joinLabels, LibosError, SERVICE_NAMES, type EmittedEvent, type MailboxService, type ObjectsService, type ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { isActive, type TaskInfo, type WatchEvent } from './task-info.js';
@@ -9,6 +9,10 @@ export function ownerChangeOf(e: EmittedEvent): { oid: string; event: WatchEvent
   const d = e.data as Record<string, unknown>;
   if (e.type === 'object_appended' && typeof d.oid === 'string') {
     return { oid: d.oid, event: 'updated', version: typeof d.version === 'number' ? d.version : null, change: { operation: 'append', list_field: d.list_field ?? null, length: d.length ?? null }, relation: null, dstOid: null, linkId: null };
+  }
+  if (e.type === 'object_linked' && typeof d.oid === 'string' && typeof d.dst_oid === 'string') {
+    const str = (v: unknown) => (typeof v === 'string' ? v : null);
+    return { oid: d.oid, event: 'linked', version: typeof d.version === 'number' ? d.version : null, change: { operation: 'link' }, relation: str(d.relation), dstOid: d.dst_oid, linkId: str(d.link_id) };
   }
   return null;
 }
@@ -27,7 +31,11 @@ export async function notifyOwnerChange(scope: ServiceScope, state: TasksState, 
   for (const row of tasks) {
     const t: TaskInfo = await life.reconcile(row);
     if (!isActive(t.status) || !t.runner_pid || !t.owner_watch.enabled || !t.owner_watch.events.includes(change.event)) continue;
-    const owner = await scope.service<ObjectsService>(SERVICE_NAMES.objects).describe(change.oid);
+    const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+    const owner = await objects.describe(change.oid);
+    // The notice names the destination (never its content, never a right on it) and so carries its labels too.
+    const dst = change.dstOid ? await objects.describe(change.dstOid) : null;
+    const labels = owner && dst ? joinLabels([owner.labels, dst.labels]) : (owner?.labels ?? dst?.labels);
     try {
       const m = await scope.service<MailboxService>(SERVICE_NAMES.mailbox).post({
         recipientPid: t.runner_pid,
@@ -38,7 +46,7 @@ export async function notifyOwnerChange(scope: ServiceScope, state: TasksState, 
         subject: `Object owner ${change.event}: ${change.oid}`,
         correlationId: t.task_id,
         payload: { type: 'object_task_owner_change', task_id: t.task_id, owner_oid: change.oid, event: change.event, event_id: e.id, version: change.version, change: change.change, relation: change.relation, dst_oid: change.dstOid, link_id: change.linkId },
-        ...(owner ? { labels: owner.labels } : {}),
+        ...(labels ? { labels } : {}),
       });
       await scope.events.emit('object_task_owner_change_notified', { pid: t.creator_pid, task_id: t.task_id, runner_pid: t.runner_pid, event: change.event, message_id: m.message_id });
     } catch (err) {

@@ -21,8 +21,8 @@ afterEach(async () => {
   }
 });
 
-const profile = (over: Record<string, unknown> = {}) => ({
-  provider: 'script',
+const profile = (over: { parallel_tool_calls?: boolean } = {}) => ({
+  provider: 'script' as const,
   model: 'scripted-small',
   context_window: 128_000,
   max_tokens: 256,
@@ -113,7 +113,7 @@ describe('an openai profile against a local OpenAI-compatible server', () => {
       { name: 'create_memory_object', arguments: JSON.stringify(note('a').args) },
       { name: 'process_exit', arguments: '{}' },
     ]);
-    const small = { provider: 'openai', model: 'small-model', base_url: baseUrl, context_window: 128_000, max_tokens: 300 };
+    const small = { provider: 'openai' as const, model: 'small-model', base_url: baseUrl, context_window: 128_000, max_tokens: 300 };
     const { rt: r, pid } = await open({ llm_profiles: { small }, default_profile: 'small' });
     const chosen = r.llmProfile()!;
     expect(chosen).toMatchObject({ name: 'small', parallel_tool_calls: false });

@@ -19,6 +19,7 @@ export {
   type LlmProfileConfig,
   type LoadedHostConfig,
 } from './config/host-config.js';
+export { MCP_SERVER_NAME_PATTERN, mcpServerSchema, type McpServerConfig } from './config/mcp-servers.js';
 export type { OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';

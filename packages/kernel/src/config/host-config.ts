@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { LibosError, z } from '@libos/sdk';
+import { mcpServersSchema } from './mcp-servers.js';
 
 /** File names looked for in the store's folder, in this order; two of them at once is an error. */
 export const HOST_CONFIG_FILE_NAMES = ['libos.config.json', 'libos.config.yaml', 'libos.config.yml'] as const;
@@ -114,6 +115,8 @@ export const hostConfigSchema = z
       .default({}),
     /** The profile `libos run` uses without `--profile`. */
     default_profile: z.string({ error: 'must be a string' }).optional(),
+    /** External MCP servers (stdio `command` or Streamable HTTP `url`) whose tools become a Skill each (`mcp-<name>`). */
+    mcp_servers: mcpServersSchema,
   })
   .superRefine((c, ctx) => {
     if (c.default_profile !== undefined && !Object.hasOwn(c.llm_profiles, c.default_profile)) {

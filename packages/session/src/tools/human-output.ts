@@ -16,7 +16,12 @@ export const humanOutput = defineTool({
     'human:<human>. Nothing waits for a reply (ask_human asks a question). The human must be cleared for what you ' +
     'have read, else egress_denied and nothing is sent.',
   input: z.object({
-    message: z.string().trim().min(1).max(MAX_HUMAN_OUTPUT_CHARS).describe('the text the human reads'),
+    message: z
+      .string()
+      .min(1)
+      .max(MAX_HUMAN_OUTPUT_CHARS)
+      .refine((m) => m.trim().length > 0, { error: 'must not be blank' })
+      .describe('the text the human reads'),
     human: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('owner').describe('the recipient: human:<human>'),
     kind: z.enum(['info', 'progress', 'result', 'warning']).default('info').describe('how the operator should read it'),
   }),

@@ -18,6 +18,7 @@ export default defineConfig({
       '@libos/kernel': src('./packages/kernel/src/index.ts'),
       '@libos/server': src('./apps/server/src/index.ts'),
       '@libos/client': src('./packages/client/src/index.ts'),
+      '@libos/mcp-client': src('./packages/mcp-client/src/index.ts'),
     },
   },
   test: {

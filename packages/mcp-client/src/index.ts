@@ -1,0 +1,10 @@
+export {
+  connectMcpServers,
+  MCP_CLIENT_INFO,
+  type McpConnection,
+  type McpConnections,
+  type McpServerSpec,
+  type McpToolInfo,
+} from './connect.js';
+export { mcpClientPlugin, mcpSkillName, mcpToolResource, MAX_RESULT_BYTES } from './plugin.js';
+export { MCP_CLIENT_ERRORS } from './errors.js';

@@ -134,7 +134,11 @@ describe('libos CLI', () => {
       expect(i, `step "${text}" after step ${at + 1} in:\n${steps.join('\n')}`).toBeGreaterThan(at);
       at = i;
     }
-    expect(steps.at(-1)).toMatch(/the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/);
+    expect(steps.find((l) => l.includes('the record:'))).toMatch(/the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/);
+    // The compaction scene: the scribe's context is compacted by two compressors and it goes on working.
+    expect(steps.some((l) => l.includes('the runtime compacts its context instead of asking the model'))).toBe(true);
+    expect(steps.some((l) => /scribe resumes compact_process_context → compacted: version \d+ → \d+/.test(l))).toBe(true);
+    expect(steps.some((l) => /context after: version \d+ → \d+, generation ctxgen_\w+ → ctxgen_\w+/.test(l))).toBe(true);
     expect(r.stdout).toContain('audit by action: ');
     expect(r.stdout).toContain('visibility is never authority');
   });
@@ -148,7 +152,8 @@ describe('libos CLI', () => {
     expect(out.steps.length).toBeGreaterThanOrEqual(20);
     // The store stays for inspection with the other commands.
     const ps = spawnSync(process.execPath, [BIN, '--db', fresh, '--json', 'ps'], { encoding: 'utf8' });
-    expect(JSON.parse(ps.stdout).map((p: { status: string }) => p.status)).toEqual(['exited', 'exited']);
+    expect(JSON.parse(ps.stdout).every((p: { status: string }) => p.status === 'exited')).toBe(true);
+    expect(out.compaction).toMatchObject({ compressors: [expect.any(String), expect.any(String)] });
     const again = spawnSync(process.execPath, [BIN, '--db', fresh, 'demo'], { encoding: 'utf8' });
     expect(again.status).toBe(2);
     expect(again.stdout).toBe('');

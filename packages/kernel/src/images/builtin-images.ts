@@ -23,6 +23,16 @@ function builtin(image: Omit<ImageDefinition, 'defaultTools'> & { readonly toolG
   return { ...image, defaultTools: image.toolGroups.flatMap((g) => g.tools) };
 }
 
+/**
+ * How the builtin agents keep their LLM context under a model's window: from 80% of it, compact automatically (when
+ * the process holds `context:maintenance` execute) in two stages, keeping the four newest entries verbatim.
+ */
+export const BUILTIN_CONTEXT_MANAGEMENT = Object.freeze({
+  mode: 'auto_compact' as const,
+  thresholdRatio: 0.8,
+  tool: { name: 'compact_process_context', arguments: { max_chunks: 2, preserve_recent_entries: 4 } },
+});
+
 const BASE_TOOL_GROUPS: readonly BuiltinToolGroup[] = [
   { skill: SKILL_NAVIGATION, tools: ['discover_skills', 'activate_skill', 'unload_skill'] },
   { skill: 'agent-libos-runtime-session', tools: ['process_exit', 'compact_process_context', 'get_current_time', 'sleep'] },
@@ -72,6 +82,7 @@ export const BASE_AGENT: BuiltinImage = builtin({
   promptMode: 'libos_default',
   defaultSkills: [SKILL_NAVIGATION, 'agent-libos-runtime-session'],
   toolGroups: BASE_TOOL_GROUPS,
+  contextManagement: BUILTIN_CONTEXT_MANAGEMENT,
 });
 
 /**
@@ -115,6 +126,7 @@ export const CODING_AGENT: BuiltinImage = builtin({
   defaultSkills: [...BASE_AGENT.defaultSkills, ...WORKSPACE_TOOL_GROUPS.map((g) => g.skill)],
   toolGroups: [...BASE_TOOL_GROUPS, ...WORKSPACE_TOOL_GROUPS],
   metadata: { completion_gate: 'cumulative_review', safety_profile: 'error_debug' },
+  contextManagement: BUILTIN_CONTEXT_MANAGEMENT,
 });
 
 export const BUILTIN_IMAGES: readonly BuiltinImage[] = [BASE_AGENT, CODING_AGENT];

@@ -42,7 +42,10 @@ describe('run control', () => {
     stop.abort();
     const report = await running;
     expect(report).toMatchObject({ quanta: 1, idle: false, results: [{ pid, kind: 'paused', error: { code: 'cancelled' } }] });
-    expect(await rt.process(pid)).toMatchObject({ status: 'paused', waitState: { kind: 'paused', reason: 'model provider failed: cancelled: hanging provider: request aborted' } });
+    expect(await rt.process(pid)).toMatchObject({
+      status: 'paused',
+      waitState: { kind: 'paused', reason: 'model provider failed: cancelled: hanging provider: request aborted' },
+    });
     // A resume makes it runnable again; the next run takes it to its exit.
     await rt.signal(pid, 'resume');
     await rt.run({ provider: new ScriptedProvider([[{ tool: 'process_exit', args: { message: 'done' } }]]) });

@@ -14,7 +14,10 @@ afterEach(async () => {
 });
 
 /** The official client connected in memory to `processMcpServer(rt, pid, opts)`. */
-async function connect(pid: string, listChanged: boolean): Promise<{ client: Client; changes: () => number; nextChange: () => Promise<void> }> {
+async function connect(
+  pid: string,
+  listChanged: boolean,
+): Promise<{ client: Client; changes: () => number; nextChange: () => Promise<void> }> {
   const server = processMcpServer(h!.rt, pid, { listChanged });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

@@ -15,7 +15,11 @@ export function registerSignals(program: Command, kit: CommandKit): void {
   for (const signal of ['pause', 'resume'] as const) {
     program
       .command(`${signal} <pid>`)
-      .description(signal === 'pause' ? 'pause a runnable process (nothing schedules it until a resume)' : 'resume a paused process (e.g. one paused by a provider failure): it becomes runnable')
+      .description(
+        signal === 'pause'
+          ? 'pause a runnable process (nothing schedules it until a resume)'
+          : 'resume a paused process (e.g. one paused by a provider failure): it becomes runnable',
+      )
       .option('--reason <text>', 'why (kept with the pause)')
       .action(
         kit.act(async (cmd: Command, pid: string, f: { reason?: string }) => {
@@ -29,18 +33,35 @@ export function registerSignals(program: Command, kit: CommandKit): void {
       );
   }
 
-  const scheduler = program.command('scheduler').description('the background scheduler of a served store (libos serve --provider): status, pause, resume');
+  const scheduler = program
+    .command('scheduler')
+    .description('the background scheduler of a served store (libos serve --provider): status, pause, resume');
   for (const action of ['status', 'pause', 'resume'] as const) {
     scheduler
       .command(action)
-      .description(action === 'status' ? 'show its state, provider, quanta run and any error' : action === 'pause' ? 'start no new quantum (the running one finishes)' : 'start again')
+      .description(
+        action === 'status'
+          ? 'show its state, provider, quanta run and any error'
+          : action === 'pause'
+            ? 'start no new quantum (the running one finishes)'
+            : 'start again',
+      )
       .action(
         kit.act(async (cmd: Command) => {
           const o = kit.g(cmd);
           const served = findServedStore(o.db);
-          if (!served) throw new LibosError('conflict', `store ${o.db} is not served: start libos serve --provider <name> to run its scheduler in the background`, { details: { served: false } });
+          if (!served)
+            throw new LibosError(
+              'conflict',
+              `store ${o.db} is not served: start libos serve --provider <name> to run its scheduler in the background`,
+              { details: { served: false } },
+            );
           const api = new LibosClient({ url: served.url, token: served.token }).routes.api;
-          const res = (action === 'status' ? await api.scheduler.$get() : action === 'pause' ? await api.scheduler.pause.$post({ json: {} }) : await api.scheduler.resume.$post()) as unknown as Response;
+          const res = (action === 'status'
+            ? await api.scheduler.$get()
+            : action === 'pause'
+              ? await api.scheduler.pause.$post({ json: {} })
+              : await api.scheduler.resume.$post()) as unknown as Response;
           if (!res.ok) {
             const e = await errorFromResponse(res);
             throw new LibosError(e.code === 'conflict' ? 'conflict' : 'internal_error', e.message, e.details ? { details: e.details } : {});

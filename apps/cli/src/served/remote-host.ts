@@ -12,7 +12,8 @@ function localError(err: LibosApiError): LibosError {
   if (errorCategoryOf(err.code) === undefined && (ERROR_CATEGORIES as readonly string[]).includes(err.category)) {
     defineErrorCodes('libos serve (remote)', { [err.code]: err.category as ErrorCategory });
   }
-  if (errorCategoryOf(err.code) === undefined) return new LibosError('internal_error', `${err.code}: ${err.message}`, { details: { remote_code: err.code } });
+  if (errorCategoryOf(err.code) === undefined)
+    return new LibosError('internal_error', `${err.code}: ${err.message}`, { details: { remote_code: err.code } });
   return new LibosError(err.code, err.message, err.details ? { details: err.details } : {});
 }
 
@@ -69,7 +70,10 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
     spawn: (opts) =>
       call(async () => {
         if (opts.parentPid !== undefined || opts.labels !== undefined || opts.llmProfileId !== undefined) {
-          throw new LibosError('invalid_arguments', 'spawn: a served store spawns root processes only (goal, image, budget, working directory)');
+          throw new LibosError(
+            'invalid_arguments',
+            'spawn: a served store spawns root processes only (goal, image, budget, working directory)',
+          );
         }
         const body = {
           goal: opts.goal,
@@ -80,7 +84,13 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
         return asProcess(await json(api.processes.$post({ json: body }) as unknown as Promise<Response>));
       }),
     budget: (pid) => call(async () => (await client.process(pid)).budget as unknown as Awaited<ReturnType<Runtime['budget']>>),
-    call: (pid, tool, args = {}) => call(async () => (await client.call(pid, tool, args as Record<string, unknown>, { confirmed: true })) as unknown as Awaited<ReturnType<Runtime['call']>>),
+    call: (pid, tool, args = {}) =>
+      call(
+        async () =>
+          (await client.call(pid, tool, args as Record<string, unknown>, { confirmed: true })) as unknown as Awaited<
+            ReturnType<Runtime['call']>
+          >,
+      ),
     hasTool: (name) => tools.has(name),
     sendMessage: (pid, payload, opts = {}) =>
       call(async () => {
@@ -110,8 +120,13 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
       call(async () => {
         await json(api.capabilities[':id'].revoke.$post({ param: { id: capId } }) as unknown as Promise<Response>);
       }),
-    capabilities: (pid, opts = {}) => call(async () => (await client.capabilities(pid, opts.includeInactive === true)) as unknown as Awaited<ReturnType<Runtime['capabilities']>>),
-    humanRequests: (q = {}) => call(async () => (await client.humanRequests(q)) as unknown as Awaited<ReturnType<Runtime['humanRequests']>>),
+    capabilities: (pid, opts = {}) =>
+      call(
+        async () =>
+          (await client.capabilities(pid, opts.includeInactive === true)) as unknown as Awaited<ReturnType<Runtime['capabilities']>>,
+      ),
+    humanRequests: (q = {}) =>
+      call(async () => (await client.humanRequests(q)) as unknown as Awaited<ReturnType<Runtime['humanRequests']>>),
     answerHuman: (id, answer) =>
       call(async () => {
         const input = {
@@ -122,13 +137,27 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
         };
         return (await client.respond(id, input)) as unknown as Awaited<ReturnType<Runtime['answerHuman']>>;
       }),
-    cancelHumanRequest: (id, reason) => call(async () => (await client.cancelHumanRequest(id, reason)) as unknown as Awaited<ReturnType<Runtime['cancelHumanRequest']>>),
+    cancelHumanRequest: (id, reason) =>
+      call(async () => (await client.cancelHumanRequest(id, reason)) as unknown as Awaited<ReturnType<Runtime['cancelHumanRequest']>>),
     skillCatalog: () => catalog,
     audit: (q = {}) =>
-      call(() => json(api.audit.$get({ query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }) }) as unknown as Promise<Response>)),
+      call(() =>
+        json(
+          api.audit.$get({
+            query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }),
+          }) as unknown as Promise<Response>,
+        ),
+      ),
     events: (q = {}) =>
-      call(() => json(api.events.$get({ query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }) }) as unknown as Promise<Response>)),
-    llmCalls: (q = {}) => call(() => json(api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }) as unknown as Promise<Response>)),
+      call(() =>
+        json(
+          api.events.$get({
+            query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }),
+          }) as unknown as Promise<Response>,
+        ),
+      ),
+    llmCalls: (q = {}) =>
+      call(() => json(api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }) as unknown as Promise<Response>)),
     signal: (pid, signal, reason) =>
       call(async () => asProcess(await client.signal(pid, signal, { confirmed: true, ...(reason !== undefined ? { reason } : {}) }))),
     listObjects: (q) =>

@@ -125,7 +125,8 @@ export class BackgroundScheduler {
   }
 
   #assertLive(): void {
-    if (this.#state === 'stopped') throw new LibosError('conflict', 'scheduler: stopped (the server is closing)', { details: { state: 'stopped' } });
+    if (this.#state === 'stopped')
+      throw new LibosError('conflict', 'scheduler: stopped (the server is closing)', { details: { state: 'stopped' } });
   }
 
   async #record(type: string, action: string, data: Record<string, unknown>): Promise<void> {
@@ -166,7 +167,13 @@ export class BackgroundScheduler {
         this.#busy = true;
         let quanta = 0;
         try {
-          const r = await this.#rt.run({ provider: this.#provider, profile: this.#profile, maxQuanta: 1, signal: this.#stop.signal, wake: this.#wake.signal });
+          const r = await this.#rt.run({
+            provider: this.#provider,
+            profile: this.#profile,
+            maxQuanta: 1,
+            signal: this.#stop.signal,
+            wake: this.#wake.signal,
+          });
           quanta = r.quanta;
         } catch (err) {
           if (this.#stop.signal.aborted) break;

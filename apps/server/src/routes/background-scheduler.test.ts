@@ -48,7 +48,9 @@ describe('the background scheduler (serve({ provider, background: true }))', () 
     expect(seen.map((m) => m.event)).toEqual(expect.arrayContaining(['llm_call.appended', 'event.appended']));
     expect(seen.map((m) => m.data?.type)).toEqual(expect.arrayContaining(['process_created', 'llm_call', 'tool_called', 'process_exited']));
     expect((await h.api(`/api/processes/${pid}`)).body).toMatchObject({ status: 'exited' });
-    expect((await h.api('/api/scheduler/run', { json: { max_quanta: 1 } })).body).toMatchObject({ error: { code: 'conflict', details: { background: true } } });
+    expect((await h.api('/api/scheduler/run', { json: { max_quanta: 1 } })).body).toMatchObject({
+      error: { code: 'conflict', details: { background: true } },
+    });
   });
 
   it('pause lets nothing start (a new process stays runnable); resume runs it; both are events and host audit records', async () => {
@@ -63,8 +65,15 @@ describe('the background scheduler (serve({ provider, background: true }))', () 
     const exited = nextEvent(h.rt, (e) => e.type === 'process_exited' && e.pid === pid);
     expect((await h.api('/api/scheduler/resume', { method: 'POST' })).body).toMatchObject({ state: 'running' });
     await exited;
-    expect((await h.rt.events({})).map((e) => e.type).filter((t) => t.startsWith('scheduler_'))).toEqual(['scheduler_started', 'scheduler_paused', 'scheduler_resumed']);
-    expect((await h.rt.audit({ action: 'scheduler.pause' }))[0]).toMatchObject({ actor: 'host', details: { reason: 'maintenance', provider: 'scripted' } });
+    expect((await h.rt.events({})).map((e) => e.type).filter((t) => t.startsWith('scheduler_'))).toEqual([
+      'scheduler_started',
+      'scheduler_paused',
+      'scheduler_resumed',
+    ]);
+    expect((await h.rt.audit({ action: 'scheduler.pause' }))[0]).toMatchObject({
+      actor: 'host',
+      details: { reason: 'maintenance', provider: 'scripted' },
+    });
   });
 
   it('a provider failure pauses the process with the error (seen on SSE); a resume signal runs it again', async () => {
@@ -85,7 +94,10 @@ describe('the background scheduler (serve({ provider, background: true }))', () 
     const { pid } = (await h.api('/api/processes', { json: { goal: 'talk to a model that is down' } })).body as { pid: string };
     const [pausedFrame] = (await readUntil(sse, (m) => m.data?.type === 'process_paused')).slice(-1);
     expect(pausedFrame!.data).toMatchObject({ pid, data: { error: { code: 'provider_error' } } });
-    expect((await h.api(`/api/processes/${pid}`)).body).toMatchObject({ status: 'paused', waitState: { reason: expect.stringContaining('ECONNREFUSED') } });
+    expect((await h.api(`/api/processes/${pid}`)).body).toMatchObject({
+      status: 'paused',
+      waitState: { reason: expect.stringContaining('ECONNREFUSED') },
+    });
     expect((await h.api('/api/scheduler')).body).toMatchObject({ state: 'running', error: null });
     down = false;
     const exited = nextEvent(h.rt, (e) => e.type === 'process_exited' && e.pid === pid);
@@ -102,21 +114,29 @@ describe('the background scheduler (serve({ provider, background: true }))', () 
       model: 'slow-1',
       completeAction(req: LlmRequest): Promise<LlmResponse> {
         entered();
-        return new Promise((_resolve, reject) => req.signal?.addEventListener('abort', () => reject(new LibosError('cancelled', 'slow provider: aborted')), { once: true }));
+        return new Promise((_resolve, reject) =>
+          req.signal?.addEventListener('abort', () => reject(new LibosError('cancelled', 'slow provider: aborted')), { once: true }),
+        );
       },
     };
     h = await startServer({ provider, background: true });
     const { pid } = (await h.api('/api/processes', { json: { goal: 'think slowly' } })).body as { pid: string };
     await inCall;
     await h.server.close();
-    expect(await h.rt.process(pid)).toMatchObject({ status: 'paused', waitState: { reason: 'model provider failed: cancelled: slow provider: aborted' } });
+    expect(await h.rt.process(pid)).toMatchObject({
+      status: 'paused',
+      waitState: { reason: 'model provider failed: cancelled: slow provider: aborted' },
+    });
     expect((await h.rt.events({})).at(-1)).toMatchObject({ type: 'scheduler_stopped' });
   });
 
   it('without a background scheduler, pause and resume are 409 and the status says on_request; background needs a provider', async () => {
     h = await startServer();
     expect((await h.api('/api/scheduler')).body).toEqual({ mode: 'on_request', provider: null });
-    expect(await h.api('/api/scheduler/pause', { json: {} })).toMatchObject({ status: 409, body: { error: { details: { missing: 'background_scheduler' } } } });
+    expect(await h.api('/api/scheduler/pause', { json: {} })).toMatchObject({
+      status: 409,
+      body: { error: { details: { missing: 'background_scheduler' } } },
+    });
     expect(await h.api('/api/scheduler/resume', { method: 'POST' })).toMatchObject({ status: 409 });
     await expect(startServer({ background: true })).rejects.toMatchObject({ code: 'invalid_arguments', details: { field: 'provider' } });
   });

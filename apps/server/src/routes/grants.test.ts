@@ -17,7 +17,10 @@ describe('grant and revoke over HTTP', () => {
     expect(denied.body).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
 
     const granted = await h.api(`/api/processes/${pid}/grants`, { json: { resource: 'clock:now', rights: ['read'], uses: 5 } });
-    expect(granted).toMatchObject({ status: 201, body: { subject: pid, resource: 'clock:now', rights: ['read'], effect: 'allow', usesRemaining: 5 } });
+    expect(granted).toMatchObject({
+      status: 201,
+      body: { subject: pid, resource: 'clock:now', rights: ['read'], effect: 'allow', usesRemaining: 5 },
+    });
     const capId = granted.body.id as string;
     expect((await h.api(`/api/processes/${pid}/capabilities`)).body).toEqual([...initial, expect.objectContaining({ id: capId })]);
     expect((await h.rt.audit({ action: 'capability.issue' })).at(-1)).toMatchObject({ actor: 'host', target: 'clock:now' });
@@ -25,7 +28,10 @@ describe('grant and revoke over HTTP', () => {
 
     expect(await h.api(`/api/capabilities/${capId}/revoke`, { method: 'POST' })).toEqual({ status: 200, body: { revoked: capId } });
     expect((await h.api(`/api/processes/${pid}/capabilities`)).body).toEqual(initial);
-    expect((await h.api(`/api/processes/${pid}/call`, { json: { tool: 'get_current_time' } })).body).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect((await h.api(`/api/processes/${pid}/call`, { json: { tool: 'get_current_time' } })).body).toMatchObject({
+      ok: false,
+      error: { code: 'permission_denied' },
+    });
   });
 
   it('a high-risk grant (a meta right, a wildcard or meta resource) needs confirmed: true: 409, audited, nothing granted', async () => {
@@ -38,13 +44,25 @@ describe('grant and revoke over HTTP', () => {
       { resource: 'capability:*', rights: ['read'] },
     ]) {
       const r = await h.api(`/api/processes/${p.pid}/grants`, { json });
-      expect(r).toMatchObject({ status: 409, body: { confirmation_required: true, action: `grant:${json.resource}`, error: { code: 'conflict', details: { confirm_with: { confirmed: true } } } } });
+      expect(r).toMatchObject({
+        status: 409,
+        body: {
+          confirmation_required: true,
+          action: `grant:${json.resource}`,
+          error: { code: 'conflict', details: { confirm_with: { confirmed: true } } },
+        },
+      });
     }
     expect(await h.rt.capabilities(p.pid)).toEqual(initial);
     expect(await h.rt.audit({ action: 'gui.confirmation_required' })).toHaveLength(3);
     // A deny is never high-risk; a confirmed wildcard grant is issued.
-    expect((await h.api(`/api/processes/${p.pid}/grants`, { json: { resource: 'object_namespace:*', rights: ['write'], effect: 'deny' } })).status).toBe(201);
-    const confirmed = await h.api(`/api/processes/${p.pid}/grants`, { json: { resource: 'object_namespace:*', rights: ['read'], confirmed: true } });
+    expect(
+      (await h.api(`/api/processes/${p.pid}/grants`, { json: { resource: 'object_namespace:*', rights: ['write'], effect: 'deny' } }))
+        .status,
+    ).toBe(201);
+    const confirmed = await h.api(`/api/processes/${p.pid}/grants`, {
+      json: { resource: 'object_namespace:*', rights: ['read'], confirmed: true },
+    });
     expect(confirmed).toMatchObject({ status: 201, body: { resource: 'object_namespace:*', effect: 'allow' } });
   });
 
@@ -64,8 +82,14 @@ describe('grant and revoke over HTTP', () => {
       const r = await h.api(`/api/processes/${p.pid}/grants`, { json });
       expect({ json, status: r.status, field: r.body.error?.details?.field }).toEqual({ json, status: 400, field });
     }
-    expect(await h.api('/api/processes/pid_0000000000000000/grants', { json: { resource: 'clock:now', rights: ['read'] } })).toMatchObject({ status: 404, body: { error: { code: 'process_not_found' } } });
-    expect(await h.api('/api/capabilities/cap_0000000000000000/revoke', { method: 'POST' })).toMatchObject({ status: 404, body: { error: { code: 'capability_not_found' } } });
+    expect(await h.api('/api/processes/pid_0000000000000000/grants', { json: { resource: 'clock:now', rights: ['read'] } })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'process_not_found' } },
+    });
+    expect(await h.api('/api/capabilities/cap_0000000000000000/revoke', { method: 'POST' })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'capability_not_found' } },
+    });
     expect(await fingerprint(h.rt)).toEqual(before);
   });
 });
@@ -88,7 +112,10 @@ describe('runtime-wide reads', () => {
     expect((await h.api('/api/skills')).body).toEqual(h.rt.skillCatalog());
     expect((await h.api('/api/tools')).body).toEqual(expect.arrayContaining(['get_current_time', 'process_exit']));
     for (const path of ['/api/audit', '/api/events', '/api/llm-calls', '/api/objects']) {
-      expect(await h.api(`${path}?pid=pid_0000000000000000`)).toMatchObject({ status: 404, body: { error: { code: 'process_not_found' } } });
+      expect(await h.api(`${path}?pid=pid_0000000000000000`)).toMatchObject({
+        status: 404,
+        body: { error: { code: 'process_not_found' } },
+      });
     }
     expect(await h.api('/api/events?limit=0')).toMatchObject({ status: 400, body: { error: { details: { field: 'limit' } } } });
   });

@@ -35,7 +35,12 @@ export function grantRoutes(ctx: ServerContext) {
       const body = c.req.valid('json');
       await rt.process(pid);
       const effect = body.effect ?? 'allow';
-      const op = { via: 'http', pid, confirmed: body.confirmed === true, grant: { resource: body.resource, rights: body.rights, effect } } as const;
+      const op = {
+        via: 'http',
+        pid,
+        confirmed: body.confirmed === true,
+        grant: { resource: body.resource, rights: body.rights, effect },
+      } as const;
       const refused = await refuseUnconfirmed(c, rt, op);
       if (refused) return refused;
       const cap = await rt.grant(pid, body.resource, body.rights, {

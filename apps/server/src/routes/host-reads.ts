@@ -48,7 +48,11 @@ export function hostReadRoutes(ctx: ServerContext) {
     .get('/objects', queryOf(ObjectsQuery), async (c) => {
       const q = c.req.valid('query');
       await known(q.pid);
-      const query = { ...(q.ns !== undefined ? { namespace: q.ns } : {}), ...(q.pid !== undefined ? { ownerPid: q.pid } : {}), ...(q.limit !== undefined ? { limit: q.limit } : {}) };
+      const query = {
+        ...(q.ns !== undefined ? { namespace: q.ns } : {}),
+        ...(q.pid !== undefined ? { ownerPid: q.pid } : {}),
+        ...(q.limit !== undefined ? { limit: q.limit } : {}),
+      };
       return c.json(await rt.transaction((scope) => scope.service<ObjectLister>('objects').listObjects(query)));
     })
     .get('/skills', (c) => c.json(rt.skillCatalog()))

@@ -20,7 +20,9 @@ describe('host config: mcp_servers', () => {
     const bad = (mcp_servers: unknown) => () => parseHostConfig({ mcp_servers }, 'host config test.json');
     expect(bad({ w: {} })).toThrow('mcp_servers.w: give exactly one of command (a stdio server) or url (a Streamable HTTP server)');
     expect(bad({ w: { command: 'node', url: 'http://127.0.0.1/mcp' } })).toThrow('mcp_servers.w: give exactly one of command');
-    expect(bad({ w: { url: 'http://127.0.0.1/mcp', args: ['x'] } })).toThrow('mcp_servers.w.args: applies only to a stdio server (command)');
+    expect(bad({ w: { url: 'http://127.0.0.1/mcp', args: ['x'] } })).toThrow(
+      'mcp_servers.w.args: applies only to a stdio server (command)',
+    );
     expect(bad({ w: { command: 'node', headers: {} } })).toThrow('mcp_servers.w.headers: applies only to an HTTP server (url)');
     expect(bad({ w: { url: 'ftp://x' } })).toThrow('mcp_servers.w.url: must be an http(s) URL');
     expect(bad({ Weather_Now: { command: 'node' } })).toThrow('mcp_servers.Weather_Now: server names must match');

@@ -7,7 +7,10 @@ import { z } from '@libos/sdk';
 export const MCP_SERVER_NAME_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
 const text = (what: string, max: number) =>
-  z.string({ error: `must be ${what}` }).min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+  z
+    .string({ error: `must be ${what}` })
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `must be at most ${max} characters` });
 
 /**
  * One external MCP server: a program the host starts and speaks to over stdio (`command`, `args`, `env`, `cwd`), or
@@ -46,9 +49,11 @@ export const mcpServerSchema = z
       ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of command (a stdio server) or url (a Streamable HTTP server)' });
     }
     for (const key of ['args', 'env', 'cwd'] as const) {
-      if (s.url !== undefined && s[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'applies only to a stdio server (command)' });
+      if (s.url !== undefined && s[key] !== undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'applies only to a stdio server (command)' });
     }
-    if (s.command !== undefined && s.headers !== undefined) ctx.addIssue({ code: 'custom', path: ['headers'], message: 'applies only to an HTTP server (url)' });
+    if (s.command !== undefined && s.headers !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['headers'], message: 'applies only to an HTTP server (url)' });
   });
 
 /** The host config's `mcp_servers`: external MCP servers by name. */

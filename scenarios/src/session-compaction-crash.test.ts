@@ -49,7 +49,8 @@ async function killAtReady(mode: 'stage2' | 'mid-child'): Promise<{ db: string; 
   return { db, ready };
 }
 
-const pending = (pid: string) => rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
+const pending = (pid: string) =>
+  rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
 
 it('SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt from the saved wait (stage 1 rolled forward) and the compaction completes once', async () => {
   const { db, ready } = await killAtReady('stage2');
@@ -65,7 +66,10 @@ it('SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt f
   expect(provider.stages[0]).toMatchObject({ stage_index: 2, total_stages: 2, previous_summary: summaryOf('stage 1', ['stage 1']) });
   const resumed = report.results.filter((r) => r.pid === ready.pid && r.kind === 'resumed');
   expect(resumed).toHaveLength(1);
-  expect(resumed[0]!.results[0]).toMatchObject({ ok: true, payload: { compacted: true, old_version: ready.source_version, compressor_pids: [ready.first, ready.second] } });
+  expect(resumed[0]!.results[0]).toMatchObject({
+    ok: true,
+    payload: { compacted: true, old_version: ready.source_version, compressor_pids: [ready.first, ready.second] },
+  });
   expect(await rt.audit({ action: 'context.compacted' })).toHaveLength(1);
   expect(await pending(ready.pid)).toEqual([]);
   const after = await contextOf(rt, ready.pid);
@@ -74,7 +78,7 @@ it('SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt f
   expect(after.payload!.entries[0]).toMatchObject({ source_entry_count: ready.source_entries, summary: summaryOf('stage 2', ['stage 2']) });
 });
 
-it('SIGKILL inside the compressor\'s model call, reopen: the compressor is paused, never replayed; resumed, it finishes and the compaction completes once', async () => {
+it("SIGKILL inside the compressor's model call, reopen: the compressor is paused, never replayed; resumed, it finishes and the compaction completes once", async () => {
   const { db, ready } = await killAtReady('mid-child');
   expect(ready.running).toBe(ready.first);
   rt = await openContextRuntime({ path: db, idStart: REOPEN_IDS });

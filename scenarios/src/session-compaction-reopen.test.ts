@@ -34,7 +34,8 @@ async function waitingCompaction(path: string): Promise<{ pid: string; child: st
   return { pid: p.pid, child: (r as Json).wait.child_pid };
 }
 
-const pendingRows = (pid: string) => rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
+const pendingRows = (pid: string) =>
+  rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
 
 it('[S-X18] a reopen while a stage waits: the lost stage goal is rebuilt, the child exits, the compaction completes and its saved call is done', async () => {
   const path = storePath();
@@ -48,7 +49,10 @@ it('[S-X18] a reopen while a stage waits: the lost stage goal is rebuilt, the ch
   const provider = new CompressorProvider(rt, new ScriptedProvider([]));
   const report = await rt.run({ provider, maxQuanta: 2 });
   expect(report.results.map((r) => `${r.pid === pid ? 'caller' : 'child'}:${r.kind}`)).toEqual(['child:turn', 'caller:resumed']);
-  expect(report.results[1]!.results[0]).toMatchObject({ ok: true, payload: { compacted: true, compressor_pids: [child], old_version: before.version } });
+  expect(report.results[1]!.results[0]).toMatchObject({
+    ok: true,
+    payload: { compacted: true, compressor_pids: [child], old_version: before.version },
+  });
   expect(await pendingRows(pid)).toEqual([]);
   const after = await contextOf(rt, pid);
   expect(after.generation).not.toBe(before.generation);
@@ -78,10 +82,13 @@ it('[S-X19] a stage result lost with the reopen and no full I/O: the stage runs 
   expect(await rt.audit({ action: 'context.compressor_discarded' })).toHaveLength(1);
 });
 
-it('a stage result lost with the reopen but kept by full I/O: the summary is taken from the child\'s recorded exit call, no rerun', async () => {
+it("a stage result lost with the reopen but kept by full I/O: the summary is taken from the child's recorded exit call, no rerun", async () => {
   const path = storePath();
   const { pid, child } = await waitingCompaction(path);
-  await rt!.run({ provider: new CompressorProvider(rt!, new ScriptedProvider([]), () => summaryOf('recorded', ['from the llm record'])), maxQuanta: 1 });
+  await rt!.run({
+    provider: new CompressorProvider(rt!, new ScriptedProvider([]), () => summaryOf('recorded', ['from the llm record'])),
+    maxQuanta: 1,
+  });
   await rt!.close();
   rt = await openContextRuntime({ path, idStart: 5000 });
   const report = await rt.run({ provider: new ScriptedProvider([]), maxQuanta: 1 });
@@ -118,7 +125,10 @@ it('[S-X30] compact, then reopen: generation, label high-water and audit survive
   const lost = await contextOf(rt, pid);
   expect(lost).toMatchObject({ oid: compacted.oid, generation: compacted.generation, labels: compacted.labels, payload: null });
   expect(await rt.audit({ action: 'context.compacted' })).toHaveLength(1);
-  await rt.run({ provider: new ScriptedProvider({ processes: { [pid]: [[{ tool: 'note_touch', args: { label: 'after' } }]] } }), maxQuanta: 1 });
+  await rt.run({
+    provider: new ScriptedProvider({ processes: { [pid]: [[{ tool: 'note_touch', args: { label: 'after' } }]] } }),
+    maxQuanta: 1,
+  });
   const fresh = await contextOf(rt, pid);
   expect(fresh.oid).not.toBe(compacted.oid);
   expect(fresh.generation).toBe(compacted.generation);

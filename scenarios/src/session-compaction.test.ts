@@ -75,7 +75,18 @@ describe('compact_process_context: the no-op and its refusals', () => {
     await rt.revoke(ns.id); // not even namespace write is needed for the no-op
     const before = await contextOf(rt, pid);
     const r = await rt.call(pid, 'compact_process_context', {});
-    expect(r).toMatchObject({ ok: true, payload: { compacted: false, reason: 'context_under_target', context_oid: before.oid, old_version: before.version, new_version: before.version, compressor_pids: [], preserved_recent_entries: 0 } });
+    expect(r).toMatchObject({
+      ok: true,
+      payload: {
+        compacted: false,
+        reason: 'context_under_target',
+        context_oid: before.oid,
+        old_version: before.version,
+        new_version: before.version,
+        compressor_pids: [],
+        preserved_recent_entries: 0,
+      },
+    });
     expect((r as Json).payload.compacted_tokens).toBe((r as Json).payload.source_tokens);
     expect(await children(pid)).toEqual([]);
     expect(await jobOf(rt, pid)).toBeNull();
@@ -99,7 +110,13 @@ describe('compact_process_context: the no-op and its refusals', () => {
 
   it('[S-X17] target 255/64001, preserve 129, chunks 0/65: invalid arguments, nothing runs', async () => {
     const pid = await agent();
-    for (const bad of [{ target_tokens: 255 }, { target_tokens: 64_001 }, { preserve_recent_entries: 129 }, { max_chunks: 0 }, { max_chunks: 65 }]) {
+    for (const bad of [
+      { target_tokens: 255 },
+      { target_tokens: 64_001 },
+      { preserve_recent_entries: 129 },
+      { max_chunks: 0 },
+      { max_chunks: 65 },
+    ]) {
       const r = await rt.call(pid, 'compact_process_context', { force: true, ...bad });
       expect(r).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
       expect((r as Json).error.message).toContain(Object.keys(bad)[0]);
@@ -116,7 +133,10 @@ describe('compact_process_context: the no-op and its refusals', () => {
     expect(schema.properties.max_chunks).toMatchObject({ default: 8, minimum: 1, maximum: 64 });
     expect(schema.properties.force).toMatchObject({ default: false });
     expect(Object.keys(schema.properties)).not.toContain('_resume_job');
-    expect(await rt.call(pid, 'compact_process_context', {})).toMatchObject({ ok: true, payload: { compacted: false, reason: 'context_under_target' } });
+    expect(await rt.call(pid, 'compact_process_context', {})).toMatchObject({
+      ok: true,
+      payload: { compacted: false, reason: 'context_under_target' },
+    });
   });
 
   it('[S-X28] context rights read+materialize only: an error, forced or not; no job, child or write', async () => {
@@ -158,7 +178,13 @@ describe('compact_process_context: stages and the writeback', () => {
     expect(child).toMatchObject({ imageId: COMPRESSOR, toolTable: ['process_exit'], visibleTools: ['process_exit'], status: 'runnable' });
     expect((r as Json).wait.child_pid).toBe(child!.pid);
     const stage = await stageGoalOf(rt, child!.pid);
-    expect(stage).toMatchObject({ kind: 'context_compaction_stage', caller_pid: pid, stage_index: 1, total_stages: 1, previous_summary: {} });
+    expect(stage).toMatchObject({
+      kind: 'context_compaction_stage',
+      caller_pid: pid,
+      stage_index: 1,
+      total_stages: 1,
+      previous_summary: {},
+    });
     expect((stage!.entries as unknown[]).length).toBe((await contextOf(rt, pid)).payload!.entries.length);
     expect(await jobOf(rt, pid)).toMatchObject({ status: 'active', current_child_pid: child!.pid, compressor_pids: [child!.pid] });
   });
@@ -167,12 +193,27 @@ describe('compact_process_context: stages and the writeback', () => {
     const pid = await agent({ quanta: 3 });
     const before = await contextOf(rt, pid);
     const { last } = await compactAndRun(pid, { force: true, max_chunks: 1, preserve_recent_entries: 2 });
-    expect(last).toMatchObject({ ok: true, payload: { compacted: true, reason: 'compacted', context_oid: before.oid, old_version: before.version, new_version: before.version! + 1, preserved_recent_entries: 2 } });
+    expect(last).toMatchObject({
+      ok: true,
+      payload: {
+        compacted: true,
+        reason: 'compacted',
+        context_oid: before.oid,
+        old_version: before.version,
+        new_version: before.version! + 1,
+        preserved_recent_entries: 2,
+      },
+    });
     const pids = (last as Json).payload.compressor_pids as string[];
     expect(pids).toHaveLength(1);
     const after = await contextOf(rt, pid);
     expect(kinds(after.payload)[0]).toBe('context_compacted');
-    expect(after.payload!.entries[0]).toMatchObject({ summary: summaryOf('stage 1', ['stage 1']), compressor_pids: pids, source_version: before.version, compaction_method: 'agent_image_child' });
+    expect(after.payload!.entries[0]).toMatchObject({
+      summary: summaryOf('stage 1', ['stage 1']),
+      compressor_pids: pids,
+      source_version: before.version,
+      compaction_method: 'agent_image_child',
+    });
     expect(after.payload!.entries.slice(1)).toEqual(before.payload!.entries.slice(-2));
     expect(after.tags).toEqual(expect.arrayContaining(['compacted', 'compaction_method:agent_image_child']));
     expect(after.generation).not.toBe(before.generation);
@@ -195,7 +236,11 @@ describe('compact_process_context: stages and the writeback', () => {
 
   it('[S-X16] [S-X27] preserve 128 with three entries keeps three; eight chunks over three entries is three stages', async () => {
     const pid = await agent();
-    const three = [{ kind: 'process_started', at: 't0' }, { kind: 'note', at: 't1', text: 'a' }, { kind: 'note', at: 't2', text: 'b' }];
+    const three = [
+      { kind: 'process_started', at: 't0' },
+      { kind: 'note', at: 't1', text: 'a' },
+      { kind: 'note', at: 't2', text: 'b' },
+    ];
     await setContextEntries(pid, three);
     const { last, provider } = await compactAndRun(pid, { force: true, preserve_recent_entries: 128, max_chunks: 8 }, compressors(), 3);
     expect(last).toMatchObject({ ok: true, payload: { compacted: true, preserved_recent_entries: 3 } });
@@ -236,7 +281,9 @@ describe('compact_process_context: stages and the writeback', () => {
     await rt.grant(pid, `image:${COMPRESSOR}`, ['read']);
     await rt.run({ provider: new ScriptedProvider({ processes: { [pid]: [[{ tool: 'get_current_time', args: {} }]] } }), maxQuanta: 1 });
     const { oid } = await rt.transaction((scope) =>
-      scope.service<ObjectsService>(SERVICE_NAMES.objects).createForProcess(pid, { type: 'plan', name: 'o1', payload: { steps: ['a', 'b'] } }),
+      scope
+        .service<ObjectsService>(SERVICE_NAMES.objects)
+        .createForProcess(pid, { type: 'plan', name: 'o1', payload: { steps: ['a', 'b'] } }),
     );
     const read = async () => (await rt.call(pid, 'read_memory_object', { name: 'o1' })) as Json;
     await rt.activateSkill(pid, 'agent-libos-object-memory');
@@ -303,7 +350,11 @@ describe('compact_process_context: failures leave the context unchanged', () => 
     ] as const) {
       const pid = await agent();
       const before = await contextOf(rt, pid);
-      const { last } = await compactAndRun(pid, { force: true, max_chunks: 1 }, new CompressorProvider(rt, new ScriptedProvider([]), () => bad));
+      const { last } = await compactAndRun(
+        pid,
+        { force: true, max_chunks: 1 },
+        new CompressorProvider(rt, new ScriptedProvider([]), () => bad),
+      );
       expect(last).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
       expect((last as Json).error.message).toContain(phrase);
       expect(await jobOf(rt, pid)).toMatchObject({ status: 'failed' });
@@ -359,9 +410,19 @@ describe('compact_process_context: failures leave the context unchanged', () => 
       const contexts = scope.service<LlmContextService>(SERVICE_NAMES.llmContext);
       const source = (await objects.readPayload(before.oid!)) as Json;
       // The append lands after the pre-check read version V and before the write...
-      await objects.replacePayload(before.oid!, { ...source, entries: [...source.entries, { kind: 'late', at: 'x' }] }, { expectedVersion: before.version! });
+      await objects.replacePayload(
+        before.oid!,
+        { ...source, entries: [...source.entries, { kind: 'late', at: 'x' }] },
+        { expectedVersion: before.version! },
+      );
       try {
-        await contexts.writeCompacted({ pid, contextOid: before.oid!, sourceVersion: before.version!, sourcePayload: source, payload: { ...source, entries: [] } });
+        await contexts.writeCompacted({
+          pid,
+          contextOid: before.oid!,
+          sourceVersion: before.version!,
+          sourcePayload: source,
+          payload: { ...source, entries: [] },
+        });
         return 'written';
       } catch (err) {
         return (err as Error).message; // ...so the compare-and-swap on V refuses, and this transaction keeps the append
@@ -376,11 +437,22 @@ describe('compact_process_context: failures leave the context unchanged', () => 
 
   it('[S-X31] a failure after the write (the job update throws): the write rolls back with it (settlement rolled_back); a new call compacts once', async () => {
     let fail = true;
-    rt = await openContextRuntime({ sessionOptions: { compactionTestHooks: { afterWriteback: () => { if (fail) throw new Error('job store down'); } } } });
+    rt = await openContextRuntime({
+      sessionOptions: {
+        compactionTestHooks: {
+          afterWriteback: () => {
+            if (fail) throw new Error('job store down');
+          },
+        },
+      },
+    });
     const p = await rt.spawn({ goal: 'x', image: CTX_AGENT });
     await rt.grant(p.pid, 'process:spawn', ['write']);
     await rt.grant(p.pid, `image:${COMPRESSOR}`, ['read']);
-    await rt.run({ provider: new ScriptedProvider({ processes: { [p.pid]: [[{ tool: 'note_touch', args: { label: 'a' } }]] } }), maxQuanta: 1 });
+    await rt.run({
+      provider: new ScriptedProvider({ processes: { [p.pid]: [[{ tool: 'note_touch', args: { label: 'a' } }]] } }),
+      maxQuanta: 1,
+    });
     const before = await contextOf(rt, p.pid);
     const { last } = await compactAndRun(p.pid, { force: true, max_chunks: 1 });
     expect(last).toMatchObject({ ok: false, error: { code: 'internal_error', details: { settlement: 'rolled_back' } } });
@@ -388,7 +460,10 @@ describe('compact_process_context: failures leave the context unchanged', () => 
     expect(await jobOf(rt, p.pid)).toMatchObject({ status: 'failed' });
     fail = false;
     const again = await compactAndRun(p.pid, { force: true, max_chunks: 1 });
-    expect(again.last).toMatchObject({ ok: true, payload: { compacted: true, old_version: before.version, new_version: before.version! + 1 } });
+    expect(again.last).toMatchObject({
+      ok: true,
+      payload: { compacted: true, old_version: before.version, new_version: before.version! + 1 },
+    });
     expect((await rt.audit({ action: 'context.compacted' })).length).toBe(1);
   });
 
@@ -398,13 +473,37 @@ describe('compact_process_context: failures leave the context unchanged', () => 
       const before = await contextOf(rt, pid);
       const source = before.payload!;
       const job = {
-        kind: 'context_compaction_job', schema_version: 1, status: 'active', caller_pid: pid, context_oid: before.oid, source_version: before.version,
-        source_payload: source, source_tokens: 999, target_tokens: 3000, preserve_recent_entries: 1, max_chunks: 3, force: true,
-        stage_index: 1, total_stages: 3, current_child_pid: null, compressor_pids: ['pid_earlier'], discarded_compressor_pids: [],
-        summaries: [summaryOf('stage 1', ['stage 1'])], created_at: 'then', updated_at: 'then',
+        kind: 'context_compaction_job',
+        schema_version: 1,
+        status: 'active',
+        caller_pid: pid,
+        context_oid: before.oid,
+        source_version: before.version,
+        source_payload: source,
+        source_tokens: 999,
+        target_tokens: 3000,
+        preserve_recent_entries: 1,
+        max_chunks: 3,
+        force: true,
+        stage_index: 1,
+        total_stages: 3,
+        current_child_pid: null,
+        compressor_pids: ['pid_earlier'],
+        discarded_compressor_pids: [],
+        summaries: [summaryOf('stage 1', ['stage 1'])],
+        created_at: 'then',
+        updated_at: 'then',
       };
       await rt.transaction((scope) =>
-        scope.service<ObjectsService>(SERVICE_NAMES.objects).createForProcess(pid, { type: 'process_state', name: `context_compaction_job:${pid}`, payload: job, immutable: false, attachToView: false }),
+        scope
+          .service<ObjectsService>(SERVICE_NAMES.objects)
+          .createForProcess(pid, {
+            type: 'process_state',
+            name: `context_compaction_job:${pid}`,
+            payload: job,
+            immutable: false,
+            attachToView: false,
+          }),
       );
       if (revoke) {
         const spawn = (await rt.capabilities(pid)).find((c) => c.resource === 'process:spawn')!;
@@ -418,9 +517,23 @@ describe('compact_process_context: failures leave the context unchanged', () => 
       } else {
         expect(r).toMatchObject({ ok: true, wait: { kind: 'child' } });
         const [child] = await children(pid);
-        expect(await stageGoalOf(rt, child!.pid)).toMatchObject({ stage_index: 2, total_stages: 3, target_tokens: 3000, previous_summary: summaryOf('stage 1', ['stage 1']) });
-        expect(await jobOf(rt, pid)).toMatchObject({ status: 'active', max_chunks: 3, preserve_recent_entries: 1, compressor_pids: ['pid_earlier', child!.pid] });
-        const objects = await rt.transaction((scope) => scope.service<ObjectsService & { listObjects(q: object): Promise<{ name: string }[]> }>(SERVICE_NAMES.objects).listObjects({ namespace: `process:${pid}` }));
+        expect(await stageGoalOf(rt, child!.pid)).toMatchObject({
+          stage_index: 2,
+          total_stages: 3,
+          target_tokens: 3000,
+          previous_summary: summaryOf('stage 1', ['stage 1']),
+        });
+        expect(await jobOf(rt, pid)).toMatchObject({
+          status: 'active',
+          max_chunks: 3,
+          preserve_recent_entries: 1,
+          compressor_pids: ['pid_earlier', child!.pid],
+        });
+        const objects = await rt.transaction((scope) =>
+          scope
+            .service<ObjectsService & { listObjects(q: object): Promise<{ name: string }[]> }>(SERVICE_NAMES.objects)
+            .listObjects({ namespace: `process:${pid}` }),
+        );
         expect(objects.filter((o) => o.name.startsWith('context_compaction_job:'))).toHaveLength(1);
       }
       await rt.close();
@@ -432,9 +545,22 @@ describe('compaction in a batch, the Skill, and labels', () => {
   it('[S-B4] parallel [compact(force), get_current_time]: the turn stops waiting on the child; the clock is never read', async () => {
     const pid = await agent();
     await rt.grant(pid, 'clock:now', ['read']);
-    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'compact_process_context', args: { force: true, max_chunks: 1 } }, { tool: 'get_current_time', args: {} }]] } });
+    const provider = new ScriptedProvider({
+      processes: {
+        [pid]: [
+          [
+            { tool: 'compact_process_context', args: { force: true, max_chunks: 1 } },
+            { tool: 'get_current_time', args: {} },
+          ],
+        ],
+      },
+    });
     const report = await rt.run({ provider, maxQuanta: 1 });
-    expect(report.results[0]).toMatchObject({ stopReason: 'waiting_child', executed: ['compact_process_context'], skipped: ['get_current_time'] });
+    expect(report.results[0]).toMatchObject({
+      stopReason: 'waiting_child',
+      executed: ['compact_process_context'],
+      skipped: ['get_current_time'],
+    });
     expect(await rt.process(pid)).toMatchObject({ status: 'waiting_event' });
     expect(await rt.audit({ action: 'primitive.clock.now' })).toEqual([]);
     expect((await rt.events({ pid })).filter((e) => e.type === 'EXTERNAL_READ')).toEqual([]);
@@ -445,7 +571,16 @@ describe('compaction in a batch, the Skill, and labels', () => {
   it('[S-B8] parallel [no-op compact, get_current_time]: the compaction answers, the clock call is skipped_after_exclusive', async () => {
     const pid = await agent();
     await rt.grant(pid, 'clock:now', ['read']);
-    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'compact_process_context', args: {} }, { tool: 'get_current_time', args: {} }]] } });
+    const provider = new ScriptedProvider({
+      processes: {
+        [pid]: [
+          [
+            { tool: 'compact_process_context', args: {} },
+            { tool: 'get_current_time', args: {} },
+          ],
+        ],
+      },
+    });
     const report = await rt.run({ provider, maxQuanta: 1 });
     expect(report.results[0]).toMatchObject({ executed: ['compact_process_context'], skipped: ['get_current_time'] });
     expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { compacted: false, reason: 'context_under_target' } });
@@ -470,13 +605,19 @@ describe('compaction in a batch, the Skill, and labels', () => {
     rt = await openContextRuntime({ hostConfig: { llm_context: { policy: 'llm_context_object' } } });
     await rt.transaction((scope) =>
       // The model here is cleared for secret data (by default an llm sink takes confidential at most).
-      rt.authority.setSinkRules(scope, 'host', DEFAULT_SINK_RULES.map((r) => (r.pattern === 'llm:*' ? { ...r, maxSensitivity: 'secret' as const } : r))),
+      rt.authority.setSinkRules(
+        scope,
+        'host',
+        DEFAULT_SINK_RULES.map((r) => (r.pattern === 'llm:*' ? { ...r, maxSensitivity: 'secret' as const } : r)),
+      ),
     );
     const { pid } = await rt.spawn({ goal: 'read the vault' });
     await rt.grant(pid, 'process:spawn', ['write']);
     await rt.grant(pid, `image:${COMPRESSOR}`, ['read']);
     await rt.transaction((scope) =>
-      scope.service<ObjectsService>(SERVICE_NAMES.objects).createForProcess(pid, { type: 'evidence', name: 'vault', payload: { code: 's3cr3t' }, labels: { sensitivity: 'secret' } }),
+      scope
+        .service<ObjectsService>(SERVICE_NAMES.objects)
+        .createForProcess(pid, { type: 'evidence', name: 'vault', payload: { code: 's3cr3t' }, labels: { sensitivity: 'secret' } }),
     );
     await rt.activateSkill(pid, 'agent-libos-object-memory');
     expect(await rt.call(pid, 'read_memory_object', { name: 'vault' })).toMatchObject({ ok: true });

@@ -1,6 +1,17 @@
 import { ScriptedProvider, STORAGE_TRIGGER_BYTES, type LlmProfile, type Runtime } from '@libos/kernel';
 import { afterEach, expect, it } from 'vitest';
-import { CompressorProvider, contextOf, contextText, CTX_AGENT, HEADING_LINE, jobOf, kinds, openContextRuntime, PRESSURE_NOTICE, TALK_AGENT } from './support/context-harness.js';
+import {
+  CompressorProvider,
+  contextOf,
+  contextText,
+  CTX_AGENT,
+  HEADING_LINE,
+  jobOf,
+  kinds,
+  openContextRuntime,
+  PRESSURE_NOTICE,
+  TALK_AGENT,
+} from './support/context-harness.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const COMPRESSOR = 'context-compressor:v0';
@@ -8,7 +19,14 @@ let rt: Runtime;
 afterEach(async () => rt?.close());
 
 /** A run profile with a 4,000-token window and a 256-token reply reserve (batches allowed, as scripts use them). */
-const PROFILE: LlmProfile = { name: 'small', provider: 'script', model: 'scripted', context_window: 4000, max_tokens: 256, parallel_tool_calls: true };
+const PROFILE: LlmProfile = {
+  name: 'small',
+  provider: 'script',
+  model: 'scripted',
+  context_window: 4000,
+  max_tokens: 256,
+  parallel_tool_calls: true,
+};
 const touches = (n: number, size = 0) => Array.from({ length: n }, (_, i) => [{ tool: 'note_touch', args: { label: `t${i}`, size } }]);
 const children = async (pid: string) => (await rt.processes()).filter((p) => p.parentPid === pid);
 
@@ -25,13 +43,22 @@ it('[S-X22] auto_compact without context:maintenance dispatches nothing (recorde
   expect(await children(p.pid)).toEqual([]);
   expect(await jobOf(rt, p.pid)).toBeNull();
   // The manual call needs only what compaction itself needs.
-  expect(await rt.call(p.pid, 'compact_process_context', { force: true, max_chunks: 1 })).toMatchObject({ ok: true, wait: { kind: 'child' } });
+  expect(await rt.call(p.pid, 'compact_process_context', { force: true, max_chunks: 1 })).toMatchObject({
+    ok: true,
+    wait: { kind: 'child' },
+  });
   const after = await rt.run({ provider, profile: PROFILE, maxQuanta: 2 });
   expect(after.results[1]!.results[0]).toMatchObject({ ok: true, payload: { compacted: true } });
 });
 
 it('auto_compact with context:maintenance: the quantum dispatches the compaction through the broker instead of a model call, once per pressure episode', async () => {
-  rt = await openContextRuntime({ contextManagement: { mode: 'auto_compact', thresholdRatio: 0.1, tool: { name: 'compact_process_context', arguments: { max_chunks: 1, preserve_recent_entries: 1 } } } });
+  rt = await openContextRuntime({
+    contextManagement: {
+      mode: 'auto_compact',
+      thresholdRatio: 0.1,
+      tool: { name: 'compact_process_context', arguments: { max_chunks: 1, preserve_recent_entries: 1 } },
+    },
+  });
   const p = await rt.spawn({ goal: 'work under pressure', image: CTX_AGENT });
   await rt.grant(p.pid, 'process:spawn', ['write']);
   await rt.grant(p.pid, `image:${COMPRESSOR}`, ['read']);
@@ -60,7 +87,9 @@ it('[S-X23] source_only with a pressure notice: no heading and no Object; compac
   const p = await rt.spawn({ goal: 'talk under pressure', image: TALK_AGENT });
   await rt.grant(p.pid, 'process:spawn', ['write']);
   await rt.grant(p.pid, `image:${COMPRESSOR}`, ['read']);
-  const inner = new ScriptedProvider({ processes: { [p.pid]: [[{ tool: 'compact_process_context', args: {} }], [{ tool: 'compact_process_context', args: { force: true } }]] } });
+  const inner = new ScriptedProvider({
+    processes: { [p.pid]: [[{ tool: 'compact_process_context', args: {} }], [{ tool: 'compact_process_context', args: { force: true } }]] },
+  });
   const wide: LlmProfile = { ...PROFILE, name: 'wide', context_window: 32_000 }; // a libos_default prompt is larger
   const report = await rt.run({ provider: inner, profile: wide, maxQuanta: 2 });
   const user = inner.requests[0]!.messages[1]!.content;
@@ -82,7 +111,10 @@ it('the storage trigger: a context payload past 96,000 bytes is compacted (max_c
   const inner = new ScriptedProvider({ processes: { [p.pid]: touches(8, 20_000) } });
   const report = await rt.run({ provider: new CompressorProvider(rt, inner), maxQuanta: 30 });
   const [trigger] = await rt.audit({ pid: p.pid, action: 'llm.context_maintenance' });
-  expect(trigger).toMatchObject({ decision: 'storage_trigger', details: { trigger_bytes: STORAGE_TRIGGER_BYTES, arguments: { force: true, max_chunks: 4, preserve_recent_entries: 0 } } });
+  expect(trigger).toMatchObject({
+    decision: 'storage_trigger',
+    details: { trigger_bytes: STORAGE_TRIGGER_BYTES, arguments: { force: true, max_chunks: 4, preserve_recent_entries: 0 } },
+  });
   expect((trigger!.details as Json).payload_bytes).toBeGreaterThanOrEqual(STORAGE_TRIGGER_BYTES);
   const [compacted] = await rt.audit({ action: 'context.compacted' });
   expect(compacted!.details).toMatchObject({ compacted: true, preserved_recent_entries: 0 });
@@ -109,5 +141,7 @@ it('a prompt projected over the window is never sent: the quantum fails before t
   expect(inner.requests).toEqual([]);
   expect(await rt.llmCalls({ pid: p.pid })).toEqual([]);
   expect(await rt.process(p.pid)).toMatchObject({ status: 'killed', outcome: { code: 'resource_limit_exceeded' } });
-  expect((await rt.process(p.pid)).outcome!.reason).toContain('over the context window 1200 of profile tiny; nothing was sent to the model');
+  expect((await rt.process(p.pid)).outcome!.reason).toContain(
+    'over the context window 1200 of profile tiny; nothing was sent to the model',
+  );
 });

@@ -24,9 +24,17 @@ describe('the LLM context Object', () => {
     await rt.run({ provider, maxQuanta: 1 });
     expect(contextText(provider.requests[0]!)).toMatch(/^LLM context object:\nCache strategy: append_only_stable_prefix\n/);
     const made = await contextOf(rt, byPolicy.pid);
-    expect(made.payload).toMatchObject({ kind: 'llm_context', schema_version: 1, static_prefix: { pid: byPolicy.pid, image_id: 'base-agent:v0' } });
+    expect(made.payload).toMatchObject({
+      kind: 'llm_context',
+      schema_version: 1,
+      static_prefix: { pid: byPolicy.pid, image_id: 'base-agent:v0' },
+    });
     expect(kinds(made.payload)[0]).toBe('process_started');
-    const found = await rt.transaction((scope) => scope.service<{ lookup(ns: string, n: string): Promise<{ oid: string } | null> }>('objects').lookup(`process:${byPolicy.pid}`, `llm_context:${byPolicy.pid}`));
+    const found = await rt.transaction((scope) =>
+      scope
+        .service<{ lookup(ns: string, n: string): Promise<{ oid: string } | null> }>('objects')
+        .lookup(`process:${byPolicy.pid}`, `llm_context:${byPolicy.pid}`),
+    );
     expect(found?.oid).toBe(made.oid);
     await rt.close();
 

@@ -6,7 +6,10 @@ import { CompressorProvider, contextOf, contextText, CTX_AGENT, openContextRunti
 /** One quantum of a generated run: the model's call, and what the host does before the next prompt. */
 const step = fc.record({
   call: fc.oneof(
-    fc.record({ tool: fc.constant('note_touch'), args: fc.record({ label: fc.string({ minLength: 1, maxLength: 12 }), size: fc.integer({ min: 0, max: 400 }) }) }),
+    fc.record({
+      tool: fc.constant('note_touch'),
+      args: fc.record({ label: fc.string({ minLength: 1, maxLength: 12 }), size: fc.integer({ min: 0, max: 400 }) }),
+    }),
     fc.constant({ tool: 'get_current_time', args: {} }),
     fc.constant({ tool: 'get_current_time', args: { timezone: 'Mars/Olympus' } }),
   ),
@@ -34,7 +37,10 @@ it('[S-X2] property: any run of quanta without a compaction renders byte-prefix-
         // A compaction rewrites the entries: the generation moves, and the next render no longer extends the last.
         await rt.grant(p.pid, 'process:spawn', ['write']);
         await rt.grant(p.pid, 'image:context-compressor:v0', ['read']);
-        expect(await rt.call(p.pid, 'compact_process_context', { force: true, max_chunks: 1 })).toMatchObject({ ok: true, wait: { kind: 'child' } });
+        expect(await rt.call(p.pid, 'compact_process_context', { force: true, max_chunks: 1 })).toMatchObject({
+          ok: true,
+          wait: { kind: 'child' },
+        });
         await rt.run({ provider: new CompressorProvider(rt, provider), maxQuanta: 2 });
         const after = await contextOf(rt, p.pid);
         expect(after.generation).not.toBe([...generations][0]);

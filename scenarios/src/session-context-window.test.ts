@@ -9,15 +9,29 @@ const WINDOW = 4000;
 const RESERVE = 256;
 /** An OpenAI-family model name, so maintenance counts with the real tokenizer (o200k_base). */
 const MODEL = 'gpt-4o-mini';
-const PROFILE: LlmProfile = { name: 'small', provider: 'script', model: MODEL, context_window: WINDOW, max_tokens: RESERVE, parallel_tool_calls: false };
+const PROFILE: LlmProfile = {
+  name: 'small',
+  provider: 'script',
+  model: MODEL,
+  context_window: WINDOW,
+  max_tokens: RESERVE,
+  parallel_tool_calls: false,
+};
 const QUANTA = 300;
 
 it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: compaction keeps every prompt under it, as its llm_calls rows show`, async () => {
   rt = await openContextRuntime({
-    contextManagement: { mode: 'auto_compact', tool: { name: 'compact_process_context', arguments: { max_chunks: 2, preserve_recent_entries: 0 } } },
+    contextManagement: {
+      mode: 'auto_compact',
+      tool: { name: 'compact_process_context', arguments: { max_chunks: 2, preserve_recent_entries: 0 } },
+    },
   });
   const p = await rt.spawn({ goal: 'keep notes for a long time', image: CTX_AGENT, budget: { tool_calls: 5000, child_processes: 1000 } });
-  for (const [resource, right] of [['process:spawn', 'write'], ['image:context-compressor:v0', 'read'], ['context:maintenance', 'execute']] as const) {
+  for (const [resource, right] of [
+    ['process:spawn', 'write'],
+    ['image:context-compressor:v0', 'read'],
+    ['context:maintenance', 'execute'],
+  ] as const) {
     await rt.grant(p.pid, resource, [right]);
   }
   const turns = Array.from({ length: QUANTA }, (_, i) => [{ tool: 'note_touch', args: { label: `note ${i}` } }]);
@@ -36,7 +50,13 @@ it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: com
   const schemas = new Map<string, Map<string, LlmToolSchema>>();
   let largest = 0;
   for (const row of rows) {
-    if (!schemas.has(row.pid)) schemas.set(row.pid, new Map((await rt.toolSchemas(row.pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }])));
+    if (!schemas.has(row.pid))
+      schemas.set(
+        row.pid,
+        new Map(
+          (await rt.toolSchemas(row.pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]),
+        ),
+      );
     const request = row.request as { messages: { role: 'system' | 'user'; content: string }[]; tools: string[] };
     const tools = request.tools.map((n) => schemas.get(row.pid)!.get(n)!);
     const { tokens } = await estimateInput(MODEL, request.messages, tools);
@@ -48,5 +68,7 @@ it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: com
   const processes = await rt.processes();
   const compressors = processes.filter((x) => x.pid !== p.pid);
   expect(compressors.every((x) => x.imageId === 'context-compressor:v0' && ['exited', 'runnable'].includes(x.status))).toBe(true);
-  console.log(`window ${WINDOW}: ${report.quanta} quanta, ${rows.length} model calls, ${compactions.length} compactions, largest prompt + reserve ${largest} tokens`);
+  console.log(
+    `window ${WINDOW}: ${report.quanta} quanta, ${rows.length} model calls, ${compactions.length} compactions, largest prompt + reserve ${largest} tokens`,
+  );
 }, 600_000);

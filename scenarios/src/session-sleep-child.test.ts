@@ -13,7 +13,11 @@ it('[S-C23] a child exiting and a message arriving mid-sleep do not end it: only
   // The scheduler's idle wait for the timer moves this clock (once `frozen` is lifted); nothing else does.
   let frozen = true;
   const clock = { now: () => new Date(now), sleep: async (ms: number) => void (frozen ? undefined : (now += ms)) };
-  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { clock, ids: sequentialIds() } });
+  rt = await openRuntime({
+    path: ':memory:',
+    plugins: [capabilities(), objectMemory(), session()],
+    config: { clock, ids: sequentialIds() },
+  });
   const parent = await rt.spawn({ goal: 'sleep while the child finishes' });
   const child = await rt.spawn({ goal: 'finish at once', parentPid: parent.pid });
   await rt.grant(parent.pid, 'clock:sleep', ['read']);
@@ -21,7 +25,9 @@ it('[S-C23] a child exiting and a message arriving mid-sleep do not end it: only
   const started = now;
 
   // The child exits (its exit wakes a parent waiting on it; this parent waits on its timer) and a message arrives.
-  const provider = new ScriptedProvider({ processes: { [child.pid]: [[{ tool: 'process_exit', args: { message: 'done' } }]], [parent.pid]: [] } });
+  const provider = new ScriptedProvider({
+    processes: { [child.pid]: [[{ tool: 'process_exit', args: { message: 'done' } }]], [parent.pid]: [] },
+  });
   const first = await rt.run({ provider, maxQuanta: 1 });
   expect(first.results.map((r) => [r.pid, r.kind])).toEqual([[child.pid, 'turn']]);
   expect(await rt.process(child.pid)).toMatchObject({ status: 'exited' });

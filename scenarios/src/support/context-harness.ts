@@ -1,5 +1,14 @@
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type HostConfigInput, type LlmProvider, type LlmRequest, type LlmResponse, type LlmToolCall, type Runtime, type ScriptedRequestRecord } from '@libos/kernel';
+import {
+  openRuntime,
+  type HostConfigInput,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmResponse,
+  type LlmToolCall,
+  type Runtime,
+  type ScriptedRequestRecord,
+} from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import {
   definePlugin,
@@ -120,7 +129,9 @@ export interface ContextSnapshot {
 export async function contextOf(rt: Runtime, pid: string): Promise<ContextSnapshot> {
   return rt.transaction(async (scope) => {
     const state = await scope.service<LlmContextService>(SERVICE_NAMES.llmContext).state(pid);
-    const objects = scope.service<ObjectsService & { inspect(oid: string): Promise<{ metadata: { tags: string[] } } | null> }>(SERVICE_NAMES.objects);
+    const objects = scope.service<ObjectsService & { inspect(oid: string): Promise<{ metadata: { tags: string[] } } | null> }>(
+      SERVICE_NAMES.objects,
+    );
     const d = state.oid ? await objects.describe(state.oid) : null;
     const payload = d?.payloadAvailable ? ((await objects.readPayload(d.oid)) as ContextSnapshot['payload']) : null;
     const tags = d ? ((await objects.inspect(d.oid))?.metadata.tags ?? []) : [];
@@ -143,7 +154,18 @@ export const kinds = (payload: ContextSnapshot['payload']): string[] => (payload
 
 /** A valid ten-key summary (only `goal` and `completed` say something). */
 export function summaryOf(goal: string, completed: readonly string[] = []): Record<string, unknown> {
-  return { goal, constraints: [], user_preferences: [], completed: [...completed], pending: [], key_references: [], recent_decisions: [], risks: [], uncertainties: [], next_steps: [] };
+  return {
+    goal,
+    constraints: [],
+    user_preferences: [],
+    completed: [...completed],
+    pending: [],
+    key_references: [],
+    recent_decisions: [],
+    risks: [],
+    uncertainties: [],
+    next_steps: [],
+  };
 }
 
 /** The stage goal a compressor was given (its `context_compaction_stage:<pid>` Object), or null. */
@@ -181,7 +203,8 @@ export class CompressorProvider implements LlmProvider {
   constructor(
     private readonly rt: Runtime,
     private readonly inner: LlmProvider,
-    private readonly summarize: (stage: Record<string, unknown>) => unknown = (s) => summaryOf(`stage ${String(s.stage_index)}`, [`stage ${String(s.stage_index)}`]),
+    private readonly summarize: (stage: Record<string, unknown>) => unknown = (s) =>
+      summaryOf(`stage ${String(s.stage_index)}`, [`stage ${String(s.stage_index)}`]),
   ) {}
 
   async completeAction(req: LlmRequest): Promise<LlmResponse> {
@@ -190,6 +213,12 @@ export class CompressorProvider implements LlmProvider {
     if (!stage) throw new Error(`compressor ${req.pid} has no stage goal`);
     this.stages.push(stage);
     const call = { id: `cmp_${this.stages.length}`, name: 'process_exit', arguments: { payload: this.summarize(stage) } };
-    return { content: null, toolCalls: [call as LlmToolCall], api: 'scripted', model: 'scripted', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+    return {
+      content: null,
+      toolCalls: [call as LlmToolCall],
+      api: 'scripted',
+      model: 'scripted',
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    };
   }
 }

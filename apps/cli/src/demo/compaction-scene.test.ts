@@ -6,8 +6,12 @@ import { session } from '@libos/session';
 import { expect, it } from 'vitest';
 import { compactionScene } from './compaction-scene.js';
 
-it('the demo\'s compaction scene: the scribe outgrows its window, two compressors compact its context, the generation moves, it finishes', async () => {
-  const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+it("the demo's compaction scene: the scribe outgrows its window, two compressors compact its context, the generation moves, it finishes", async () => {
+  const rt = await openRuntime({
+    path: ':memory:',
+    plugins: [capabilities(), objectMemory(), session()],
+    config: { ids: sequentialIds() },
+  });
   try {
     const steps: string[] = [];
     const failures: string[] = [];
@@ -23,7 +27,7 @@ it('the demo\'s compaction scene: the scribe outgrows its window, two compressor
       'the next prompt will pass 80% of it',
       'the runtime compacts its context instead of asking the model → waits (waiting_child)',
       'compressor 1',
-      'stage 1\'s summary rolls forward → waits for compressor 2',
+      "stage 1's summary rolls forward → waits for compressor 2",
       'compressor 2',
       'scribe resumes compact_process_context → compacted: version',
       'scribe get_current_time → ok',

@@ -1,4 +1,4 @@
-import { canonicalJson, LibosError, sha256Hex, type ContextManagement, type ContextManagementMode, type ImageDefinition } from '@libos/sdk';
+import { canonicalJson, LibosError, sha256Hex, type ImageDefinition } from '@libos/sdk';
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { LlmProfile } from '../config/host-config.js';
@@ -9,45 +9,20 @@ import type { ProcessInfo } from '../processes/process-record.js';
 import { inTransaction } from '../store/transaction.js';
 import { findContextRow, updateContextRow, type PressureState } from './context-store.js';
 import { estimateInput, type InputEstimate } from './input-estimate.js';
+import { DEFAULT_MAINTENANCE_TOOL, maintenanceSettings, type MaintenanceSettings } from './maintenance-settings.js';
+
+export {
+  contextManagementProblems,
+  DEFAULT_MAINTENANCE_TOOL,
+  DEFAULT_PRESSURE_NOTICE,
+  DEFAULT_THRESHOLD_RATIO,
+  maintenanceSettings,
+  type MaintenanceSettings,
+} from './maintenance-settings.js';
 
 /** A context payload this large (canonical JSON, UTF-8) is compacted whatever the mode: max_chunks 4, preserve 0. */
 export const STORAGE_TRIGGER_BYTES = 96_000;
 export const STORAGE_TRIGGER_ARGUMENTS = Object.freeze({ force: true, max_chunks: 4, preserve_recent_entries: 0 });
-export const DEFAULT_THRESHOLD_RATIO = 0.8;
-export const DEFAULT_MAINTENANCE_TOOL = 'compact_process_context';
-export const DEFAULT_PRESSURE_NOTICE = 'Context pressure notice: your prompt is close to the model\'s context window.';
-
-/** An image's context maintenance with every default filled in. */
-export interface MaintenanceSettings {
-  readonly mode: ContextManagementMode;
-  readonly thresholdRatio: number;
-  readonly tool: { readonly name: string; readonly arguments: Readonly<Record<string, unknown>> };
-  readonly prompt: string;
-}
-
-export function maintenanceSettings(image: ImageDefinition | undefined): MaintenanceSettings {
-  const cm: ContextManagement = image?.contextManagement ?? {};
-  return {
-    mode: cm.mode ?? 'auto_compact',
-    thresholdRatio: cm.thresholdRatio ?? DEFAULT_THRESHOLD_RATIO,
-    tool: { name: cm.tool?.name ?? DEFAULT_MAINTENANCE_TOOL, arguments: cm.tool?.arguments ?? {} },
-    prompt: cm.prompt ?? DEFAULT_PRESSURE_NOTICE,
-  };
-}
-
-/** What is wrong with an image's `contextManagement` (empty: nothing), for the plugin loader. */
-export function contextManagementProblems(image: ImageDefinition): string[] {
-  const cm = image.contextManagement;
-  if (!cm) return [];
-  const out: string[] = [];
-  if (cm.mode !== undefined && !['auto_compact', 'prompt', 'disabled'].includes(cm.mode)) out.push(`mode must be auto_compact, prompt or disabled (got ${JSON.stringify(cm.mode)})`);
-  if (cm.thresholdRatio !== undefined && !(Number.isFinite(cm.thresholdRatio) && cm.thresholdRatio > 0 && cm.thresholdRatio <= 1)) {
-    out.push(`thresholdRatio must be in (0, 1] (got ${cm.thresholdRatio})`);
-  }
-  if (cm.mode === 'prompt' && image.promptMode === 'image_only') out.push('mode prompt is not allowed for an image_only image (its prompt is its context Object alone)');
-  return out;
-}
-
 /** The projection of one prompt against the run's model window. */
 export interface Pressure {
   readonly window: number;
@@ -88,11 +63,15 @@ function pressureArguments(s: MaintenanceSettings, window: number): Record<strin
 const fingerprintOf = (s: MaintenanceSettings) => sha256Hex(canonicalJson({ mode: s.mode, threshold: s.thresholdRatio, tool: s.tool }));
 
 async function audit(deps: KernelDeps, pid: string, decision: string, details: Record<string, unknown>): Promise<void> {
-  await inTransaction(deps.db, deps.scopes, pid, null, (scope) => scope.audit.record({ action: 'llm.context_maintenance', target: `process:${pid}`, decision, details }));
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
+    scope.audit.record({ action: 'llm.context_maintenance', target: `process:${pid}`, decision, details }),
+  );
 }
 
 async function setPressure(deps: KernelDeps, pid: string, pressure: PressureState): Promise<void> {
-  await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => updateContextRow(scope.store, pid, { pressure }, scope.clock.now().toISOString()));
+  await inTransaction(deps.db, deps.scopes, 'host', null, (scope) =>
+    updateContextRow(scope.store, pid, { pressure }, scope.clock.now().toISOString()),
+  );
 }
 
 /**
@@ -117,18 +96,33 @@ async function dispatch(deps: KernelDeps, p: ProcessInfo, name: string, args: Re
  *
  * A dispatched call that parks (a compaction's stage) ends the quantum; one that answers at once lets it go on.
  */
-export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: RenderedPrompt, opts: MaintainOptions): Promise<Maintained> {
+export async function maintainContext(
+  deps: KernelDeps,
+  p: ProcessInfo,
+  prompt: RenderedPrompt,
+  opts: MaintainOptions,
+): Promise<Maintained> {
   const image = deps.registry.images.get(p.imageId);
   const settings = maintenanceSettings(image);
   const context = prompt.context;
   if (context && context.payloadBytes >= STORAGE_TRIGGER_BYTES) {
-    const details = { payload_bytes: context.payloadBytes, trigger_bytes: STORAGE_TRIGGER_BYTES, tool: DEFAULT_MAINTENANCE_TOOL, arguments: STORAGE_TRIGGER_ARGUMENTS };
+    const details = {
+      payload_bytes: context.payloadBytes,
+      trigger_bytes: STORAGE_TRIGGER_BYTES,
+      tool: DEFAULT_MAINTENANCE_TOOL,
+      arguments: STORAGE_TRIGGER_ARGUMENTS,
+    };
     await audit(deps, p.pid, 'storage_trigger', details);
     const r = await dispatch(deps, p, DEFAULT_MAINTENANCE_TOOL, STORAGE_TRIGGER_ARGUMENTS);
     if (!r.ok) {
-      throw new LibosError(r.error.code, `the LLM context of ${p.pid} reached ${context.payloadBytes} bytes (the storage trigger is ${STORAGE_TRIGGER_BYTES}) and its compaction failed: ${r.error.message}`, {
-        details: { ...details, error: r.error },
-      });
+      throw new LibosError(
+        r.error.code,
+        `the LLM context of ${p.pid} reached ${context.payloadBytes} bytes (the storage trigger is ${STORAGE_TRIGGER_BYTES}) ` +
+          `and its compaction failed: ${r.error.message}`,
+        {
+          details: { ...details, error: r.error },
+        },
+      );
     }
     if (r.wait) return { kind: 'dispatched', tool: DEFAULT_MAINTENANCE_TOOL, result: r, stopReason: callStopReason(r) ?? 'waiting_child' };
   }
@@ -137,8 +131,23 @@ export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: 
   const estimate = await estimateInput(opts.model, prompt.messages, prompt.tools);
   const reserve = profile.max_tokens;
   const projected = estimate.tokens + reserve;
-  const pressure: Pressure = { window: profile.context_window, input: estimate.tokens, reserve, projected, ratio: projected / profile.context_window, method: estimate.method };
-  const facts = { window: pressure.window, input: pressure.input, reserve, projected, utilization: Math.round(pressure.ratio * 1000) / 10, method: estimate.method, mode: settings.mode };
+  const pressure: Pressure = {
+    window: profile.context_window,
+    input: estimate.tokens,
+    reserve,
+    projected,
+    ratio: projected / profile.context_window,
+    method: estimate.method,
+  };
+  const facts = {
+    window: pressure.window,
+    input: pressure.input,
+    reserve,
+    projected,
+    utilization: Math.round(pressure.ratio * 1000) / 10,
+    method: estimate.method,
+    mode: settings.mode,
+  };
   const row = context ? await findContextRow(deps.db, p.pid) : null;
   let out: RenderedPrompt = prompt;
   if (pressure.ratio < settings.thresholdRatio) {
@@ -151,7 +160,9 @@ export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: 
       out = withNotice(prompt, settings.prompt, pressure);
     } else if (settings.mode === 'auto_compact' && context && attempted !== fingerprint) {
       // Without a context Object there is nothing to compact: the window check below still holds the line.
-      const allowed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => scope.authorityFor(p.pid).check('context:maintenance', 'execute'));
+      const allowed = await inTransaction(deps.db, deps.scopes, 'host', null, (scope) =>
+        scope.authorityFor(p.pid).check('context:maintenance', 'execute'),
+      );
       await setPressure(deps, p.pid, { active: true, attempted: fingerprint });
       if (!allowed.allowed) {
         await audit(deps, p.pid, 'not_authorized', { ...facts, needs: 'execute on context:maintenance' });
@@ -161,7 +172,8 @@ export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: 
         const args = { ...pressureArguments(settings, profile.context_window), ...settings.tool.arguments };
         await audit(deps, p.pid, 'dispatched', { ...facts, tool: settings.tool.name, arguments: args });
         const r = await dispatch(deps, p, settings.tool.name, args);
-        if (r.ok && r.wait) return { kind: 'dispatched', tool: settings.tool.name, result: r, stopReason: callStopReason(r) ?? 'waiting_child' };
+        if (r.ok && r.wait)
+          return { kind: 'dispatched', tool: settings.tool.name, result: r, stopReason: callStopReason(r) ?? 'waiting_child' };
         if (!r.ok) await audit(deps, p.pid, 'tool_failed', { ...facts, tool: settings.tool.name, error: r.error });
       }
     }
@@ -169,7 +181,8 @@ export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: 
   if (projected > profile.context_window) {
     throw new LibosError(
       'resource_limit_exceeded',
-      `the prompt of ${p.pid} projects to ${projected} tokens (input ${estimate.tokens} + max_tokens ${reserve}), over the context window ${profile.context_window} of profile ${profile.name}; nothing was sent to the model`,
+      `the prompt of ${p.pid} projects to ${projected} tokens (input ${estimate.tokens} + max_tokens ${reserve}), ` +
+        `over the context window ${profile.context_window} of profile ${profile.name}; nothing was sent to the model`,
       { details: { ...facts, profile: profile.name } },
     );
   }
@@ -178,7 +191,11 @@ export async function maintainContext(deps: KernelDeps, p: ProcessInfo, prompt: 
 
 /** The prompt with a pressure notice after its user message: the context render above it is left as it was. */
 function withNotice(prompt: RenderedPrompt, text: string, p: Pressure): RenderedPrompt {
-  const notice = `${text}\nWindow ${p.window} tokens; input about ${p.input}; reply reserve ${p.reserve}; projected ${p.projected} (${(p.ratio * 100).toFixed(1)}% of the window).`;
-  const messages = prompt.messages.map((m, i) => (i === prompt.messages.length - 1 && m.role === 'user' ? { ...m, content: `${m.content}\n\n${notice}` } : m));
+  const pct = (p.ratio * 100).toFixed(1);
+  const figures = `input about ${p.input}; reply reserve ${p.reserve}; projected ${p.projected} (${pct}% of the window)`;
+  const notice = `${text}\nWindow ${p.window} tokens; ${figures}.`;
+  const messages = prompt.messages.map((m, i) =>
+    i === prompt.messages.length - 1 && m.role === 'user' ? { ...m, content: `${m.content}\n\n${notice}` } : m,
+  );
   return { ...prompt, messages, tokens: prompt.tokens + Math.ceil(notice.length / 4) };
 }

@@ -115,7 +115,13 @@ export async function refreshContext(deps: KernelDeps, p: ProcessInfo, opts: Ref
         details: { pid: p.pid, oid, generation: row.generation, source, replaces: row.oid },
       });
     }
-    const seen = await observe(deps, scope, { process: p, unread: opts.unread ?? null, captured: payload.captured, contextOid: oid, ...(opts.viewTokenBudget !== undefined ? { viewTokenBudget: opts.viewTokenBudget } : {}) });
+    const seen = await observe(deps, scope, {
+      process: p,
+      unread: opts.unread ?? null,
+      captured: payload.captured,
+      contextOid: oid,
+      ...(opts.viewTokenBudget !== undefined ? { viewTokenBudget: opts.viewTokenBudget } : {}),
+    });
     const raised = joinLabels([labels, seen.labels]);
     const labelsRose = canonicalJson(raised) !== canonicalJson(labels);
     labels = raised;

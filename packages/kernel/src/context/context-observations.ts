@@ -1,4 +1,13 @@
-import { canonicalJson, DEFAULT_LABELS, joinLabels, SERVICE_NAMES, sha256Hex, type DataLabels, type ObjectsService, type ViewManifestEntry } from '@libos/sdk';
+import {
+  canonicalJson,
+  DEFAULT_LABELS,
+  joinLabels,
+  SERVICE_NAMES,
+  sha256Hex,
+  type DataLabels,
+  type ObjectsService,
+  type ViewManifestEntry,
+} from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
@@ -120,7 +129,11 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
     entries.push({
       kind: 'events_delta',
       at,
-      events: newest.map((e) => ({ seq: Number(e.seq), type: e.type as string, data: slimEventData(p.pid, JSON.parse(e.data as string) as Record<string, unknown>) })),
+      events: newest.map((e) => ({
+        seq: Number(e.seq),
+        type: e.type as string,
+        data: slimEventData(p.pid, JSON.parse(e.data as string) as Record<string, unknown>),
+      })),
       omitted_events: total - newest.length,
     });
     next.events_seq = last;

@@ -36,10 +36,20 @@ export interface ContextPayload {
 /** Checks that a stored payload is a context payload (it is a mutable Object: anyone with write could change it). */
 export function asContextPayload(value: unknown, oid: string): ContextPayload {
   const p = value as Partial<ContextPayload> | null;
-  if (p === null || typeof p !== 'object' || p.kind !== LLM_CONTEXT_KIND || !Array.isArray(p.entries) || typeof p.static_prefix !== 'object') {
-    throw new LibosError('invalid_state', `the LLM context Object ${oid} does not hold an llm_context payload (kind "${LLM_CONTEXT_KIND}" with entries)`, {
-      details: { oid },
-    });
+  if (
+    p === null ||
+    typeof p !== 'object' ||
+    p.kind !== LLM_CONTEXT_KIND ||
+    !Array.isArray(p.entries) ||
+    typeof p.static_prefix !== 'object'
+  ) {
+    throw new LibosError(
+      'invalid_state',
+      `the LLM context Object ${oid} does not hold an llm_context payload (kind "${LLM_CONTEXT_KIND}" with entries)`,
+      {
+        details: { oid },
+      },
+    );
   }
   return { ...(p as ContextPayload), captured: p.captured ?? {}, label_history: p.label_history ?? [] };
 }

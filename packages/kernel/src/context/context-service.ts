@@ -79,13 +79,22 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
       const labels = joinLabels([row.labels, current!.labels, ...(w.labels ? [w.labels] : [])]);
       // The compaction's own events (its children, its job, its waits) are not replayed into the compacted context:
       // the next events delta starts after them.
-      const last = await tx.store.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+      const last = await tx.store
+        .selectFrom('events')
+        .select((eb) => eb.fn.max('seq').as('seq'))
+        .executeTakeFirst();
       const payload = withEventsCursor(w.payload, Number(last?.seq ?? 0));
       let ref;
       try {
-        ref = await om.replacePayload(oid, payload, { expectedVersion: current!.version, labels, tags: [...(w.tags ?? [])], action: 'llm.context_compacted' });
+        ref = await om.replacePayload(oid, payload, {
+          expectedVersion: current!.version,
+          labels,
+          tags: [...(w.tags ?? [])],
+          action: 'llm.context_compacted',
+        });
       } catch (err) {
-        if (err instanceof LibosError && err.code === 'version_conflict') throw changed(oid, w.sourceVersion, String(err.details?.version ?? 'unknown'));
+        if (err instanceof LibosError && err.code === 'version_conflict')
+          throw changed(oid, w.sourceVersion, String(err.details?.version ?? 'unknown'));
         throw err;
       }
       // The generation moves in the same transaction as the write: a conflict above left both as they were.
@@ -95,7 +104,16 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
         action: 'llm.context_generation',
         target: `object:${oid}`,
         decision: 'compacted',
-        details: { pid: w.pid, oid, old_version: current!.version, version: ref.version, previous_generation: row.generation, generation, recreated, transform: 'compacted' },
+        details: {
+          pid: w.pid,
+          oid,
+          old_version: current!.version,
+          version: ref.version,
+          previous_generation: row.generation,
+          generation,
+          recreated,
+          transform: 'compacted',
+        },
       });
       return { oid, oldVersion: recreated ? w.sourceVersion : current!.version, version: ref.version, generation, recreated };
     },

@@ -67,7 +67,15 @@ export async function ensureContextRow(db: Kysely<any>, pid: string, labels: Dat
   const row: ContextRow = { pid, generation: newGeneration(), oid: null, labels, pressure: { active: false, attempted: null } };
   await db
     .insertInto('llm_contexts')
-    .values({ pid, generation: row.generation, oid: null, labels: JSON.stringify(labels), pressure: JSON.stringify(row.pressure), created_at: nowIso, updated_at: nowIso })
+    .values({
+      pid,
+      generation: row.generation,
+      oid: null,
+      labels: JSON.stringify(labels),
+      pressure: JSON.stringify(row.pressure),
+      created_at: nowIso,
+      updated_at: nowIso,
+    })
     .execute();
   return row;
 }

@@ -97,7 +97,11 @@ async function countSegments(t: 'o200k_base' | 'cl100k_base', text: string): Pro
  * @example
  * await estimateInput('gpt-4o-mini', [{ role: 'user', content: 'hi' }], []); // { tokens: 8, method: 'o200k_base' }
  */
-export async function estimateInput(model: string, messages: readonly LlmMessage[], tools: readonly LlmToolSchema[]): Promise<InputEstimate> {
+export async function estimateInput(
+  model: string,
+  messages: readonly LlmMessage[],
+  tools: readonly LlmToolSchema[],
+): Promise<InputEstimate> {
   const t = tokenizerFor(model);
   const toolsText = tools.length ? JSON.stringify(tools) : '';
   if (t === null) {

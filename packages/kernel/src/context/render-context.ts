@@ -43,13 +43,25 @@ interface Renderable {
  * `Append-only entries:` and, per entry, a blank line, `---` and the entry as one line of sorted-key JSON.
  *
  * @example
- * renderContext({ cache_strategy: { mode: 'append_only_stable_prefix' }, static_prefix: { pid: 'pid_1' }, entries: [{ kind: 'process_started' }] });
- * // 'LLM context object:\nCache strategy: append_only_stable_prefix\nNote: …\n\nStatic prefix:\n{\n  "pid": "pid_1"\n}\n\nAppend-only entries:\n\n---\n{"kind":"process_started"}'
+ * const entries = [{ kind: 'process_started' }];
+ * const payload = { cache_strategy: { mode: 'append_only_stable_prefix' }, static_prefix: { pid: 'pid_1' }, entries };
+ * renderContext(payload);
+ * // 'LLM context object:\nCache strategy: append_only_stable_prefix\nNote: …\n\nStatic prefix:\n{\n  "pid": "pid_1"\n}\n\n'
+ * // + 'Append-only entries:\n\n---\n{"kind":"process_started"}'
  */
 export function renderContext(payload: unknown): string {
   const p = (payload ?? {}) as Renderable;
   const mode = typeof p.cache_strategy?.mode === 'string' ? p.cache_strategy.mode : 'append_only_stable_prefix';
-  const head = [CONTEXT_HEADING, `Cache strategy: ${mode}`, NOTE, '', 'Static prefix:', sortedJson(p.static_prefix ?? {}, 2), '', 'Append-only entries:'];
+  const head = [
+    CONTEXT_HEADING,
+    `Cache strategy: ${mode}`,
+    NOTE,
+    '',
+    'Static prefix:',
+    sortedJson(p.static_prefix ?? {}, 2),
+    '',
+    'Append-only entries:',
+  ];
   const entries = (Array.isArray(p.entries) ? p.entries : []).map((e) => `\n---\n${sortedJson(e)}`);
   return head.join('\n') + entries.join('');
 }

@@ -14,6 +14,7 @@ import {
 } from '@libos/sdk';
 import type { MigrationSet } from '../store/migrate.js';
 import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
+import { contextManagementProblems } from '../context/maintenance-settings.js';
 
 export const IMAGE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*:[A-Za-z0-9._-]+$/;
 
@@ -121,6 +122,7 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     if (img.toolTablePolicy !== undefined && !TOOL_TABLE_POLICIES.includes(img.toolTablePolicy)) {
       bad(where, `images[${img.id}].toolTablePolicy`, `${JSON.stringify(img.toolTablePolicy)} must be one of ${TOOL_TABLE_POLICIES.join(', ')}`);
     }
+    for (const m of contextManagementProblems(img)) bad(where, `images[${img.id}].contextManagement`, m);
     let def: ImageDefinition = img;
     if (kernel && img.toolGroups) {
       const loaded = img.toolGroups.filter((g) => skills.has(g.skill));

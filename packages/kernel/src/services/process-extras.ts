@@ -8,8 +8,18 @@ import type { TxScope } from '../store/transaction.js';
  * `ProcessService.spawnChild`: a direct child of `parentPid` in the caller's transaction, with a budget carved from
  * the parent's remaining and no grants. The caller has checked `process:spawn` (and the image) already.
  */
-export async function spawnChildForHost(deps: KernelDeps, scope: TxScope, parentPid: string, req: ChildSpawnRequest): Promise<{ pid: string; goalOid: string | null }> {
-  const child = await spawnInScope(deps, scope, { goal: req.goal, image: req.image, parentPid, ...(req.labels ? { labels: req.labels } : {}) });
+export async function spawnChildForHost(
+  deps: KernelDeps,
+  scope: TxScope,
+  parentPid: string,
+  req: ChildSpawnRequest,
+): Promise<{ pid: string; goalOid: string | null }> {
+  const child = await spawnInScope(deps, scope, {
+    goal: req.goal,
+    image: req.image,
+    parentPid,
+    ...(req.labels ? { labels: req.labels } : {}),
+  });
   return { pid: child.pid, goalOid: child.goalOid };
 }
 
@@ -18,7 +28,14 @@ export async function spawnChildForHost(deps: KernelDeps, scope: TxScope, parent
  * model replies. Only full-I/O records hold the calls; a preview-and-hash record (persist_full_io off) holds none.
  */
 export async function recordedExitPayload(scope: TxScope, pid: string): Promise<{ found: boolean; payload?: unknown }> {
-  const rows = await scope.store.selectFrom('llm_calls').select(['response']).where('pid', '=', pid).where('status', '=', 'ok').orderBy('seq', 'desc').limit(20).execute();
+  const rows = await scope.store
+    .selectFrom('llm_calls')
+    .select(['response'])
+    .where('pid', '=', pid)
+    .where('status', '=', 'ok')
+    .orderBy('seq', 'desc')
+    .limit(20)
+    .execute();
   for (const row of rows) {
     if (typeof row.response !== 'string') continue;
     const response = JSON.parse(row.response) as { tool_calls?: { name?: string; arguments?: Record<string, unknown> }[] };

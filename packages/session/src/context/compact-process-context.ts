@@ -25,7 +25,13 @@ export interface CompactionTestHooks {
 const TERMINAL = new Set(['exited', 'failed', 'killed']);
 
 export const compactInput = z.object({
-  target_tokens: z.number().int().min(256).max(64_000).default(4000).describe('256..64000: the no-op threshold and the summary goal, not a hard limit'),
+  target_tokens: z
+    .number()
+    .int()
+    .min(256)
+    .max(64_000)
+    .default(4000)
+    .describe('256..64000: the no-op threshold and the summary goal, not a hard limit'),
   preserve_recent_entries: z.number().int().min(0).max(128).default(8).describe('0..128: entries kept verbatim at the end'),
   max_chunks: z.number().int().min(1).max(64).default(8).describe('1..64: most sequential summary stages (one child each)'),
   force: z.boolean().default(false).describe('bypasses only the under-target no-op'),
@@ -54,9 +60,13 @@ const services = (ctx: ToolContext) => ({
 
 /** `version_conflict` for a context that moved since the job read it: the job fails and nothing is written. */
 const changedDuringCompaction = (job: CompactionJob, found: string) =>
-  new LibosError('version_conflict', `LLM context changed during compaction: expected version ${job.source_version} of ${job.context_oid}, found ${found}`, {
-    details: { context_oid: job.context_oid, expected_version: job.source_version, found },
-  });
+  new LibosError(
+    'version_conflict',
+    `LLM context changed during compaction: expected version ${job.source_version} of ${job.context_oid}, found ${found}`,
+    {
+      details: { context_oid: job.context_oid, expected_version: job.source_version, found },
+    },
+  );
 
 /**
  * A resumed call carries the job it saved with its wait. It is accepted only on the runtime's own resumption of that
@@ -66,32 +76,47 @@ const changedDuringCompaction = (job: CompactionJob, found: string) =>
 async function authorizeResume(ctx: ToolContext, raw: unknown): Promise<CompactionJob> {
   const wait = ctx.resumedWait;
   if (!ctx.resumed || wait?.kind !== 'child') {
-    throw new LibosError('invalid_arguments', '_resume_job: not callable directly; the runtime alone passes it when it resumes a compaction stage', {
-      details: { field: '_resume_job' },
-    });
+    throw new LibosError(
+      'invalid_arguments',
+      '_resume_job: not callable directly; the runtime alone passes it when it resumes a compaction stage',
+      {
+        details: { field: '_resume_job' },
+      },
+    );
   }
   const job = asJob(raw, '_resume_job');
   if (job.caller_pid !== ctx.pid || job.current_child_pid !== wait.child_pid || job.status !== 'active') {
-    throw new LibosError('invalid_arguments', `_resume_job: does not match the saved compaction wait of ${ctx.pid} (on child ${wait.child_pid})`, {
-      details: { field: '_resume_job' },
-    });
+    throw new LibosError(
+      'invalid_arguments',
+      `_resume_job: does not match the saved compaction wait of ${ctx.pid} (on child ${wait.child_pid})`,
+      {
+        details: { field: '_resume_job' },
+      },
+    );
   }
   const stored = await loadJob(ctx, ctx.pid);
   if (stored && !sameJob(stored.job, job)) {
-    throw new LibosError('invalid_arguments', `_resume_job: differs from the job Object of ${ctx.pid}; refusing to resume from it`, { details: { field: '_resume_job' } });
+    throw new LibosError('invalid_arguments', `_resume_job: differs from the job Object of ${ctx.pid}; refusing to resume from it`, {
+      details: { field: '_resume_job' },
+    });
   }
   return job;
 }
 
 /** The context Object by name, with read, write and materialize checked; null when it has no live payload. */
-async function loadContext(ctx: ToolContext): Promise<{ oid: string; version: number; payload: Record<string, unknown>; labels: DataLabels } | null> {
+async function loadContext(
+  ctx: ToolContext,
+): Promise<{ oid: string; version: number; payload: Record<string, unknown>; labels: DataLabels } | null> {
   const { objects, contexts } = services(ctx);
   const name = contexts.objectName(ctx.pid);
   const ref = await objects.lookup(`process:${ctx.pid}`, name);
   const d = ref ? await objects.describe(ref.oid) : null;
   if (!d?.payloadAvailable) return null;
   for (const right of ['read', 'write', 'materialize'] as const) {
-    await ctx.authority.require(`object:${d.oid}`, right, { code: 'object_denied', message: `${name}: compaction needs read, write and materialize on ${d.oid}; ${right} is not held` });
+    await ctx.authority.require(`object:${d.oid}`, right, {
+      code: 'object_denied',
+      message: `${name}: compaction needs read, write and materialize on ${d.oid}; ${right} is not held`,
+    });
   }
   const payload = (await objects.readPayload(d.oid)) as Record<string, unknown> | null;
   if (payload === null || typeof payload !== 'object' || payload.kind !== 'llm_context' || !Array.isArray(payload.entries)) {
@@ -120,7 +145,9 @@ export const compactProcessContextTool = (hooks: CompactionTestHooks = {}) =>
   defineTool({
     name: 'compact_process_context',
     description:
-      'Compact your LLM context Object (only with the "LLM context object:" heading in your prompt): one context-compressor:v0 child per chunk summarizes it; the context becomes the summary plus your newest entries. Call it alone; you wait while children run. Unforced and at or under target_tokens: compacted=false, reason "context_under_target".',
+      'Compact your LLM context Object (only with the "LLM context object:" heading in your prompt): one context-compressor:v0 ' +
+      'child per chunk summarizes it; the context becomes the summary plus your newest entries. Call it alone; you wait while ' +
+      'children run. Unforced and at or under target_tokens: compacted=false, reason "context_under_target".',
     input: compactInput,
     output,
     exclusive: true,
@@ -136,9 +163,13 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
   const context = await loadContext(ctx);
   if (!context && !resumed) {
     const name = contexts.objectName(ctx.pid);
-    throw new LibosError('object_not_found', `${name}: this process has no LLM context Object (its prompt has no "LLM context object:" heading); there is nothing to compact`, {
-      details: { name },
-    });
+    throw new LibosError(
+      'object_not_found',
+      `${name}: this process has no LLM context Object (its prompt has no "LLM context object:" heading); there is nothing to compact`,
+      {
+        details: { name },
+      },
+    );
   }
   const sourceTokens = context ? contexts.estimateTokens(contexts.render(context.payload)) : resumed!.source_tokens;
   let job = resumed ?? (await loadJob(ctx, ctx.pid))?.job ?? null;
@@ -187,7 +218,13 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
       action: 'context.compaction_started',
       target: `object:${job.context_oid}`,
       decision: 'active',
-      details: { pid: ctx.pid, source_version: job.source_version, source_tokens: sourceTokens, total_stages: job.total_stages, force: job.force },
+      details: {
+        pid: ctx.pid,
+        source_version: job.source_version,
+        source_tokens: sourceTokens,
+        total_stages: job.total_stages,
+        force: job.force,
+      },
     });
   }
   // From here on a failure fails the job, in the transaction that records the call's failure.
@@ -195,7 +232,10 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
   ctx.onFailure?.(async (scope, error) => failJob(scope, current, error));
 
   if (context && (context.oid !== current.context_oid || context.version !== current.source_version)) {
-    throw changedDuringCompaction(current, context.oid === current.context_oid ? `version ${context.version}` : `a new context Object ${context.oid}`);
+    throw changedDuringCompaction(
+      current,
+      context.oid === current.context_oid ? `version ${context.version}` : `a new context Object ${context.oid}`,
+    );
   }
   const chunks = chunkEntries(current.source_payload.entries, current.max_chunks);
   while (current.stage_index < current.total_stages) {
@@ -204,13 +244,19 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
       ctx.wait({ kind: 'child', child_pid: current.current_child_pid! }, { resumeArgs: resumeArgs(current) });
     }
     current = await collectStage(ctx, current);
-    if (current.current_child_pid !== null) ctx.wait({ kind: 'child', child_pid: current.current_child_pid }, { resumeArgs: resumeArgs(current) });
+    if (current.current_child_pid !== null)
+      ctx.wait({ kind: 'child', child_pid: current.current_child_pid }, { resumeArgs: resumeArgs(current) });
   }
   return writeBack(ctx, current, hooks, (j) => (current = j));
 }
 
 /** Checks the stage's authority and budget, spawns its compressor, and records its pid in the job first. */
-async function spawnStage(ctx: ToolContext, job: CompactionJob, chunks: readonly unknown[][], contextLabels: DataLabels | null): Promise<CompactionJob> {
+async function spawnStage(
+  ctx: ToolContext,
+  job: CompactionJob,
+  chunks: readonly unknown[][],
+  contextLabels: DataLabels | null,
+): Promise<CompactionJob> {
   const { objects, processes, contexts } = services(ctx);
   await ctx.authority.require('process:spawn', 'write');
   const me = await processes.get(ctx.pid);
@@ -218,14 +264,20 @@ async function spawnStage(ctx: ToolContext, job: CompactionJob, chunks: readonly
   const remaining = (await ctx.budgets.remaining(ctx.pid)).child_processes;
   const needed = job.total_stages - job.stage_index;
   if (remaining !== null && remaining !== undefined && remaining < needed) {
-    throw new LibosError('resource_limit_exceeded', `exhausted child process budget: compaction needs ${needed} more context-compressor:v0 children, ${remaining} remain`, {
-      details: { needed, remaining },
-    });
+    throw new LibosError(
+      'resource_limit_exceeded',
+      `exhausted child process budget: compaction needs ${needed} more context-compressor:v0 children, ${remaining} remain`,
+      {
+        details: { needed, remaining },
+      },
+    );
   }
   const state = await contexts.state(ctx.pid);
   const labels = joinLabels([await ctx.flow.labels(), state.labels, ...(contextLabels ? [contextLabels] : [])]);
   const stage = job.stage_index + 1;
-  const goal = `Compress stage ${stage} of ${job.total_stages} of the LLM context of ${ctx.pid}: read the Object context_compaction_stage:<your pid> in your memory and exit with its ten-key summary as payload.`;
+  const goal =
+    `Compress stage ${stage} of ${job.total_stages} of the LLM context of ${ctx.pid}: read the Object ` +
+    'context_compaction_stage:<your pid> in your memory and exit with its ten-key summary as payload.';
   const child = await processes.spawnChild(ctx.pid, { image: CONTEXT_COMPRESSOR_IMAGE, goal, labels });
   const next: CompactionJob = { ...job, current_child_pid: child.pid, compressor_pids: [...job.compressor_pids, child.pid] };
   await objects.createForProcess(child.pid, {
@@ -237,7 +289,12 @@ async function spawnStage(ctx: ToolContext, job: CompactionJob, chunks: readonly
     metadata: { title: `context compaction stage ${stage} of ${job.total_stages}` },
   });
   await saveJob(ctx, next);
-  await ctx.events.emit('context_compaction_stage', { pid: ctx.pid, child_pid: child.pid, stage_index: stage, total_stages: job.total_stages });
+  await ctx.events.emit('context_compaction_stage', {
+    pid: ctx.pid,
+    child_pid: child.pid,
+    stage_index: stage,
+    total_stages: job.total_stages,
+  });
   return next;
 }
 
@@ -265,7 +322,12 @@ async function collectStage(ctx: ToolContext, job: CompactionJob): Promise<Compa
   } else {
     const recorded = await processes.recordedExitPayload(childPid);
     if (!recorded.found) {
-      await ctx.audit.record({ action: 'context.compressor_discarded', target: `process:${childPid}`, decision: 'result_unavailable', details: { pid: ctx.pid, stage_index: job.stage_index + 1 } });
+      await ctx.audit.record({
+        action: 'context.compressor_discarded',
+        target: `process:${childPid}`,
+        decision: 'result_unavailable',
+        details: { pid: ctx.pid, stage_index: job.stage_index + 1 },
+      });
       return { ...job, current_child_pid: null, discarded_compressor_pids: [...job.discarded_compressor_pids, childPid] };
     }
     summary = recorded.payload;
@@ -282,7 +344,12 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
   const preserved = Math.min(job.preserve_recent_entries, entries.length);
   const tail = entries.slice(entries.length - preserved);
   const summary = job.summaries[job.summaries.length - 1] ?? EMPTY_SUMMARY;
-  const { process: _process, capabilities: _capabilities, tools: _tools, ...kept } = (job.source_payload.captured ?? {}) as Record<string, unknown>;
+  const {
+    process: _process,
+    capabilities: _capabilities,
+    tools: _tools,
+    ...kept
+  } = (job.source_payload.captured ?? {}) as Record<string, unknown>;
   const compactEntry = {
     kind: 'context_compacted',
     at,
@@ -345,7 +412,13 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
     const done: CompactionJob = { ...job, status: 'completed', result: { ...result, generation: written.generation } };
     track(done);
     await saveJob(ctx, done);
-    await ctx.events.emit('context_compacted', { pid: ctx.pid, context_oid: written.oid, old_version: result.old_version, new_version: written.version, generation: written.generation });
+    await ctx.events.emit('context_compacted', {
+      pid: ctx.pid,
+      context_oid: written.oid,
+      old_version: result.old_version,
+      new_version: written.version,
+      generation: written.generation,
+    });
     await ctx.audit.record({
       action: 'context.compacted',
       target: `object:${written.oid}`,

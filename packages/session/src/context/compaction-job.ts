@@ -97,7 +97,13 @@ export async function failJob(scope: ServiceScope, job: CompactionJob, error: Er
     action: 'context.compaction_failed',
     target: `object:${job.context_oid}`,
     decision: error.code,
-    details: { pid: job.caller_pid, stage_index: job.stage_index, total_stages: job.total_stages, compressor_pids: job.compressor_pids, error },
+    details: {
+      pid: job.caller_pid,
+      stage_index: job.stage_index,
+      total_stages: job.total_stages,
+      compressor_pids: job.compressor_pids,
+      error,
+    },
   });
 }
 

@@ -34,21 +34,33 @@ const isEmpty = (v: unknown): boolean =>
  */
 export function validateSummary(summary: unknown, childPid: string): Record<string, unknown> {
   if (summary === null || typeof summary !== 'object' || Array.isArray(summary)) {
-    throw new LibosError('invalid_arguments', `context compressor ${childPid} returned a summary that is not a JSON object: missing required fields: ${SUMMARY_KEYS.join(', ')}`, {
-      details: { child_pid: childPid, missing: [...SUMMARY_KEYS] },
-    });
+    throw new LibosError(
+      'invalid_arguments',
+      `context compressor ${childPid} returned a summary that is not a JSON object: missing required fields: ${SUMMARY_KEYS.join(', ')}`,
+      {
+        details: { child_pid: childPid, missing: [...SUMMARY_KEYS] },
+      },
+    );
   }
   const s = summary as Record<string, unknown>;
   const missing = SUMMARY_KEYS.filter((k) => !Object.hasOwn(s, k));
   if (missing.length > 0) {
-    throw new LibosError('invalid_arguments', `context compressor ${childPid} returned a summary with missing required fields: ${missing.join(', ')}`, {
-      details: { child_pid: childPid, missing },
-    });
+    throw new LibosError(
+      'invalid_arguments',
+      `context compressor ${childPid} returned a summary with missing required fields: ${missing.join(', ')}`,
+      {
+        details: { child_pid: childPid, missing },
+      },
+    );
   }
   if (SUMMARY_KEYS.every((k) => isEmpty(s[k]))) {
-    throw new LibosError('invalid_arguments', `context compressor ${childPid} returned an empty summary: every one of ${SUMMARY_KEYS.join(', ')} is empty`, {
-      details: { child_pid: childPid },
-    });
+    throw new LibosError(
+      'invalid_arguments',
+      `context compressor ${childPid} returned an empty summary: every one of ${SUMMARY_KEYS.join(', ')} is empty`,
+      {
+        details: { child_pid: childPid },
+      },
+    );
   }
   return s;
 }

@@ -20,7 +20,7 @@ export {
   type LoadedHostConfig,
 } from './config/host-config.js';
 export { MCP_SERVER_NAME_PATTERN, mcpServerSchema, type McpServerConfig } from './config/mcp-servers.js';
-export type { OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
+export type { LoadedPluginInfo, OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';
 export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';
@@ -30,6 +30,10 @@ export type { AuditRecord, RuntimeEvent } from './events/event-bus.js';
 export type { AuditQuery, EventQuery } from './events/queries.js';
 export { BASE_AGENT, BUILTIN_IMAGES } from './images/builtin-images.js';
 export { loadPlugins } from './plugins/load-plugins.js';
+// Third-party plugins: by spec (package name or path), checked without a store, and recorded in each store.
+export { checkPlugins } from './plugins/check-plugins.js';
+export { importPluginSpec, importPluginSpecs, pluginSourceOf, resolvePluginSpec, type PluginSource } from './plugins/plugin-specs.js';
+export { recordedPlugins, type ProcessNeeds, type RecordedPlugin } from './plugins/store-plugins.js';
 export type { RunOptions, RunReport } from './scheduler/run-until-idle.js';
 export type { QuantumResult, StopReason } from './executor/run-quantum.js';
 export type { HumanAnswer } from './human/answer-human.js';

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
 import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 
@@ -10,6 +11,8 @@ import { queryAudit, queryEvents, type AuditQuery, type EventQuery } from './eve
 import { BUILTIN_IMAGES } from './images/builtin-images.js';
 import type { KernelDeps } from './internal/kernel-deps.js';
 import { loadPlugins } from './plugins/load-plugins.js';
+import { importPluginSpecs, pluginSourceOf, setPluginSource } from './plugins/plugin-specs.js';
+import { assertStorePlugins, recordStorePlugins, STORE_PLUGINS_MIGRATIONS_OWNER, storePluginsMigrations } from './plugins/store-plugins.js';
 import type { Registry } from './plugins/registry.js';
 import { toolJsonSchema } from './plugins/tool-schemas.js';
 import type { ProcessInfo } from './processes/process-record.js';
@@ -54,6 +57,23 @@ export interface OpenRuntimeOptions {
    * `libos.config.json|yaml|yml` in the store's folder if there is one (`loadHostConfig`), else all defaults.
    */
   readonly hostConfig?: HostConfigInput;
+  /**
+   * Where the host config's `plugins` specs resolve from: default the config file's folder, or the working folder when
+   * the config was given in code. Those plugins load after `plugins`.
+   */
+  readonly pluginBaseDir?: string;
+}
+
+/** A loaded plugin as `libos plugins` lists it: name, version, and the spec and file it came from (if any). */
+export interface LoadedPluginInfo {
+  readonly name: string;
+  readonly version: string;
+  /** `kernel` (always loaded), `host` (given as an object by the host), or `spec` (a package name or path). */
+  readonly origin: 'kernel' | 'host' | 'spec';
+  readonly spec: string | null;
+  readonly file: string | null;
+  readonly skills: readonly string[];
+  readonly tools: number;
 }
 
 /** One entry of the Skill catalog. */
@@ -240,6 +260,17 @@ export class Runtime {
       .sort((a, b) => a.skill_id.localeCompare(b.skill_id));
   }
 
+  /** The loaded plugins in load order: the kernel's own first, then the host's, then those named by specs. */
+  loadedPlugins(): LoadedPluginInfo[] {
+    return this.registry.plugins.map((p) => {
+      const source = pluginSourceOf(p);
+      const origin = p.name.startsWith('@libos/kernel:') ? 'kernel' : source ? 'spec' : 'host';
+      const skills = [...this.registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);
+      const tools = [...this.registry.tools.values()].filter((t) => t.plugin === p.name).length;
+      return { name: p.name, version: String(p.version ?? ''), origin, spec: source?.spec ?? null, file: source?.file ?? null, skills, tools };
+    });
+  }
+
   /** True when some loaded plugin defines a tool of this name. */
   hasTool(name: string): boolean {
     return this.registry.tools.has(name);
@@ -369,7 +400,15 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     if (!deps) throw new LibosError('internal_error', 'kernel used before it finished opening');
     return deps;
   };
-  const configured = (opts.plugins ?? []).map((p) => (p.configure ? p.configure(hostConfig) : p));
+  // Plugins the host config names load after the host's own, resolved from the config file's folder.
+  const baseDir = opts.pluginBaseDir ?? (hostConfigPath ? dirname(hostConfigPath) : process.cwd());
+  const named = hostConfig.plugins.length ? await importPluginSpecs(hostConfig.plugins, baseDir) : [];
+  const configured = [...(opts.plugins ?? []), ...named].map((p) => {
+    if (!p.configure) return p;
+    const shaped = p.configure(hostConfig);
+    setPluginSource(shaped, pluginSourceOf(p));
+    return shaped;
+  });
   const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...configured], BUILTIN_IMAGES);
   const engine = createAuthorityEngine({ clock, ids, owners: [...registry.owners.values()] });
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
@@ -400,10 +439,14 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     const sets = [
       { owner: '@libos/kernel', migrations: kernelMigrations },
       { owner: LLM_CONTEXT_MIGRATIONS_OWNER, migrations: llmContextMigrations },
+      { owner: STORE_PLUGINS_MIGRATIONS_OWNER, migrations: storePluginsMigrations },
       { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations },
       ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN),
     ];
     await migrate(store.db, sets, () => clock.now().toISOString(), store.location);
+    // A live process that needs a plugin this runtime lacks fails the open here, naming it, before anything is swept.
+    await assertStorePlugins(store.db, reg, store.location);
+    await recordStorePlugins(store.db, reg, clock.now().toISOString());
     for (const p of reg.plugins) {
       if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }

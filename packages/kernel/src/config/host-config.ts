@@ -75,13 +75,13 @@ export const llmProfileSchema = z
 /**
  * The host config (`libos.config.json` or `.yaml` in the store's folder, or `--config <path>`): strict, so an
  * unknown key is an error rather than a silently ignored typo. Later issues add top-level keys beside these
- * (`plugins`, `mcp_servers`); every key has a default, so `{}` is a valid config.
+ * (`mcp_servers`); every key has a default, so `{}` is a valid config.
  *
  * @example
  * { "timezone": "Asia/Shanghai", "sleep": { "max_seconds": 5 },
  *   "llm_context": { "policy": "llm_context_object" },
  *   "llm_profiles": { "small": { "provider": "openai", "model": "gpt-4o-mini", "context_window": 4000, "max_tokens": 512 } },
- *   "default_profile": "small" }
+ *   "default_profile": "small", "plugins": ["@acme/libos-weather", "./plugins/notes.js"] }
  */
 export const hostConfigSchema = z
   .strictObject({
@@ -117,6 +117,16 @@ export const hostConfigSchema = z
     default_profile: z.string({ error: 'must be a string' }).optional(),
     /** External MCP servers (stdio `command` or Streamable HTTP `url`) whose tools become a Skill each (`mcp-<name>`). */
     mcp_servers: mcpServersSchema,
+    /**
+     * Plugins to load besides the standard ones: package names (found in `node_modules` from the config file's folder
+     * up) or paths relative to that folder, e.g. `["@acme/libos-weather", "./plugins/notes.js"]`.
+     */
+    plugins: z
+      .array(z.string({ error: 'must be a package name or a path' }).trim().min(1, { error: 'must not be empty' }).max(1000), {
+        error: 'must be a list of package names or paths',
+      })
+      .max(64, { error: 'must list at most 64 plugins' })
+      .default([]),
   })
   .superRefine((c, ctx) => {
     if (c.default_profile !== undefined && !Object.hasOwn(c.llm_profiles, c.default_profile)) {

@@ -40,6 +40,7 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
   const pluginNames = new Set<string>();
   for (const p of plugins) {
     if (pluginNames.has(p.name)) bad(`plugin ${p.name}`, 'name', 'is loaded twice');
+    if (typeof p.version !== 'string' || p.version.trim() === '') bad(`plugin ${p.name}`, 'version', 'must be a non-empty string');
     pluginNames.add(p.name);
   }
 

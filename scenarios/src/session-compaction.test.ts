@@ -168,6 +168,30 @@ describe('compact_process_context: the no-op and its refusals', () => {
   });
 });
 
+describe('compact_process_context: the saved wait is the only resume', () => {
+  it('[S-X15] a resumed _resume_job that differs from the job Object is refused; nothing is written', async () => {
+    const pid = await agent();
+    const before = await contextOf(rt, pid);
+    expect(await rt.call(pid, 'compact_process_context', { force: true, max_chunks: 1 })).toMatchObject({
+      ok: true,
+      wait: { kind: 'child' },
+    });
+    // Someone rewrites the job Object while the stage runs: the saved call's copy no longer matches it.
+    await rt.transaction(async (scope) => {
+      const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
+      const ref = (await objects.lookup(`process:${pid}`, `context_compaction_job:${pid}`))!;
+      const job = (await objects.readPayload(ref.oid)) as Json;
+      await objects.replacePayload(ref.oid, { ...job, target_tokens: 999 }, { expectedVersion: ref.version });
+    });
+    const report = await rt.run({ provider: compressors(), maxQuanta: 2 });
+    const resumed = report.results.find((r) => r.pid === pid && r.kind === 'resumed')!;
+    expect(resumed.results[0]).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    expect((resumed.results[0] as Json).error.message).toContain('_resume_job: differs from the job Object');
+    unchanged(before, await contextOf(rt, pid));
+    expect(await rt.audit({ action: 'context.compacted' })).toEqual([]);
+  });
+});
+
 describe('compact_process_context: stages and the writeback', () => {
   it('[S-X5] [K-37] force, one chunk: the caller waits on one context-compressor:v0 child whose table is exactly [process_exit]', async () => {
     const pid = await agent();
@@ -495,15 +519,13 @@ describe('compact_process_context: failures leave the context unchanged', () => 
         updated_at: 'then',
       };
       await rt.transaction((scope) =>
-        scope
-          .service<ObjectsService>(SERVICE_NAMES.objects)
-          .createForProcess(pid, {
-            type: 'process_state',
-            name: `context_compaction_job:${pid}`,
-            payload: job,
-            immutable: false,
-            attachToView: false,
-          }),
+        scope.service<ObjectsService>(SERVICE_NAMES.objects).createForProcess(pid, {
+          type: 'process_state',
+          name: `context_compaction_job:${pid}`,
+          payload: job,
+          immutable: false,
+          attachToView: false,
+        }),
       );
       if (revoke) {
         const spawn = (await rt.capabilities(pid)).find((c) => c.resource === 'process:spawn')!;

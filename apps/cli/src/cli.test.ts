@@ -135,6 +135,10 @@ describe('libos CLI', () => {
       at = i;
     }
     expect(steps.find((l) => l.includes('the record:'))).toMatch(/the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/);
+    // The checkpoint scene: capture, a risky change, restore; the change is gone and the audit intact.
+    expect(steps.some((l) => /the keeper checkpoints its subtree → ckpt_[0-9a-f]{16}/.test(l))).toBe(true);
+    expect(steps.some((l) => /the change is gone: the ledger is at version 3 again with its 2 sites; the stray Object reads object_not_found/.test(l))).toBe(true);
+    expect(steps.some((l) => /the audit trail is intact: all \d+ earlier records kept, \d+ added by the restore/.test(l))).toBe(true);
     // The compaction scene: the scribe's context is compacted by two compressors and it goes on working.
     expect(steps.some((l) => l.includes('the runtime compacts its context instead of asking the model'))).toBe(true);
     expect(steps.some((l) => /scribe resumes compact_process_context → compacted: version \d+ → \d+/.test(l))).toBe(true);
@@ -154,6 +158,7 @@ describe('libos CLI', () => {
     const ps = spawnSync(process.execPath, [BIN, '--db', fresh, '--json', 'ps'], { encoding: 'utf8' });
     expect(JSON.parse(ps.stdout).every((p: { status: string }) => p.status === 'exited')).toBe(true);
     expect(out.compaction).toMatchObject({ compressors: [expect.any(String), expect.any(String)] });
+    expect(out.checkpoint).toMatchObject({ checkpoint: expect.stringMatching(/^ckpt_/), restore: expect.stringMatching(/^restore_/) });
     const again = spawnSync(process.execPath, [BIN, '--db', fresh, 'demo'], { encoding: 'utf8' });
     expect(again.status).toBe(2);
     expect(again.stdout).toBe('');

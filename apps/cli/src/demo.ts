@@ -5,6 +5,7 @@ import { ScriptedProvider, type LlmToolCall, type ProcessInfo, type QuantumResul
 import { sequentialIds } from '@libos/sdk';
 import { openStandardRuntime } from './compose.js';
 import { BoundScriptedProvider } from './demo/bound-provider.js';
+import { checkpointScene } from './demo/checkpoint-scene.js';
 import { compactionScene } from './demo/compaction-scene.js';
 import { describeCall, describeResult } from './demo/narrate.js';
 import { PARENT_GRANTS, STORY, storyScript, WORKER_INHERITS } from './demo/story.js';
@@ -36,8 +37,9 @@ class StepFailure extends Error {
  * The scripted demo (issue 5's story) on a fresh SQLite store, deterministic (sequential ids, scripted model): a
  * parent spawns a worker; the parent is refused a visible tool it holds no right for; the worker asks a human a
  * question, which the demo answers; they exchange messages both ways; both exit; then the counts of model calls,
- * audit records and events; then a compaction scene (a process outgrows its model window, two compressor children
- * compact its LLM context, it goes on working). Prints a numbered trace (or JSON with --json). Every step checks its outcome: exit 0
+ * audit records and events; then a checkpoint scene (capture, a risky change, restore: the change gone, the audit
+ * intact); then a compaction scene (a process outgrows its model window, two compressor children compact its LLM
+ * context, it goes on working). Prints a numbered trace (or JSON with --json). Every step checks its outcome: exit 0
  * only when all behaved as expected, else exit 1 naming the step.
  */
 export async function runDemo(opts: DemoOptions): Promise<number> {
@@ -65,9 +67,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     say(`libOS demo: a parent, a worker and a human (store: ${db})`);
     say('Scripted model and sequential ids: the same story every time. No network, no API key.\n');
     const story = await tellStory(rt, step, expect);
+    say('\nThen a checkpoint: capture, a risky change, restore.');
+    const checkpoint = await checkpointScene(rt, step, expect);
     say('\nThen a long shift: a process outgrows its model window and its context is compacted.');
     const compaction = await compactionScene(rt, step, expect);
-    if (opts.json) process.stdout.write(`${JSON.stringify({ db, ok: true, steps, ...story, compaction }, null, 2)}\n`);
+    if (opts.json) process.stdout.write(`${JSON.stringify({ db, ok: true, steps, ...story, checkpoint, compaction }, null, 2)}\n`);
     say('\nVisibility is never authority: the parent saw create_memory_namespace and was refused at the effect;');
     say('the worker could ask the human only because it inherited write on human:owner, exactly.');
     return EXIT.ok;

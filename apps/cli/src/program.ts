@@ -4,6 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { runDemo } from './demo.js';
+import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerConfig } from './commands/config.js';
 import { registerCode } from './commands/code.js';
 import { registerEvents } from './commands/events.js';
@@ -234,6 +235,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       }),
     );
 
+  registerCheckpoint(program, kit);
   registerConfig(program, kit);
   registerCode(program, kit);
   registerEvents(program, kit);

@@ -104,6 +104,9 @@ export async function buildTemplate(path, steps) {
   return { path, processes: steps, rows: historyRows(path), ranges };
 }
 
+/** Tables keyed by their content's hash: one row serves every process that wrote the same content. */
+const CONTENT_ADDRESSED = new Set(['llm_texts']);
+
 /**
  * Copies the template to `out` and adds `copies` clones of its step rows (so `out` holds (copies + 1) times the
  * template's processes). Integer primary keys are renumbered; ids in text are remapped per copy.
@@ -123,6 +126,8 @@ export function cloneTemplate(template, out, copies) {
     })();
     db.transaction(() => {
       for (const [table, [lo, hi]] of Object.entries(template.ranges)) {
+        // Content-addressed rows (a prompt paragraph by its sha256) are shared by every copy, as in a real store.
+        if (CONTENT_ADDRESSED.has(table)) continue;
         const cols = db.prepare(`pragma table_info("${table}")`).all();
         const pks = cols.filter((c) => c.pk > 0);
         const rowidAlias = pks.length === 1 && pks[0].type.toUpperCase() === 'INTEGER' ? pks[0].name : null;

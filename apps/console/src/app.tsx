@@ -48,7 +48,13 @@ function SpawnForm(props: { readonly client: LibosClient; readonly onSpawned: (p
         });
       }}
     >
-      <input class="grow" value={goal} onInput={(e) => setGoal(e.currentTarget.value)} placeholder="goal of a new process" aria-label="goal" />
+      <input
+        class="grow"
+        value={goal}
+        onInput={(e) => setGoal(e.currentTarget.value)}
+        placeholder="goal of a new process"
+        aria-label="goal"
+      />
       <button type="submit">Spawn</button>
     </form>
   );
@@ -85,7 +91,9 @@ function Console(props: { readonly client: LibosClient }) {
           <SpawnForm client={client} onSpawned={setSelected} />
           <ProcessTree processes={live.processes} selected={selected} onSelect={setSelected} />
         </section>
-        <section class="panel main">{selected ? <ProcessDetailView client={client} pid={selected} version={live.version} /> : <p class="muted">Select a process.</p>}</section>
+        <section class="panel main">
+          {selected ? <ProcessDetailView client={client} pid={selected} version={live.version} /> : <p class="muted">Select a process.</p>}
+        </section>
         <aside class="panel side">
           <h2>Waiting for you ({live.pending.length})</h2>
           <HumanQueue client={client} pending={live.pending} onSelect={setSelected} />

@@ -14,8 +14,9 @@ export function EventFeed(props: { readonly feed: readonly FeedItem[]; readonly 
           const what = m.event === 'audit.appended' ? `audit ${String(d.action)}` : typeof d.type === 'string' ? d.type : m.event;
           return (
             <li key={key} data-event={m.event} data-type={typeof d.type === 'string' ? d.type : undefined}>
-              <span class="muted">{m.id ?? '·'}</span> <span class="muted">{clock((d.ts as string | undefined) ?? null)}</span> <strong>{what}</strong>{' '}
-              {typeof d.pid === 'string' && <code>{d.pid}</code>} <span class="muted">{brief(d.data ?? d.details ?? d.message ?? '', 120)}</span>
+              <span class="muted">{m.id ?? '·'}</span> <span class="muted">{clock((d.ts as string | undefined) ?? null)}</span>{' '}
+              <strong>{what}</strong> {typeof d.pid === 'string' && <code>{d.pid}</code>}{' '}
+              <span class="muted">{brief(d.data ?? d.details ?? d.message ?? '', 120)}</span>
             </li>
           );
         })}

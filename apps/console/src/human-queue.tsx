@@ -37,7 +37,14 @@ function Request(props: { readonly client: LibosClient; readonly r: HumanRequest
             if (answer.trim() !== '') respond('Answer', { approved: true, answer });
           }}
         >
-          <input class="grow" value={answer} onInput={(e) => setAnswer(e.currentTarget.value)} placeholder="your answer" aria-label="answer" data-testid="answer-input" />
+          <input
+            class="grow"
+            value={answer}
+            onInput={(e) => setAnswer(e.currentTarget.value)}
+            placeholder="your answer"
+            aria-label="answer"
+            data-testid="answer-input"
+          />
           <button type="submit" data-testid="answer">
             Answer
           </button>
@@ -50,7 +57,12 @@ function Request(props: { readonly client: LibosClient; readonly r: HumanRequest
           <button type="button" onClick={() => respond('Approve', { approved: true, ...decision('always_allow') })} data-testid="approve">
             Approve
           </button>
-          <button type="button" class="danger" onClick={() => respond('Reject', { approved: false, ...decision('always_deny') })} data-testid="reject">
+          <button
+            type="button"
+            class="danger"
+            onClick={() => respond('Reject', { approved: false, ...decision('always_deny') })}
+            data-testid="reject"
+          >
             Reject
           </button>
           <label class="muted">
@@ -63,8 +75,17 @@ function Request(props: { readonly client: LibosClient; readonly r: HumanRequest
 }
 
 /** The pending human requests: approve or reject a permission (optionally for good), answer or reject a question. */
-export function HumanQueue(props: { readonly client: LibosClient; readonly pending: readonly HumanRequest[]; readonly onSelect: (pid: string) => void }) {
-  if (props.pending.length === 0) return <p class="muted" data-testid="queue-empty">Nothing waits for you.</p>;
+export function HumanQueue(props: {
+  readonly client: LibosClient;
+  readonly pending: readonly HumanRequest[];
+  readonly onSelect: (pid: string) => void;
+}) {
+  if (props.pending.length === 0)
+    return (
+      <p class="muted" data-testid="queue-empty">
+        Nothing waits for you.
+      </p>
+    );
   return (
     <ul class="queue" data-testid="human-queue">
       {props.pending.map((r) => (

@@ -14,7 +14,13 @@ export function Login(props: { readonly error: string | null; readonly onToken: 
       >
         <label>
           Token (printed by <code>libos serve</code>)
-          <input type="password" value={token} onInput={(e) => setToken(e.currentTarget.value)} autoComplete="off" data-testid="token-input" />
+          <input
+            type="password"
+            value={token}
+            onInput={(e) => setToken(e.currentTarget.value)}
+            autoComplete="off"
+            data-testid="token-input"
+          />
         </label>
         <button type="submit">Open</button>
       </form>

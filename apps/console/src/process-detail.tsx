@@ -8,7 +8,11 @@ import { StatusBadge } from './process-tree.js';
 type Budget = ProcessDetail['budget'];
 
 function BudgetTable(props: { readonly budget: Budget }) {
-  const { limits, usage, remaining } = props.budget as { limits: Record<string, unknown>; usage: Record<string, unknown>; remaining: Record<string, unknown> };
+  const { limits, usage, remaining } = props.budget as {
+    limits: Record<string, unknown>;
+    usage: Record<string, unknown>;
+    remaining: Record<string, unknown>;
+  };
   const fields = [...new Set([...Object.keys(limits), ...Object.keys(usage), ...Object.keys(remaining)])].sort();
   const cell = (v: unknown) => (v === null || v === undefined ? '—' : String(v));
   return (
@@ -138,7 +142,14 @@ function Actions(props: { readonly client: LibosClient; readonly pid: string }) 
         }}
       >
         <input value={tool} onInput={(e) => setTool(e.currentTarget.value)} placeholder="tool" aria-label="tool" data-testid="call-tool" />
-        <input value={args} onInput={(e) => setArgs(e.currentTarget.value)} placeholder="{ args }" aria-label="arguments" class="grow" data-testid="call-args" />
+        <input
+          value={args}
+          onInput={(e) => setArgs(e.currentTarget.value)}
+          placeholder="{ args }"
+          aria-label="arguments"
+          class="grow"
+          data-testid="call-args"
+        />
         <button type="submit" data-testid="call-submit">
           Call as process
         </button>
@@ -155,8 +166,21 @@ function Actions(props: { readonly client: LibosClient; readonly pid: string }) 
           });
         }}
       >
-        <input value={resource} onInput={(e) => setResource(e.currentTarget.value)} placeholder="resource, e.g. clock:now" aria-label="resource" class="grow" data-testid="grant-resource" />
-        <input value={rights} onInput={(e) => setRights(e.currentTarget.value)} placeholder="rights" aria-label="rights" data-testid="grant-rights" />
+        <input
+          value={resource}
+          onInput={(e) => setResource(e.currentTarget.value)}
+          placeholder="resource, e.g. clock:now"
+          aria-label="resource"
+          class="grow"
+          data-testid="grant-resource"
+        />
+        <input
+          value={rights}
+          onInput={(e) => setRights(e.currentTarget.value)}
+          placeholder="rights"
+          aria-label="rights"
+          data-testid="grant-rights"
+        />
         <button type="submit" data-testid="grant-submit">
           Grant
         </button>

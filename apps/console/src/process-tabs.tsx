@@ -21,42 +21,85 @@ const TABS: readonly Tab[] = [
     id: 'messages',
     label: 'Messages',
     load: (c, pid) => c.messages(pid, { limit: '200' }),
-    columns: [['at', (r) => clock(r.created_at as string)], ['from', at('sender')], ['channel', at('channel')], ['kind', at('kind')], ['status', at('status')], ['payload', at('payload')]],
+    columns: [
+      ['at', (r) => clock(r.created_at as string)],
+      ['from', at('sender')],
+      ['channel', at('channel')],
+      ['kind', at('kind')],
+      ['status', at('status')],
+      ['payload', at('payload')],
+    ],
     key: (r) => String(r.message_id),
   },
   {
     id: 'audit',
     label: 'Audit',
     load: async (c, pid) => (await c.audit(pid, { limit: '10000' })).slice(-200).reverse(),
-    columns: [['seq', at('seq')], ['at', (r) => clock(r.ts as string)], ['action', at('action')], ['target', at('target')], ['decision', at('decision')], ['details', at('details')]],
+    columns: [
+      ['seq', at('seq')],
+      ['at', (r) => clock(r.ts as string)],
+      ['action', at('action')],
+      ['target', at('target')],
+      ['decision', at('decision')],
+      ['details', at('details')],
+    ],
     key: (r) => String(r.id),
   },
   {
     id: 'events',
     label: 'Events',
     load: async (c, pid) => (await c.events(pid, { limit: '10000' })).slice(-200).reverse(),
-    columns: [['seq', at('seq')], ['at', (r) => clock(r.ts as string)], ['type', at('type')], ['data', at('data')]],
+    columns: [
+      ['seq', at('seq')],
+      ['at', (r) => clock(r.ts as string)],
+      ['type', at('type')],
+      ['data', at('data')],
+    ],
     key: (r) => String(r.id),
   },
   {
     id: 'objects',
     label: 'Objects',
     load: (c, pid) => c.objects({ pid, limit: '200' }),
-    columns: [['oid', at('oid')], ['namespace', at('namespace')], ['name', at('name')], ['type', at('type')], ['v', at('version')], ['labels', at('labels')], ['state', at('lifecycle')], ['payload', (r) => (r.payloadAvailable ? 'here' : 'gone')]],
+    columns: [
+      ['oid', at('oid')],
+      ['namespace', at('namespace')],
+      ['name', at('name')],
+      ['type', at('type')],
+      ['v', at('version')],
+      ['labels', at('labels')],
+      ['state', at('lifecycle')],
+      ['payload', (r) => (r.payloadAvailable ? 'here' : 'gone')],
+    ],
     key: (r) => String(r.oid),
   },
   {
     id: 'capabilities',
     label: 'Capabilities',
     load: (c, pid) => c.capabilities(pid, true),
-    columns: [['id', at('id')], ['effect', at('effect')], ['resource', at('resource')], ['rights', at('rights')], ['status', at('status')], ['uses left', at('usesRemaining')], ['expires', at('expiresAt')]],
+    columns: [
+      ['id', at('id')],
+      ['effect', at('effect')],
+      ['resource', at('resource')],
+      ['rights', at('rights')],
+      ['status', at('status')],
+      ['uses left', at('usesRemaining')],
+      ['expires', at('expiresAt')],
+    ],
     key: (r) => String(r.id),
   },
   {
     id: 'llm-calls',
     label: 'Model calls',
     load: async (c, pid) => (await c.llmCalls(pid, 200)).slice().reverse(),
-    columns: [['at', (r) => clock(r.createdAt as string)], ['model', at('model')], ['status', at('status')], ['tokens', at('totalTokens')], ['ms', (r) => Math.round(Number(r.latencyMs))], ['error', at('error')]],
+    columns: [
+      ['at', (r) => clock(r.createdAt as string)],
+      ['model', at('model')],
+      ['status', at('status')],
+      ['tokens', at('totalTokens')],
+      ['ms', (r) => Math.round(Number(r.latencyMs))],
+      ['error', at('error')],
+    ],
     key: (r) => String(r.id),
   },
 ];
@@ -84,7 +127,15 @@ export function ProcessTabs(props: { readonly client: LibosClient; readonly pid:
     <div class="tabs">
       <div class="tab-bar" role="tablist">
         {TABS.map((t) => (
-          <button key={t.id} type="button" role="tab" aria-selected={t.id === tabId} class={t.id === tabId ? 'active' : ''} onClick={() => (setTabId(t.id), setRows(null))} data-testid={`tab-${t.id}`}>
+          <button
+            key={t.id}
+            type="button"
+            role="tab"
+            aria-selected={t.id === tabId}
+            class={t.id === tabId ? 'active' : ''}
+            onClick={() => (setTabId(t.id), setRows(null))}
+            data-testid={`tab-${t.id}`}
+          >
             {t.label}
           </button>
         ))}

@@ -45,7 +45,11 @@ function Branch(props: { readonly nodes: readonly Node[]; readonly selected: str
 }
 
 /** The process tree with each process's status; a click selects one. */
-export function ProcessTree(props: { readonly processes: readonly ProcessInfo[]; readonly selected: string | null; readonly onSelect: (pid: string) => void }) {
+export function ProcessTree(props: {
+  readonly processes: readonly ProcessInfo[];
+  readonly selected: string | null;
+  readonly onSelect: (pid: string) => void;
+}) {
   if (props.processes.length === 0) return <p class="muted">No processes yet.</p>;
   return <Branch nodes={forest(props.processes)} selected={props.selected} onSelect={props.onSelect} />;
 }

@@ -36,7 +36,11 @@ export function SchedulerControl(props: { readonly client: LibosClient; readonly
             Resume
           </button>
         ) : (
-          <button type="button" onClick={() => act('Pause scheduler', () => client.pauseScheduler('paused from the console'))} data-testid="scheduler-pause">
+          <button
+            type="button"
+            onClick={() => act('Pause scheduler', () => client.pauseScheduler('paused from the console'))}
+            data-testid="scheduler-pause"
+          >
             Pause
           </button>
         )}
@@ -44,7 +48,12 @@ export function SchedulerControl(props: { readonly client: LibosClient; readonly
     );
   }
   return (
-    <button type="button" onClick={() => act('Run', () => client.runScheduler(50))} data-testid="run-scheduler" title="run the scheduler for at most 50 quanta">
+    <button
+      type="button"
+      onClick={() => act('Run', () => client.runScheduler(50))}
+      data-testid="run-scheduler"
+      title="run the scheduler for at most 50 quanta"
+    >
       Run scheduler
     </button>
   );

@@ -80,7 +80,8 @@ export function createApp(opts: AppOptions) {
     .route('/', eventStreamRoutes(ctx))
     .post('/shutdown', (c) => {
       const shutdown = opts.onShutdown;
-      if (!shutdown) throw new LibosError('not_found', `no route ${c.req.method} ${c.req.path}`, { details: { method: c.req.method, path: c.req.path } });
+      const { method, path } = c.req;
+      if (!shutdown) throw new LibosError('not_found', `no route ${method} ${path}`, { details: { method, path } });
       setImmediate(shutdown);
       return c.json({ ok: true, shutting_down: true }, 202);
     });

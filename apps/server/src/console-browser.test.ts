@@ -14,7 +14,16 @@ import { serve, type RunningServer } from './serve.js';
 
 // The web console in a real browser: Debian's chromium driven by playwright-core (CI installs it with apt).
 const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
 const WAIT = { timeout: 20_000 };
 
@@ -39,7 +48,8 @@ beforeAll(async () => {
   rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), tasks(), session()] });
   server = await serve({ runtime: rt, provider });
   profileDir = mkdtempSync(join(tmpdir(), 'libos-console-chromium-'));
-  context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1400, height: 900 } });
+  const viewport = { width: 1400, height: 900 };
+  context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
   page = context.pages()[0] ?? (await context.newPage());
 }, 60_000);
 
@@ -56,7 +66,8 @@ describe('web console (chromium)', () => {
     await rt.grant(asker.pid, 'human:owner', ['write']);
     await rt.activateSkill(asker.pid, 'agent-libos-authority');
     await rt.activateSkill(asker.pid, 'agent-libos-object-memory');
-    const ledger = await rt.call(asker.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { secret: 'payload-never-shown' } });
+    const payload = { secret: 'payload-never-shown' };
+    const ledger = await rt.call(asker.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload });
     expect(ledger).toMatchObject({ ok: true });
     const parked = await rt.run({ provider, maxQuanta: 1 });
     expect(parked.results[0]).toMatchObject({ pid: asker.pid, stopReason: 'waiting_human' });
@@ -91,7 +102,8 @@ describe('web console (chromium)', () => {
     await page.getByTestId('event-feed').locator('li[data-type="process_exited"]').first().waitFor(WAIT);
     const resumed = (await rt.events({ pid: asker.pid, type: 'tool_completed' })).map((e) => e.data.tool);
     expect(resumed).toEqual(expect.arrayContaining(['request_permission', 'process_exit']));
-    expect(await rt.capabilities(asker.pid)).toEqual(expect.arrayContaining([expect.objectContaining({ resource: 'object_namespace:team', rights: ['write'] })]));
+    const granted = expect.objectContaining({ resource: 'object_namespace:team', rights: ['write'] });
+    expect(await rt.capabilities(asker.pid)).toEqual(expect.arrayContaining([granted]));
 
     // A high-risk action: the server refuses it unconfirmed, the page asks, and only a confirmation sends it again.
     const bystander = await rt.spawn({ goal: 'idle until terminated' });

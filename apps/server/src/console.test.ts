@@ -33,7 +33,8 @@ describe('the web console route', () => {
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(await page.text()).toContain('./assets/index-abc.js');
     const script = await fetch(`${h.server.url}/assets/index-abc.js`);
-    expect({ status: script.status, type: script.headers.get('content-type'), body: await script.text() }).toEqual({ status: 200, type: 'text/javascript; charset=utf-8', body: 'console.log(1)' });
+    const served = { status: script.status, type: script.headers.get('content-type'), body: await script.text() };
+    expect(served).toEqual({ status: 200, type: 'text/javascript; charset=utf-8', body: 'console.log(1)' });
     for (const path of ['/assets/nope.js', '/assets/../index.html', '/index.html', '/api/health']) {
       expect({ path, status: (await fetch(`${h.server.url}${path}`)).status }).toEqual({ path, status: 401 });
     }

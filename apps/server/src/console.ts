@@ -26,7 +26,16 @@ const TYPES: Readonly<Record<string, string>> = {
  * The console page may load only its own files and talk only to this server; it is never framed. The token it
  * needs travels in the URL fragment (never sent to the server) and then in an Authorization header.
  */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
 
 /**
  * Where the built console is: `dist/console` next to the server's bundle (`dist/index.js`), which is also where a
@@ -45,7 +54,10 @@ function readAssets(dir: string): Map<string, Asset> {
     for (const name of readdirSync(d)) {
       const full = join(d, name);
       if (statSync(full).isDirectory()) walk(full);
-      else files.set(`/${relative(dir, full).split(sep).join('/')}`, { type: TYPES[extname(name)] ?? 'application/octet-stream', body: readFileSync(full) });
+      else {
+        const type = TYPES[extname(name)] ?? 'application/octet-stream';
+        files.set(`/${relative(dir, full).split(sep).join('/')}`, { type, body: readFileSync(full) });
+      }
     }
   };
   walk(dir);
@@ -64,13 +76,20 @@ export function consoleRoutes(dir: string) {
   const assets = readAssets(dir);
   const send = (asset: Asset, cache: string) =>
     new Response(asset.body, {
-      headers: { 'content-type': asset.type, 'cache-control': cache, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' },
+      headers: {
+        'content-type': asset.type,
+        'cache-control': cache,
+        'content-security-policy': CSP,
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'no-referrer',
+      },
     });
   return new Hono()
     .get('/', (c) => {
       const page = assets.get('/index.html');
       if (page) return send(page, 'no-cache');
-      return errorResponse(c, new LibosError('not_found', `the web console is not built (no ${join(dir, 'index.html')}): run npm run build`, { details: { path: '/' } }));
+      const message = `the web console is not built (no ${join(dir, 'index.html')}): run npm run build`;
+      return errorResponse(c, new LibosError('not_found', message, { details: { path: '/' } }));
     })
     .get('/assets/*', (c, next) => {
       const asset = assets.get(c.req.path);

@@ -53,8 +53,10 @@ export class LibosApiError extends Error {
   }
 }
 
-const isPayload = (v: unknown): v is ApiErrorPayload =>
-  typeof v === 'object' && v !== null && typeof (v as ApiErrorPayload).code === 'string' && typeof (v as ApiErrorPayload).message === 'string';
+const isPayload = (v: unknown): v is ApiErrorPayload => {
+  const p = v as Partial<ApiErrorPayload> | null;
+  return typeof p === 'object' && p !== null && typeof p.code === 'string' && typeof p.message === 'string';
+};
 
 /** The LibosApiError a non-2xx response stands for (a body that is not the server's error JSON is `unavailable`). */
 export async function errorFromResponse(res: Response): Promise<LibosApiError> {

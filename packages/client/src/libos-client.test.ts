@@ -50,9 +50,12 @@ describe('LibosClient against a served runtime on 127.0.0.1', () => {
     const ok = await client.call(p.pid, 'get_current_time');
     expect(ok).toMatchObject({ ok: true, tool: 'get_current_time' });
     expect((await client.events(p.pid, { type: 'tool_completed' })).map((e) => e.data.call_id)).toEqual([ok.call_id]);
-    expect((await client.audit(p.pid, { action: 'tool.call' })).map((a) => a.target)).toEqual(['tool:get_current_time', 'tool:get_current_time']);
-    expect(await client.capabilities(p.pid)).toEqual(expect.arrayContaining([expect.objectContaining({ resource: 'clock:now', rights: ['read'] })]));
-    expect(await client.runScheduler(1)).toMatchObject({ quanta: 1, results: [{ pid: p.pid, kind: 'turn', executed: ['get_current_time'] }] });
+    const audited = (await client.audit(p.pid, { action: 'tool.call' })).map((a) => a.target);
+    expect(audited).toEqual(['tool:get_current_time', 'tool:get_current_time']);
+    const clock = expect.objectContaining({ resource: 'clock:now', rights: ['read'] });
+    expect(await client.capabilities(p.pid)).toEqual(expect.arrayContaining([clock]));
+    const turn = { pid: p.pid, kind: 'turn', executed: ['get_current_time'] };
+    expect(await client.runScheduler(1)).toMatchObject({ quanta: 1, results: [turn] });
     expect(await client.llmCalls(p.pid)).toHaveLength(1);
     await rt.activateSkill(p.pid, 'agent-libos-object-memory');
     await rt.call(p.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { secret: 'not listed' } });
@@ -68,14 +71,16 @@ describe('LibosClient against a served runtime on 127.0.0.1', () => {
     const bad = await rejection(client.spawn({ goal: '  ' }));
     expect(bad).toMatchObject({ status: 400, code: 'invalid_arguments', details: { field: 'goal' } });
     const stranger = new LibosClient({ url: server.url, token: 'x'.repeat(32) });
-    expect(await rejection(stranger.health())).toMatchObject({ status: 401, code: 'permission_denied', details: { reason: 'unauthorized' } });
+    const unauthorized = { status: 401, code: 'permission_denied', details: { reason: 'unauthorized' } };
+    expect(await rejection(stranger.health())).toMatchObject(unauthorized);
   });
 
   it('a high-risk signal is refused with the confirmation to ask for; sent confirmed, it runs', async () => {
     const p = await client.spawn({ goal: 'to be terminated' });
     const refusal = await rejection(client.signal(p.pid, 'terminate', { reason: 'done with it' }));
     expect(refusal).toMatchObject({ status: 409, code: 'conflict' });
-    expect(refusal.confirmation).toMatchObject({ confirmation_required: true, action: 'signal:terminate', preview: { pid: p.pid, signal: 'terminate', reason: 'done with it' } });
+    const preview = { pid: p.pid, signal: 'terminate', reason: 'done with it' };
+    expect(refusal.confirmation).toMatchObject({ confirmation_required: true, action: 'signal:terminate', preview });
     expect((await client.process(p.pid)).status).toBe('runnable');
     await client.signal(p.pid, 'terminate', { reason: 'done with it', confirmed: true });
     expect((await client.process(p.pid)).status).toBe('killed');

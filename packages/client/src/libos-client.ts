@@ -21,7 +21,10 @@ export type Message = InferResponseType<Api['processes'][':pid']['messages']['$g
 export type LlmCall = InferResponseType<Api['processes'][':pid']['llm-calls']['$get'], 200>[number];
 export type Capability = InferResponseType<Api['processes'][':pid']['capabilities']['$get'], 200>[number];
 /** A broker envelope: `{ ok: true, payload, wait? }` or `{ ok: false, error }` (a 409 confirmation refusal is thrown instead). */
-export type ToolCallResult = Exclude<InferResponseType<Api['processes'][':pid']['call']['$post'], 200>, { readonly confirmation_required: true }>;
+export type ToolCallResult = Exclude<
+  InferResponseType<Api['processes'][':pid']['call']['$post'], 200>,
+  { readonly confirmation_required: true }
+>;
 export type SchedulerReport = InferResponseType<Api['scheduler']['run']['$post'], 200>;
 export type Health = InferResponseType<Api['health']['$get'], 200>;
 /** `{mode: 'background', state, busy, quanta, …}` or `{mode: 'on_request', provider}`. */
@@ -266,8 +269,12 @@ export class LibosClient {
    */
   async *stream(opts: { readonly cursor?: number; readonly signal?: AbortSignal } = {}): AsyncGenerator<StreamMessage> {
     const url = `${this.url}/api/events/stream${opts.cursor === undefined ? '' : `?cursor=${opts.cursor}`}`;
-    const res = await this.#fetch(url, { headers: { authorization: `Bearer ${this.#token}`, accept: 'text/event-stream' }, ...(opts.signal ? { signal: opts.signal } : {}) });
-    if (!res.ok || !res.body) throw res.ok ? new LibosApiError(res.status, { code: 'unavailable', category: 'unavailable', message: 'the event stream has no body' }) : await errorFromResponse(res);
+    const headers = { authorization: `Bearer ${this.#token}`, accept: 'text/event-stream' };
+    const res = await this.#fetch(url, { headers, ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (!res.ok) throw await errorFromResponse(res);
+    if (!res.body) {
+      throw new LibosApiError(res.status, { code: 'unavailable', category: 'unavailable', message: 'the event stream has no body' });
+    }
     for await (const m of readSse(res.body, opts.signal)) yield m as StreamMessage;
   }
 }

@@ -18,11 +18,15 @@ function firstLine(run: ReturnType<typeof startLibos>): Promise<string> {
 }
 
 describe('libos serve', { timeout: 60_000 }, () => {
-  it('prints {url, token, db, pid, scheduler} as one JSON line, answers /api/health with the token, holds the lease, exits 0 on SIGINT', async () => {
+  it('prints {url, token, db, pid, scheduler, console} as one JSON line, answers /api/health with the token, serves the console at /, holds the lease, exits 0 on SIGINT', async () => {
     const { db, dir } = tempStore('libos-serve-');
     const server = startLibos(db, ['serve', '--port', '0']);
     const info = JSON.parse(await firstLine(server)) as { url: string; token: string; db: string };
-    expect(info).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), token: expect.stringMatching(/^[0-9a-f]{64}$/), db: realpathSync(db), pid: server.child.pid, scheduler: null });
+    expect(info).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), token: expect.stringMatching(/^[0-9a-f]{64}$/), db: realpathSync(db), pid: server.child.pid, scheduler: null, console: `${info.url}/#token=${info.token}` });
+    // The web console is bundled with the server: its page needs no token (the page asks the API with the one in the fragment).
+    const page = await fetch(`${info.url}/`);
+    expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' });
+    expect(await page.text()).toContain('<title>libOS console</title>');
 
     const health = await fetch(`${info.url}/api/health`, { headers: { authorization: `Bearer ${info.token}` } });
     expect(health.status).toBe(200);

@@ -40,11 +40,12 @@ function untilStopped(closed: Promise<void>): Promise<void> {
 /**
  * `libos serve`: opens the runtime on `--db` (holding its writer lease), serves it over HTTP on loopback (REST, SSE,
  * MCP; every route needs `Authorization: Bearer <token>`), records `{url, token, pid, db}` in `<store>.serve.json`
- * (0600) so other `libos` commands on the store go through the server, prints `{url, token, db, pid, scheduler}` as
- * one JSON line, and serves until SIGINT, SIGTERM or `POST /api/shutdown`; then it stops the scheduler, closes the
- * server and the runtime (releasing the lease), removes the record and exits 0. With `--provider` (or `--profile`)
- * the scheduler runs in the background: processes run as work arrives, `POST /api/scheduler/pause|resume` control
- * it, and the progress is on the SSE stream.
+ * (0600) so other `libos` commands on the store go through the server, prints `{url, token, db, pid, scheduler,
+ * console}` as one JSON line (`console`: the web console's address, the token in its fragment), and serves until
+ * SIGINT, SIGTERM or `POST /api/shutdown`; then it stops the scheduler, closes the server and the runtime (releasing
+ * the lease), removes the record and exits 0. With `--provider` (or `--profile`) the scheduler runs in the
+ * background: processes run as work arrives, `POST /api/scheduler/pause|resume` control it, and the progress is on
+ * the SSE stream.
  */
 export function registerServe(program: Command, kit: CommandKit): void {
   program
@@ -95,7 +96,8 @@ export function registerServe(program: Command, kit: CommandKit): void {
           try {
             record = recordServedFile({ url: server.url, token: server.token, pid: process.pid, db: rt.location });
             const scheduler = provider ? { provider: provider.name, model: provider.model, profile: profile?.name ?? null } : null;
-            process.stdout.write(`${JSON.stringify({ url: server.url, token: server.token, db: rt.location, pid: process.pid, scheduler })}\n`);
+            const line = { url: server.url, token: server.token, db: rt.location, pid: process.pid, scheduler, console: server.consoleUrl };
+            process.stdout.write(`${JSON.stringify(line)}\n`);
             await untilStopped(server.closed);
           } finally {
             await server.close();

@@ -20,7 +20,8 @@ afterEach(async () => {
   exporter.reset();
 });
 
-const spans = (operation: string): ReadableSpan[] => exporter.getFinishedSpans().filter((s) => s.attributes['gen_ai.operation.name'] === operation);
+const spans = (operation: string): ReadableSpan[] =>
+  exporter.getFinishedSpans().filter((s) => s.attributes['gen_ai.operation.name'] === operation);
 
 describe('OpenTelemetry GenAI spans', () => {
   it('a model turn is a "chat <model>" client span with provider, models and token usage; its calls are execute_tool spans', async () => {

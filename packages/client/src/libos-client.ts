@@ -69,7 +69,9 @@ export interface ObjectMeta {
 
 /** A message of the live stream: a durable event (`id` = its seq), an audit record, or an invalidated cursor. */
 export type StreamMessage =
-  | (SseMessage<RuntimeEvent> & { readonly event: 'event.appended' | 'human_request.updated' | 'message.posted' | 'llm_call.appended' })
+  | (SseMessage<RuntimeEvent> & {
+      readonly event: 'event.appended' | 'human_request.updated' | 'message.posted' | 'human_output.appended' | 'llm_call.appended';
+    })
   | (SseMessage<AuditRecord> & { readonly event: 'audit.appended' })
   | (SseMessage<{ reason: string; cursor: number; head: number; message: string }> & { readonly event: 'event.invalidated' })
   | (SseMessage<{ error: { code: string; message: string } }> & { readonly event: 'error' });

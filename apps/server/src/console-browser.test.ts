@@ -25,7 +25,7 @@ const ARGS = [
   '--disable-sync',
 ];
 const ARTIFACTS = fileURLToPath(new URL('../../../test-artifacts/', import.meta.url));
-const WAIT = { timeout: 20_000 };
+const WAIT = { timeout: 30_000 };
 
 // Every process plays the same script: it asks for a permission, then (resumed once approved) exits.
 const provider = new ScriptedProvider({
@@ -51,7 +51,7 @@ beforeAll(async () => {
   const viewport = { width: 1400, height: 900 };
   context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport });
   page = context.pages()[0] ?? (await context.newPage());
-}, 60_000);
+}, 90_000);
 
 afterAll(async () => {
   await context?.close();

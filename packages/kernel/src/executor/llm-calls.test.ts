@@ -1,21 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlmMessage } from '../llm/provider.js';
-import { kernelMigrations } from '../store/kernel-schema.js';
-import { migrate } from '../store/migrate.js';
-import { openSqliteStore, type OpenedStore } from '../store/sqlite/open-sqlite.js';
+import { kernelStores } from '../internal/testing/kernel-store.js';
 import { queryLlmCalls, recordLlmCall, type LlmCallInput } from './llm-calls.js';
 
-const stores: OpenedStore[] = [];
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-});
-
-async function store(): Promise<OpenedStore> {
-  const s = openSqliteStore(':memory:');
-  stores.push(s);
-  await migrate(s.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }], () => new Date(0).toISOString());
-  return s;
-}
+const store = kernelStores();
 
 const call = (id: string, messages: LlmMessage[], persistFullIo = true): LlmCallInput => ({
   id,

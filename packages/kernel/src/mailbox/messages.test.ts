@@ -1,8 +1,6 @@
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
-import { kernelMigrations } from '../store/kernel-schema.js';
-import { migrate } from '../store/migrate.js';
-import { openSqliteStore, type OpenedStore } from '../store/sqlite/open-sqlite.js';
+import { describe, expect, it } from 'vitest';
+import { kernelStores } from '../internal/testing/kernel-store.js';
 import { ackMessages, insertMessage, messageMatches, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
 import { unreadOf } from './unread-mail.js';
 
@@ -10,17 +8,7 @@ import { unreadOf } from './unread-mail.js';
 // when the saved receive resumes) must agree: a post that wakes a waiter must be found by its resumed call, and a
 // message the receive would return must wake it (else a wake-up is lost).
 
-const stores: OpenedStore[] = [];
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-});
-
-async function store(): Promise<OpenedStore> {
-  const s = openSqliteStore(':memory:');
-  stores.push(s);
-  await migrate(s.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }], () => new Date(0).toISOString());
-  return s;
-}
+const store = kernelStores();
 
 const PID = 'pid_0000000000000001';
 const pick = <T>(xs: readonly T[]) => fc.constantFrom(...xs);
@@ -73,8 +61,6 @@ describe('mailbox queries', () => {
               expect(got.hasMore).toBe(expected.length > limit);
             }
           }
-          await s.close();
-          stores.splice(stores.indexOf(s), 1);
         },
       ),
       { numRuns: 60 },

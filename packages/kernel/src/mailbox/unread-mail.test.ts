@@ -1,15 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { kernelMigrations } from '../store/kernel-schema.js';
-import { migrate } from '../store/migrate.js';
-import { openSqliteStore, type OpenedStore } from '../store/sqlite/open-sqlite.js';
+import { describe, expect, it } from 'vitest';
+import { kernelStores } from '../internal/testing/kernel-store.js';
+import type { OpenedStore } from '../store/sqlite/open-sqlite.js';
 import type { Kysely } from 'kysely';
 import { ackMessages, insertMessage, type Delivery } from './messages.js';
 import { unreadByDelivery, unreadOf } from './unread-mail.js';
-
-const stores: OpenedStore[] = [];
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-});
 
 const PID = 'pid_0000000000000001';
 
@@ -27,10 +21,10 @@ async function reference(db: Kysely<any>, pid: string, delivery: Delivery) {
   };
 }
 
+const kernelStore = kernelStores();
+
 async function mailbox(): Promise<OpenedStore> {
-  const s = openSqliteStore(':memory:');
-  stores.push(s);
-  await migrate(s.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }], () => new Date(0).toISOString());
+  const s = await kernelStore();
   const normal: string[] = [];
   for (let i = 0; i < 23; i++) {
     const m = await insertMessage(

@@ -15,6 +15,13 @@ interface Tab {
 
 const at = (k: string) => (r: Row) => r[k];
 
+/** Data labels in short: the ones that say something (`sensitivity=normal origin=llm`). */
+const labelText = (labels: unknown) =>
+  Object.entries((labels ?? {}) as Record<string, unknown>)
+    .filter(([, v]) => v !== null && v !== 'unknown')
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+
 /** Newest first, 200 at most: enough for a look; the CLI and the API page through the rest. */
 const TABS: readonly Tab[] = [
   {
@@ -67,7 +74,7 @@ const TABS: readonly Tab[] = [
       ['name', at('name')],
       ['type', at('type')],
       ['v', at('version')],
-      ['labels', at('labels')],
+      ['labels', (r) => labelText(r.labels)],
       ['state', at('lifecycle')],
       ['payload', (r) => (r.payloadAvailable ? 'here' : 'gone')],
     ],

@@ -3,7 +3,7 @@ import { definePlugin, defineTool, LibosError, skillFromFile, toolTablePolicyOf,
 import { SKILL_NAVIGATION } from '../images/builtin-images.js';
 import { NAVIGATION_SKILL_URL } from '../skill-files.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
-import { visibleTools, type LoadedSkill } from '../processes/process-record.js';
+import { visibleTools, type LoadedSkill, type ProcessInfo } from '../processes/process-record.js';
 import type { Registry } from '../plugins/registry.js';
 
 const db = (ctx: ToolContext) => ctx.store as Kysely<any>;
@@ -43,13 +43,19 @@ export async function loadSkillOnProcess(store: Kysely<any>, registry: Registry,
   const p = await getProcess(store, pid);
   const before = new Set(p.visibleTools);
   let table = p.toolTable;
-  if (!p.loadedSkills[skillId]) {
+  const already = loadedSkill(p, skillId) !== undefined;
+  if (!already) {
     const loaded: Record<string, LoadedSkill> = { ...p.loadedSkills, [skillId]: { packageSha256: reg.manifest.packageSha256, tools: [...reg.manifest.allowedTools] } };
     table = tableWithSkill(p.toolTable, registry.images.get(p.imageId), reg.manifest.allowedTools);
     await updateLoadedSkills(store, p, loaded, nowIso, table.length === p.toolTable.length ? undefined : table);
   }
   const toolNames = reg.manifest.allowedTools.filter((t) => table.includes(t));
-  return { manifest: reg.manifest, toolNames, newlyVisible: toolNames.filter((t) => !before.has(t)), alreadyActive: Boolean(p.loadedSkills[skillId]) };
+  return { manifest: reg.manifest, toolNames, newlyVisible: toolNames.filter((t) => !before.has(t)), alreadyActive: already };
+}
+
+/** The Skill `id` loaded on `p`, looked up as an own key only (a skill_id such as "hasOwnProperty" is no Skill). */
+function loadedSkill(p: ProcessInfo, id: string): LoadedSkill | undefined {
+  return Object.hasOwn(p.loadedSkills, id) ? p.loadedSkills[id] : undefined;
 }
 
 /**
@@ -80,7 +86,7 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
         description: s.manifest.description,
         tools: [...s.manifest.allowedTools],
         package_sha256: s.manifest.packageSha256,
-        active: Boolean(p.loadedSkills[s.manifest.name]),
+        active: loadedSkill(p, s.manifest.name) !== undefined,
       }));
       const next_step = page.length === 0 ? 'refine_search' : page.every((x) => x.active) ? 'use_loaded_skill' : 'activate_skill';
       return { skills: page, has_more: scored.length > page.length, next_step };
@@ -113,10 +119,11 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
       await ctx.authority.require(`skill:${skill_id}`, 'execute');
       if (skill_id === SKILL_NAVIGATION) throw new LibosError('invalid_state', `skill_id: ${SKILL_NAVIGATION} cannot be unloaded (it is how a process finds Skills)`);
       const p = await getProcess(db(ctx), ctx.pid);
-      if (!p.loadedSkills[skill_id]) throw new LibosError('invalid_state', `skill_id: ${skill_id} is not loaded on ${ctx.pid}`, { details: { skill_id } });
+      const skill = loadedSkill(p, skill_id);
+      if (!skill) throw new LibosError('invalid_state', `skill_id: ${skill_id} is not loaded on ${ctx.pid}`, { details: { skill_id } });
       const loaded = { ...p.loadedSkills };
       delete loaded[skill_id];
-      const table = tableWithoutSkill(p.toolTable, registry().images.get(p.imageId), p.loadedSkills[skill_id].tools);
+      const table = tableWithoutSkill(p.toolTable, registry().images.get(p.imageId), skill.tools);
       await updateLoadedSkills(db(ctx), p, loaded, ctx.clock.now().toISOString(), table.length === p.toolTable.length ? undefined : table);
       const after = new Set(visibleTools(table, loaded));
       const removed_tools = p.visibleTools.filter((t) => !after.has(t));

@@ -4,7 +4,7 @@ import { isLibosError, LibosError } from '@libos/sdk';
 import { openStandardRuntime } from '../compose.js';
 import { localHost, type HostRuntime } from '../served/host-runtime.js';
 import { remoteHost } from '../served/remote-host.js';
-import { findServedStore } from '../served/served-file.js';
+import { findServedStore, forgetServedStore } from '../served/served-file.js';
 
 export interface GlobalOptions {
   readonly db: string;
@@ -48,7 +48,15 @@ async function open(g: GlobalOptions, waitMs: number): Promise<Runtime> {
  */
 export async function withRuntime<T>(g: GlobalOptions, fn: (rt: HostRuntime) => Promise<T>, opts: WithRuntimeOptions = {}): Promise<T> {
   const served = findServedStore(g.db);
-  if (served) return fn(await remoteHost(served));
+  if (served) {
+    const host = await remoteHost(served).catch((err: unknown) => {
+      // Nothing listens at the recorded address (a crashed server whose pid lives on in another process): forget it.
+      if (!isLibosError(err) || err.details?.unreachable !== true) throw err;
+      forgetServedStore(served);
+      return null;
+    });
+    if (host) return fn(host);
+  }
   return withLocalRuntime(g, (rt) => fn(localHost(rt)), opts);
 }
 

@@ -1,6 +1,6 @@
 import { errorFromResponse, LibosApiError, LibosClient } from '@libos/client';
 import type { ProcessInfo, Runtime } from '@libos/kernel';
-import { defineErrorCodes, ERROR_CATEGORIES, errorCategoryOf, LibosError, type ErrorCategory } from '@libos/sdk';
+import { defineErrorCodes, ERROR_CATEGORIES, errorCategoryOf, isLibosError, LibosError, type ErrorCategory } from '@libos/sdk';
 import type { HostRuntime, ObjectRow } from './host-runtime.js';
 import type { ServedStore } from './served-file.js';
 
@@ -23,9 +23,13 @@ async function remote<T>(served: ServedStore, fn: () => Promise<T>): Promise<T> 
     return await fn();
   } catch (err) {
     if (err instanceof LibosApiError) throw localError(err);
+    if (isLibosError(err)) throw err;
     const why = err instanceof Error ? err.message : String(err);
     const message = `store ${served.db} is served by libos serve (pid ${served.pid}) at ${served.url}, which did not answer (${why}); stop it or retry`;
-    throw new LibosError('store_locked', message, { details: { path: served.db, url: served.url, pid: served.pid }, cause: err });
+    throw new LibosError('store_locked', message, {
+      details: { path: served.db, url: served.url, pid: served.pid, unreachable: true },
+      cause: err,
+    });
   }
 }
 

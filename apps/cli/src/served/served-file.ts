@@ -94,3 +94,14 @@ export function findServedStore(db: string): ServedStore | null {
   }
   return record;
 }
+
+/**
+ * Forgets a record whose server does not answer at all (its process id was reused after a crash): removed if it is
+ * still the same record. A command then opens the store itself, which the lease refuses if anyone still writes it.
+ */
+export function forgetServedStore(served: ServedStore): void {
+  const path = servedFilePath(served.db);
+  if (path === null) return;
+  const current = readRecord(path);
+  if (current && current.pid === served.pid && current.url === served.url && current.token === served.token) rmSync(path, { force: true });
+}

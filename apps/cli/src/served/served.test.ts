@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -154,6 +154,25 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(existsSync(record)).toBe(false);
     // Not served any more: the commands open the store themselves, and see what the server wrote.
     expect(json('caps', pid, '--all')).toEqual(expect.arrayContaining([expect.objectContaining({ id: cap.id, status: 'revoked' })]));
+  });
+
+  it('a record whose server does not answer (a crash, its pid reused) is forgotten: the command opens the store itself', async () => {
+    const { db } = tempStore('libos-served-');
+    const { json } = libosOn(db);
+    json('init');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const record = `${realpathSync(db)}.serve.json`;
+    // This test's own pid: alive, but nothing listens at the recorded address.
+    writeFileSync(
+      record,
+      JSON.stringify({ url: `http://127.0.0.1:${port}`, token: 'x'.repeat(32), pid: process.pid, db: realpathSync(db) }),
+      { mode: 0o600 },
+    );
+    expect(json('ps')).toEqual([]);
+    expect(existsSync(record)).toBe(false);
   });
 
   it('the other store commands go through the server too (spawn, call, send, human, llm-calls, objects, skills, pause, resume); run refuses', async () => {

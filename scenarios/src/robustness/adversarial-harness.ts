@@ -17,16 +17,26 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 export const ADV_SKILL = 'test-adversary-targets';
 export const ADV_IMAGE = 'adversary-agent:v0';
-/** A tool some plugin defines but no image's table holds. */
+/** A tool some plugin defines but no image's table holds: its Skill is never active at spawn. */
 export const ADV_HIDDEN_TOOL = 'adv_hidden';
+/** The Skill that lists only the hidden tool (a process that loaded it would see the tool; none does). */
+export const ADV_HIDDEN_SKILL = 'test-adversary-hidden';
 
 const ADV_SKILL_MD = `---
 name: ${ADV_SKILL}
 description: Outside-world tools for the adversarial stories; each needs a file:<key> right.
-allowed-tools: adv_write adv_read adv_secret_read adv_hidden
+allowed-tools: adv_write adv_read adv_secret_read
 ---
 adv_write writes a key (needs write on file:<key>); adv_read returns it (needs read on file:<key>);
 adv_secret_read returns it as classified data (the reader's flow rises to its sensitivity).
+`;
+
+const ADV_HIDDEN_SKILL_MD = `---
+name: ${ADV_HIDDEN_SKILL}
+description: A tool no adversarial agent has in its table (it would join only if this Skill were loaded).
+allowed-tools: adv_hidden
+---
+adv_hidden records that it ran.
 `;
 
 /** Everything a base agent has, plus the outside-world tools; every Skill a story needs is active at spawn. */
@@ -117,7 +127,7 @@ export function adversaryPlugin(): { plugin: Plugin; world: OutsideWorld } {
   const plugin = definePlugin({
     name: 'test-adversary-targets',
     version: '0.0.0',
-    skills: [skillFromText(ADV_SKILL_MD, ADV_SKILL)],
+    skills: [skillFromText(ADV_SKILL_MD, ADV_SKILL), skillFromText(ADV_HIDDEN_SKILL_MD, ADV_HIDDEN_SKILL)],
     tools: [write, read, secretRead, hidden],
     images: [
       {

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../internal/testing/fingerprint.js';
 import { startServer, type Harness } from '../internal/testing/harness.js';
@@ -23,6 +24,20 @@ describe('processes', () => {
     expect(one).toMatchObject({ status: 200, body: { pid, budget: { usage: expect.any(Object), limits: expect.any(Object) } } });
     expect(await h.api('/api/processes/pid_0000000000000000')).toMatchObject({ status: 404, body: { error: { code: 'process_not_found' } } });
     expect(await h.api('/api/processes', { json: { goal: 'x', image: 'no-such:v0' } })).toMatchObject({ status: 404, body: { error: { code: 'image_not_found' } } });
+  });
+
+  it('POST /api/processes takes budget limits and an absolute working directory; a relative one or an unknown limit is 400', async () => {
+    const r = await h.api('/api/processes', { json: { goal: 'bounded', budget: { tool_calls: 7, llm_calls: null }, working_directory: tmpdir() } });
+    expect(r.status).toBe(201);
+    expect((await h.api(`/api/processes/${r.body.pid}`)).body).toMatchObject({ budget: { limits: { tool_calls: 7 } } });
+    expect(await h.api('/api/processes', { json: { goal: 'x', working_directory: 'relative/dir' } })).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'working_directory' } } },
+    });
+    expect(await h.api('/api/processes', { json: { goal: 'x', budget: { wishes: 3 } } })).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'budget.wishes' } } },
+    });
   });
 
   it('POST /api/processes/:pid/call runs one tool through the broker and answers its envelope, refusals included', async () => {

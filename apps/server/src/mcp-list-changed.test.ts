@@ -37,7 +37,7 @@ async function connect(
 }
 
 describe('MCP tools/list_changed (a session that lives as long as its transport, e.g. stdio)', () => {
-  it('[K-8.5] declared only when delivered: with listChanged, a Skill activation sends tools/list_changed and tools/list shows its tools', async () => {
+  it('[K-8.5] declared only when delivered: a Skill activation sends tools/list_changed; tools/list shows its tools', async () => {
     h = await startServer();
     const p = await h.rt.spawn({ goal: 'x' });
     const { client, nextChange } = await connect(p.pid, true);

@@ -61,7 +61,7 @@ async function httpServer(env: Record<string, string>): Promise<string> {
 }
 
 describe('external MCP servers as a Skill', () => {
-  it('[issue 12] stdio server: a process activates mcp-weather, calls its tool with mcp:weather/forecast execute, refused without', async () => {
+  it('[issue 12] stdio server: mcp-weather activated, its tool called with mcp:weather/forecast execute, refused without', async () => {
     const log = callLog();
     const mcp = await connectMcpServers({ weather: { command: process.execPath, args: [SERVER], env: { CALL_LOG: log.path } } });
     expect(mcp.servers.map((s) => ({ name: s.name, server: s.server, tools: s.tools.map((t) => t.name) }))).toEqual([

@@ -39,7 +39,7 @@ async function libosMcp(db: string, pid: string): Promise<{ client: Client; tran
 const textOf = (r: unknown) => (r as { content: { type: string; text: string }[] }).content[0]!.text;
 
 describe('libos mcp --pid P (stdio)', { timeout: 120_000 }, () => {
-  it('[issue 12] the official MCP client lists and calls the process tools over stdio; tools/list_changed follows a Skill activation', async () => {
+  it('[issue 12] the official MCP client lists and calls the tools over stdio; tools/list_changed follows an activation', async () => {
     const { db } = tempStore('libos-mcp-');
     const { json } = libosOn(db);
     const pid = json('spawn', '--goal', 'serve a desktop client').pid;
@@ -103,7 +103,7 @@ describe('libos mcp --pid P (stdio)', { timeout: 120_000 }, () => {
 });
 
 describe('external MCP servers from the host config', { timeout: 120_000 }, () => {
-  it('[issue 12] a stdio server in mcp_servers: a process activates mcp-weather, calls its tool with the grant, and is refused without it', async () => {
+  it('[issue 12] mcp_servers: a process activates mcp-weather, calls its tool with the grant, is refused without it', async () => {
     const { db } = tempStore('libos-mcp-');
     const log = join(dirname(db), 'calls.jsonl');
     const config = { mcp_servers: { weather: { command: process.execPath, args: [WEATHER_SERVER], env: { CALL_LOG: log } } } };

@@ -81,7 +81,7 @@ async function untilStatus(db: string, pid: string, status: string): Promise<voi
 }
 
 describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, () => {
-  it('[issue 12] with libos serve running, libos grant, ps and caps work; an HTTP-created process is granted and calls a tool over MCP; a foreign Origin or Host on /mcp is 403', async () => {
+  it('[issue 12] served: grant, ps, caps work; an HTTP-created process is granted and calls a tool over MCP; foreign Origin/Host is 403', async () => {
     const { db } = tempStore('libos-served-');
     const { server, info } = await startServe(db);
     const record = `${realpathSync(db)}.serve.json`;
@@ -175,7 +175,7 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(existsSync(record)).toBe(false);
   });
 
-  it('the other store commands go through the server too (spawn, call, send, human, llm-calls, objects, skills, pause, resume); run refuses', async () => {
+  it('the other store commands go through the server too (spawn, call, send, human, objects, skills, pause...); run refuses', async () => {
     const { db, dir } = tempStore('libos-served-');
     await startServe(db);
     const { json, run } = libosOn(db);
@@ -219,7 +219,7 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(json('events', '--type', 'scheduler_paused')).toHaveLength(1);
   });
 
-  it('libos run --provider openai against an unreachable endpoint: bounded retries shown on stderr, the process paused with the error, exit 1; libos resume makes it runnable', async () => {
+  it('libos run against an unreachable provider: retries on stderr, the process paused with the error, exit 1; resume', async () => {
     // A port nothing listens on.
     const probe = createServer();
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));

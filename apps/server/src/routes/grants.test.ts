@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 describe('grant and revoke over HTTP', () => {
-  it('an HTTP-created process is granted over HTTP (201, audited as the host), can then call the tool, and loses it on revoke', async () => {
+  it('an HTTP-created process is granted over HTTP (201, audited as the host), calls the tool, loses it on revoke', async () => {
     h = await startServer();
     const { pid } = (await h.api('/api/processes', { json: { goal: 'tell the time' } })).body as { pid: string };
     const initial = (await h.api(`/api/processes/${pid}/capabilities`)).body as { id: string }[];

@@ -81,7 +81,7 @@ async function untilStatus(db: string, pid: string, status: string): Promise<voi
 }
 
 describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, () => {
-  it('[issue 12] served: grant, ps, caps work; an HTTP-created process is granted, calls a tool over MCP; foreign Host is 403', async () => {
+  it('[issue 12] served: grant, ps, caps work; an HTTP-created process is granted, calls a tool over MCP; bad Host 403', async () => {
     const { db } = tempStore('libos-served-');
     const { server, info } = await startServe(db);
     const record = `${realpathSync(db)}.serve.json`;

@@ -7,6 +7,7 @@ export * from './rights.js';
 export * from './context.js';
 export * from './tool.js';
 export * from './plugin.js';
+export * from './images.js';
 export * from './skill.js';
 export * from './services.js';
 export * from './waits.js';

@@ -86,9 +86,12 @@ describe('plugin loader', () => {
     const e = loadError([plugin('p', { images: [img] })]);
     expect(e.message).toContain('plugin p: images[x-agent:v0].defaultTools: unknown tool "nope"');
     expect(() => loadPlugins([], [img])).toThrow('kernel: images[x-agent:v0].defaultTools: unknown tool "nope"');
-    // A plugin image cannot opt into the kernel's per-Skill groups.
-    const grouped = { ...img, toolGroups: [{ skill: 'absent', tools: ['nope'] }] };
-    expect(loadError([plugin('p', { images: [grouped] })]).message).toContain('unknown tool "nope"');
+    // A plugin image may carry per-Skill groups (one spread from a kernel image does): the group of an unloaded Skill
+    // is left out with it, but a tool it lists outside its groups must still be defined.
+    const grouped = { ...img, defaultTools: ['nope', 'also_nope'], toolGroups: [{ skill: 'absent', tools: ['nope'] }] };
+    const message = loadError([plugin('p', { images: [grouped] })]).message;
+    expect(message).toContain('unknown tool "also_nope"');
+    expect(message).not.toContain('unknown tool "nope"');
   });
 
   it("a kernel image's tool group is left out only with its unloaded Skill; a loaded Skill missing a tool fails", () => {

@@ -18,7 +18,7 @@ import { contextManagementProblems } from '../context/maintenance-settings.js';
 
 export const IMAGE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*:[A-Za-z0-9._-]+$/;
 
-/** A kernel image whose tools are grouped by owning Skill (`BuiltinImage` in images/builtin-images.ts). */
+/** An image whose tools may be grouped by owning Skill (`BuiltinImage` in @libos/sdk: the kernel's, or spread from one). */
 type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonly skill: string; readonly tools: readonly string[] }[] };
 
 /**
@@ -27,8 +27,9 @@ type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonl
  * a tool defined twice, a tool that no Skill owns (or that two Skills own), an image naming unknown Skills or tools, two
  * ownership resolvers for one resource kind, an error code that is a kernel code, lies outside the closed categories or
  * is declared by two plugins. An image's table is never narrowed silently: every tool it names must be
- * defined. Only a kernel image's tool group whose Skill is not loaded at all is left out (with that Skill), since the
- * host chose not to load its plugin; a loaded Skill that lacks a tool of its group fails naming the image and tool.
+ * defined. Only a grouped image's tool group (a kernel image, or one spread from it) whose Skill is not loaded at all is
+ * left out (with that Skill), since the host chose not to load its plugin; a loaded Skill that lacks a tool of its
+ * group fails naming the image and tool.
  *
  * @example
  * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
@@ -114,9 +115,9 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
       else codes.set(code, p.name);
     }
 
-  // Images: every tool named must be defined. A kernel image's tool group is left out only with its unloaded Skill.
+  // Images: every tool named must be defined. A tool group is left out only with its unloaded Skill.
   const images = new Map<string, ImageDefinition>();
-  const addImage = (img: GroupedImage, where: string, kernel: boolean) => {
+  const addImage = (img: GroupedImage, where: string) => {
     if (!IMAGE_ID_PATTERN.test(img.id)) bad(where, 'images.id', `${JSON.stringify(img.id)} must be name:version (${IMAGE_ID_PATTERN})`);
     if (images.has(img.id)) bad(where, 'images.id', `image ${img.id} is registered twice`);
     const field = `images[${img.id}].defaultTools`;
@@ -125,7 +126,7 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     }
     for (const m of contextManagementProblems(img)) bad(where, `images[${img.id}].contextManagement`, m);
     let def: ImageDefinition = img;
-    if (kernel && img.toolGroups) {
+    if (img.toolGroups) {
       const loaded = img.toolGroups.filter((g) => skills.has(g.skill));
       for (const g of loaded)
         for (const t of g.tools) {
@@ -134,8 +135,13 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
             bad(where, field, `tool ${JSON.stringify(t)} belongs to skill ${owner.get(t)}, not ${g.skill}`);
           }
         }
+      // Tools the image lists outside its groups (an image spread from a kernel one, plus its own) stay, checked.
+      const grouped = new Set(img.toolGroups.flatMap((g) => g.tools));
+      const own = img.defaultTools.filter((t) => !grouped.has(t));
+      for (const t of own) if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}`);
+      const unloaded = new Set(img.toolGroups.filter((g) => !skills.has(g.skill)).map((g) => g.skill));
       const { toolGroups: _groups, ...plain } = img;
-      def = { ...plain, defaultSkills: img.defaultSkills.filter((s) => skills.has(s)), defaultTools: loaded.flatMap((g) => g.tools) };
+      def = { ...plain, defaultSkills: img.defaultSkills.filter((s) => !unloaded.has(s)), defaultTools: [...loaded.flatMap((g) => g.tools), ...own] };
     } else {
       for (const t of img.defaultTools) if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}`);
     }
@@ -144,8 +150,8 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     }
     images.set(img.id, Object.freeze(def));
   };
-  for (const img of builtins) addImage(img, 'kernel', true);
-  for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`, false);
+  for (const img of builtins) addImage(img, 'kernel');
+  for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`);
 
   if (problems.length > 0) {
     const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');

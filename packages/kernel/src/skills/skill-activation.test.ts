@@ -211,3 +211,22 @@ describe('plugin error codes', () => {
     });
   });
 });
+
+describe('images spread from the kernel ones (@libos/sdk exports them)', () => {
+  it("keeps the kernel image's groups (a group of an unloaded Skill is left out) and checks the tools it adds", async () => {
+    const { BASE_AGENT } = await import('@libos/sdk');
+    const notesAgent = { ...BASE_AGENT, id: 'notes-base:v0', defaultSkills: [...BASE_AGENT.defaultSkills, 'test-notes'], defaultTools: [...BASE_AGENT.defaultTools, 'note_count'] };
+    const rt = await runtime(definePlugin({ name: 'test-spread-images', version: '0.0.0', skills: [], tools: [], images: [notesAgent] }));
+    const img = rt.registry.images.get('notes-base:v0')!;
+    // Only the kernel's own groups are loaded here (no standard plugins): their tools, then the image's own.
+    expect(img.defaultTools).toEqual([...rt.registry.images.get('base-agent:v0')!.defaultTools, 'note_count']);
+    expect(img.defaultSkills).toEqual(['agent-libos-skill-navigation', 'test-notes']);
+    const p = await rt.spawn({ image: 'notes-base:v0', goal: 'x' });
+    expect(p.visibleTools).toEqual(expect.arrayContaining(NOTES_TOOLS));
+    const bad = { ...BASE_AGENT, id: 'bad-base:v0', defaultTools: [...BASE_AGENT.defaultTools, 'ghost_tool'] };
+    await expect(openRuntime({ path: ':memory:', plugins: [definePlugin({ name: 'bad', version: '0.0.0', skills: [], tools: [], images: [bad] })] })).rejects.toMatchObject({
+      code: 'plugin_invalid',
+      message: expect.stringContaining('plugin bad: images[bad-base:v0].defaultTools: unknown tool "ghost_tool"'),
+    });
+  });
+});

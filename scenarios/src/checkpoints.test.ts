@@ -32,7 +32,16 @@ async function open(opts: Parameters<typeof openCheckpointHarness>[0] = {}): Pro
 }
 
 const count = (rt: Runtime, table: string) =>
-  rt.transaction(async (scope) => Number(((await (scope.store as Json).selectFrom(table).select((eb: Json) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()) as Json).n));
+  rt.transaction(async (scope) =>
+    Number(
+      (
+        (await (scope.store as Json)
+          .selectFrom(table)
+          .select((eb: Json) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()) as Json
+      ).n,
+    ),
+  );
 
 /** `pid` with a mutable `ledger` holding `n` entries (versions 1 + n). */
 async function withLedger(rt: Runtime, pid: string, n: number): Promise<string> {
@@ -90,10 +99,18 @@ describe('create, list, inspect, diff', () => {
     expect(await rt.audit({ action: 'checkpoint.create' })).toEqual([]);
     await rt.grant(pid, `checkpoint:process:${pid}`, ['write']);
     const cp = await checkpoint(rt, pid);
-    const may = (right: string) => rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, `checkpoint:${cp.checkpoint_id}`, right as never)).allowed);
-    expect({ read: await may('read'), execute: await may('execute'), admin: await may('admin'), write: await may('write') }).toEqual({ read: true, execute: false, admin: false, write: false });
+    const may = (right: string) =>
+      rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, `checkpoint:${cp.checkpoint_id}`, right as never)).allowed);
+    expect({ read: await may('read'), execute: await may('execute'), admin: await may('admin'), write: await may('write') }).toEqual({
+      read: true,
+      execute: false,
+      admin: false,
+      write: false,
+    });
     const grants = await rt.capabilities(pid);
-    expect(grants.filter((g) => g.resource === `checkpoint:${cp.checkpoint_id}`).map((g) => [g.id, g.rights])).toEqual([[`cap_own:checkpoint:${cp.checkpoint_id}`, ['read']]]);
+    expect(grants.filter((g) => g.resource === `checkpoint:${cp.checkpoint_id}`).map((g) => [g.id, g.rights])).toEqual([
+      [`cap_own:checkpoint:${cp.checkpoint_id}`, ['read']],
+    ]);
   });
 
   it('[CP-3] a payload held by two checkpoints is stored once', async () => {
@@ -107,15 +124,25 @@ describe('create, list, inspect, diff', () => {
     expect(await count(rt, 'checkpoint_blob_refs')).toBe(blobs * 2);
   });
 
-  it('[CP-4] a payload over 1,048,576 bytes, or a checkpoint over its total, is refused naming the Object; nothing is written', async () => {
+  it('[CP-4] a payload over 1,048,576 bytes, or a checkpoint over its total, is refused naming the Object; nothing written', async () => {
     const { rt } = await open();
     const pid = await checkpointAgent(rt);
-    const big = await rt.transaction(async (scope) => (scope.service('objects') as Json).createForProcess(pid, { type: 'artifact', name: 'huge', payload: 'y'.repeat(1_048_576) }));
-    const before = { cps: await count(rt, 'checkpoints'), blobs: await count(rt, 'checkpoint_blobs'), refs: await count(rt, 'checkpoint_blob_refs') };
+    const big = await rt.transaction(async (scope) =>
+      (scope.service('objects') as Json).createForProcess(pid, { type: 'artifact', name: 'huge', payload: 'y'.repeat(1_048_576) }),
+    );
+    const before = {
+      cps: await count(rt, 'checkpoints'),
+      blobs: await count(rt, 'checkpoint_blobs'),
+      refs: await count(rt, 'checkpoint_blob_refs'),
+    };
     const e = await fails(rt, pid, 'create_checkpoint', {});
     expect(e).toMatchObject({ code: 'checkpoint_too_large', details: { ref: `object:${big.oid}`, bytes: 1_048_578, maximum: 1_048_576 } });
     expect(e.message).toContain(`object:${big.oid}`);
-    expect({ cps: await count(rt, 'checkpoints'), blobs: await count(rt, 'checkpoint_blobs'), refs: await count(rt, 'checkpoint_blob_refs') }).toEqual(before);
+    expect({
+      cps: await count(rt, 'checkpoints'),
+      blobs: await count(rt, 'checkpoint_blobs'),
+      refs: await count(rt, 'checkpoint_blob_refs'),
+    }).toEqual(before);
     await rt.close();
 
     const small = await open({ checkpoints: { limits: { maxCaptureBytes: 100, maxCheckpointBytes: 150 } } });
@@ -134,13 +161,20 @@ describe('create, list, inspect, diff', () => {
     const a = await checkpoint(rt, pid, 'a');
     const b = await checkpoint(rt, pid, 'b');
     const mine = await checkpoint(rt, stranger, 'theirs');
-    expect((await ok(rt, pid, 'list_checkpoints', {})).checkpoints.map((c: Json) => c.checkpoint_id)).toEqual([b.checkpoint_id, a.checkpoint_id]);
+    expect((await ok(rt, pid, 'list_checkpoints', {})).checkpoints.map((c: Json) => c.checkpoint_id)).toEqual([
+      b.checkpoint_id,
+      a.checkpoint_id,
+    ]);
     expect((await ok(rt, stranger, 'list_checkpoints', { owner_pid: pid })).checkpoints).toEqual([]);
     expect((await fails(rt, stranger, 'inspect_checkpoint', { checkpoint_id: a.checkpoint_id })).code).toBe('permission_denied');
     expect((await fails(rt, stranger, 'diff_checkpoint', { checkpoint_id: a.checkpoint_id })).code).toBe('permission_denied');
     expect((await fails(rt, pid, 'inspect_checkpoint', { checkpoint_id: 'ckpt_00000000000000ff' })).code).toBe('checkpoint_not_found');
     expect((await fails(rt, pid, 'inspect_checkpoint', { checkpoint_id: 'nope' })).code).toBe('invalid_arguments');
-    expect((await asHost(rt, (cps) => cps.list('host'))).map((c) => c.checkpoint_id)).toEqual([mine.checkpoint_id, b.checkpoint_id, a.checkpoint_id]);
+    expect((await asHost(rt, (cps) => cps.list('host'))).map((c) => c.checkpoint_id)).toEqual([
+      mine.checkpoint_id,
+      b.checkpoint_id,
+      a.checkpoint_id,
+    ]);
   });
 
   it('[CP-6] diff shows what was added, removed and changed since, by kind, with versions', async () => {
@@ -185,7 +219,10 @@ describe('restore', () => {
     const gate = new Promise<void>((r) => (release = r));
     let entered!: () => void;
     const inside = new Promise<void>((r) => (entered = r));
-    const blocking: LlmProvider = { ...idleProvider, completeAction: async (req) => (entered(), await gate, idleProvider.completeAction(req)) };
+    const blocking: LlmProvider = {
+      ...idleProvider,
+      completeAction: async (req) => (entered(), await gate, idleProvider.completeAction(req)),
+    };
     const run = rt.run({ provider: blocking, maxQuanta: 1, maxEmptyReplies: Number.POSITIVE_INFINITY });
     await inside;
     expect((await rt.process(pid)).status).toBe('running');
@@ -197,7 +234,7 @@ describe('restore', () => {
     expect(r.report.kernel!.restored_pids).toEqual([pid]);
   });
 
-  it('[CP-9] a restore puts Objects, versions and payloads back, releases what came since, ends later processes and revives ended ones', async () => {
+  it('[CP-9] a restore puts Objects, versions, payloads back, releases later ones, ends later processes, revives ended ones', async () => {
     const { rt } = await open();
     const pid = await checkpointAgent(rt);
     await rt.grant(pid, 'context:enrichment', ['execute']);
@@ -220,7 +257,11 @@ describe('restore', () => {
     expect(r.report.objects.released_objects).toEqual([risky, (await rt.process(later)).goalOid]);
     expect(r.report.objects.dropped_namespaces).toEqual([`process:${pid}/later`]);
     const ledger = await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
-    expect({ version: ledger.version, sha256: ledger.sha256, payload: ledger.payload }).toEqual({ version: ledgerBefore.version, sha256: ledgerBefore.sha256, payload: { entries: [{ n: 1 }, { n: 2 }] } });
+    expect({ version: ledger.version, sha256: ledger.sha256, payload: ledger.payload }).toEqual({
+      version: ledgerBefore.version,
+      sha256: ledgerBefore.sha256,
+      payload: { entries: [{ n: 1 }, { n: 2 }] },
+    });
     expect((await fails(rt, pid, 'read_memory_object', { name: 'risky' })).code).toBe('object_not_found');
     expect((await rt.process(later)).outcome).toMatchObject({ kind: 'killed', code: 'superseded_by_restore' });
     expect((await rt.process(child)).status).toBe('runnable');
@@ -269,7 +310,9 @@ describe('restore', () => {
     expect(byId(revoked.id).status).toBe('revoked');
     expect(byId(later.id).status).toBe('revoked');
     // The checkpoint's own read (ownership) stays: restore never revokes checkpoint rights.
-    const may = await rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, `checkpoint:${cp.checkpoint_id}`, 'read')).allowed);
+    const may = await rt.transaction(
+      async (scope) => (await rt.authority.authorize(scope, pid, `checkpoint:${cp.checkpoint_id}`, 'read')).allowed,
+    );
     expect(may).toBe(true);
   });
 
@@ -300,12 +343,25 @@ describe('restore', () => {
   it('[OT-50] an active scoped task refuses the restore naming it; a task finished since becomes superseded_by_restore', async () => {
     const { rt } = await open();
     const pid = await checkpointAgent(rt);
-    const owner = (await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'owner', payload: { entries: [] }, immutable: false })).oid;
+    const owner = (await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'owner', payload: { entries: [] }, immutable: false }))
+      .oid;
     const before = await ok(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_echo', args: { text: 'before' } });
     await drive(rt);
     const cp = await checkpoint(rt, pid);
-    const waiting = (await ok(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'never' } })).task;
-    const other = (await ok(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'never' } })).task;
+    const waiting = (
+      await ok(rt, pid, 'start_object_task', {
+        owner_oid: owner,
+        tool: 'receive_process_messages',
+        args: { block: true, channel: 'never' },
+      })
+    ).task;
+    const other = (
+      await ok(rt, pid, 'start_object_task', {
+        owner_oid: owner,
+        tool: 'receive_process_messages',
+        args: { block: true, channel: 'never' },
+      })
+    ).task;
     await drive(rt);
     const versionsBefore = await versions(rt, pid);
     const refused = await asHost(rt, (cps) => cps.restore('host', cp.checkpoint_id)).catch((e) => e);
@@ -317,18 +373,35 @@ describe('restore', () => {
     const r = await asHost(rt, (cps) => cps.restore('host', cp.checkpoint_id));
     expect([...(r.report.tasks!.superseded_tasks as string[])].sort()).toEqual([waiting.task_id, other.task_id].sort());
     const t = (await ok(rt, pid, 'get_object_task', { task_id: waiting.task_id })).task;
-    expect(t).toMatchObject({ status: 'superseded_by_restore', runner_pid: null, result_oid: null, error: `superseded by checkpoint restore ${cp.checkpoint_id}` });
-    expect(t.wait).toMatchObject({ superseded_by_restore: cp.checkpoint_id, previous_status: 'cancelled', previous_runner_pid: waiting.runner_pid });
+    expect(t).toMatchObject({
+      status: 'superseded_by_restore',
+      runner_pid: null,
+      result_oid: null,
+      error: `superseded by checkpoint restore ${cp.checkpoint_id}`,
+    });
+    expect(t.wait).toMatchObject({
+      superseded_by_restore: cp.checkpoint_id,
+      previous_status: 'cancelled',
+      previous_runner_pid: waiting.runner_pid,
+    });
     expect((await ok(rt, pid, 'get_object_task', { task_id: before.task.task_id })).task.status).toBe('succeeded');
   });
 
-  it('[OT-79] a task that wrote a file and finished after checkpoint K is superseded_by_restore when K is restored; the file stays', async () => {
+  it('[OT-79] a task that wrote a file and finished after checkpoint K: superseded_by_restore when K is restored; file stays', async () => {
     const { rt, targets } = await open();
     const pid = await checkpointAgent(rt);
     await rt.grant(pid, 'file:out', ['write'], { delegable: true });
-    const owner = (await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'owner', payload: { entries: [] }, immutable: false })).oid;
+    const owner = (await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'owner', payload: { entries: [] }, immutable: false }))
+      .oid;
     const cp = await checkpoint(rt, pid);
-    const t = (await ok(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_write', args: { key: 'out', text: 'F' }, inherit_capabilities: [{ resource: 'file:out', rights: ['write'] }] })).task;
+    const t = (
+      await ok(rt, pid, 'start_object_task', {
+        owner_oid: owner,
+        tool: 'tt_write',
+        args: { key: 'out', text: 'F' },
+        inherit_capabilities: [{ resource: 'file:out', rights: ['write'] }],
+      })
+    ).task;
     await drive(rt);
     expect((await ok(rt, pid, 'get_object_task', { task_id: t.task_id })).task.status).toBe('succeeded');
     const r = await asHost(rt, (cps) => cps.restore('host', cp.checkpoint_id));
@@ -340,17 +413,23 @@ describe('restore', () => {
 });
 
 describe('reopen rehydration', () => {
-  it('[CP-14] payloads lost at a reopen come back byte-identical (sha256) when their checkpoint is restored; the audit holds all of it', async () => {
+  it('[CP-14] payloads lost at a reopen come back byte-identical (sha256) from their checkpoint; the audit holds all of it', async () => {
     const path = dbFile();
     const first = await open({ path });
     const pid = await checkpointAgent(first.rt);
     const payloads: Record<string, unknown> = {
-      ledger: { entries: [{ n: 1, text: '雪' }, { n: 2, nested: { a: [true, null, 3] } }] },
+      ledger: {
+        entries: [
+          { n: 1, text: '雪' },
+          { n: 2, nested: { a: [true, null, 3] } },
+        ],
+      },
       text: 'plain text with "quotes" and ☃',
       number: 42,
       nothing: null,
     };
-    for (const [name, payload] of Object.entries(payloads)) await ok(first.rt, pid, 'create_memory_object', { type: 'evidence', name, payload });
+    for (const [name, payload] of Object.entries(payloads))
+      await ok(first.rt, pid, 'create_memory_object', { type: 'evidence', name, payload });
     const digests: Record<string, string> = {};
     for (const name of Object.keys(payloads)) digests[name] = (await ok(first.rt, pid, 'read_memory_object', { name })).sha256;
     const cp = await checkpoint(first.rt, pid);
@@ -359,7 +438,8 @@ describe('reopen rehydration', () => {
     h = undefined;
 
     const second = await open({ path, idStart: 100_000 });
-    for (const name of Object.keys(payloads)) expect((await fails(second.rt, pid, 'read_memory_object', { name })).code).toBe('payload_unavailable_after_reopen');
+    for (const name of Object.keys(payloads))
+      expect((await fails(second.rt, pid, 'read_memory_object', { name })).code).toBe('payload_unavailable_after_reopen');
     const r = await asHost(second.rt, (cps) => cps.restore('host', cp.checkpoint_id));
     expect((r.report.objects!.rehydrated_payloads as string[]).length).toBeGreaterThanOrEqual(5);
     for (const [name, payload] of Object.entries(payloads)) {
@@ -369,7 +449,9 @@ describe('reopen rehydration', () => {
     }
     const audit = await second.rt.audit();
     expect(audit.map((a) => a.id).slice(0, auditBefore.length)).toEqual(auditBefore);
-    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['checkpoint.create', 'checkpoint.restore', 'object.checkpoint_restore']));
+    expect(audit.map((a) => a.action)).toEqual(
+      expect.arrayContaining(['checkpoint.create', 'checkpoint.restore', 'object.checkpoint_restore']),
+    );
   });
 
   it('[CP-14] a stored payload that no longer matches its sha256 is checkpoint_corrupt and nothing is restored', async () => {
@@ -378,7 +460,9 @@ describe('reopen rehydration', () => {
     await withLedger(rt, pid, 1);
     const cp = await checkpoint(rt, pid);
     await ok(rt, pid, 'append_memory_object', { name: 'ledger', entry: { n: 2 } });
-    await rt.transaction(async (scope) => (scope.store as Json).updateTable('checkpoint_blobs').set({ content: '{"entries":[{"n":666}]}' }).execute());
+    await rt.transaction(async (scope) =>
+      (scope.store as Json).updateTable('checkpoint_blobs').set({ content: '{"entries":[{"n":666}]}' }).execute(),
+    );
     const before = await versions(rt, pid);
     const e = await asHost(rt, (cps) => cps.restore('host', cp.checkpoint_id)).catch((x) => x);
     expect(e).toMatchObject({ code: 'checkpoint_corrupt' });
@@ -387,7 +471,7 @@ describe('reopen rehydration', () => {
 });
 
 describe('fork', () => {
-  it('[CP-15] a fork is a new tree that runs on its own: new pids and oids, waits runnable, finite grants dropped, the original untouched', async () => {
+  it('[CP-15] a fork is a new tree running on its own: new pids and oids, runnable, finite grants dropped, original intact', async () => {
     const { rt } = await open();
     const pid = await checkpointAgent(rt);
     const ledger = await withLedger(rt, pid, 1);
@@ -418,8 +502,14 @@ describe('fork', () => {
     expect(forked.payload).toEqual({ entries: [{ n: 1 }] });
     await ok(rt, root, 'append_memory_object', { name: 'ledger', entry: { fork: true } });
     const original = await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
-    expect({ oid: original.oid, version: original.version, payload: original.payload }).toEqual({ oid: ledger, version: 2, payload: { entries: [{ n: 1 }] } });
-    expect((await fails(rt, root, 'append_memory_object', { namespace: `process:${pid}`, name: 'ledger', entry: 1 })).code).toMatch(/namespace_denied|object_not_found/);
+    expect({ oid: original.oid, version: original.version, payload: original.payload }).toEqual({
+      oid: ledger,
+      version: 2,
+      payload: { entries: [{ n: 1 }] },
+    });
+    expect((await fails(rt, root, 'append_memory_object', { namespace: `process:${pid}`, name: 'ledger', entry: 1 })).code).toMatch(
+      /namespace_denied|object_not_found/,
+    );
     // It runs on its own: the scheduler gives it quanta.
     const report = await drive(rt, 6);
     expect(report.results.map((q) => q.pid)).toContain(root);

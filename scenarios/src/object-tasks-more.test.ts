@@ -31,19 +31,37 @@ async function get(rt: Runtime, pid: string, taskId: string): Promise<TaskInfo> 
   return (await ok(rt, pid, 'get_object_task', { task_id: taskId })).task;
 }
 
-const may = (rt: Runtime, pid: string, resource: string, right: string) => rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, resource, right as never)).allowed);
+const may = (rt: Runtime, pid: string, resource: string, right: string) =>
+  rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, resource, right as never)).allowed);
 
 const rawTask = (rt: Runtime, taskId: string) =>
-  rt.transaction(async (scope) => (await (scope.store as Json).selectFrom('object_tasks').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow()) as Json);
+  rt.transaction(
+    async (scope) =>
+      (await (scope.store as Json).selectFrom('object_tasks').selectAll().where('task_id', '=', taskId).executeTakeFirstOrThrow()) as Json,
+  );
 
 describe('notifications commit with the task', () => {
-  it('[OT-21] a requested result grant whose post fails: the task succeeds, the notification fails, no handle, the use unspent', async () => {
+  it('[OT-21] a requested result grant whose post fails: the task succeeds, notification failed, no handle, use unspent', async () => {
     let fail = true;
-    const { rt } = await open({ tasks: { testHooks: { beforeNotify: () => { if (fail) throw new Error('post refused'); } } } });
+    const { rt } = await open({
+      tasks: {
+        testHooks: {
+          beforeNotify: () => {
+            if (fail) throw new Error('post refused');
+          },
+        },
+      },
+    });
     const { pid, owner } = await creatorWithOwner(rt);
     const child = (await ok(rt, pid, 'spawn_child_process', { goal: 'recipient' })).pid as string;
     const grant = await rt.grant(pid, 'object:*', ['grant'], { uses: 1 });
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'g' }, notify_pid: child, grant_result_to_notify: true });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_echo',
+      args: { text: 'g' },
+      notify_pid: child,
+      grant_result_to_notify: true,
+    });
     await drive(rt);
     const row = await rawTask(rt, t.task_id);
     expect(row.status).toBe('succeeded');
@@ -91,19 +109,28 @@ describe('waits and cancels against the call transaction', () => {
     await ok(rt, kid, 'process_exit', { payload: { done: 1 } });
     await drive(rt, 4);
     expect((await get(rt, pid, t.task_id)).status).toBe('succeeded');
-    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    const result = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
     expect(result.payload.result).toMatchObject({ child_pid: kid, status: 'exited', ready: true });
   });
 
-  it('[OT-39] [OT-41] a cancel never lands inside a call: either the task was cancelled before it ran, or it succeeded with its result', async () => {
+  it('[OT-39] [OT-41] a cancel never lands inside a call: cancelled before it ran, or succeeded with its result', async () => {
     for (const order of ['cancel-first', 'call-first'] as const) {
       const { rt, targets } = await open();
       const { pid, owner } = await creatorWithOwner(rt);
       await rt.grant(pid, 'file:K', ['write'], { delegable: true });
-      const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_write', args: { key: 'K', text: order }, inherit_capabilities: [{ resource: 'file:K', rights: ['write'] }] });
+      const t = await start(rt, pid, {
+        owner_oid: owner,
+        tool: 'tt_write',
+        args: { key: 'K', text: order },
+        inherit_capabilities: [{ resource: 'file:K', rights: ['write'] }],
+      });
       const cancel = () => ok(rt, pid, 'cancel_object_task', { task_id: t.task_id });
       // Both race for the store; each is one transaction, so one commits wholly before the other starts.
-      const [first, second] = order === 'cancel-first' ? await Promise.all([cancel(), drive(rt, 4)]) : await Promise.all([drive(rt, 4), cancel()]);
+      const [first, second] =
+        order === 'cancel-first' ? await Promise.all([cancel(), drive(rt, 4)]) : await Promise.all([drive(rt, 4), cancel()]);
       void first;
       void second;
       const final = await get(rt, pid, t.task_id);
@@ -111,7 +138,9 @@ describe('waits and cancels against the call transaction', () => {
       if (final.status === 'cancelled') {
         expect(targets.files.has('K')).toBe(false);
         expect(final.result_oid).toBeNull();
-        const results = await rt.transaction(async (scope) => (scope.service('objects') as Json).listObjects({ namespace: `process:${pid}/tool_results` }).catch(() => []));
+        const results = await rt.transaction(async (scope) =>
+          (scope.service('objects') as Json).listObjects({ namespace: `process:${pid}/tool_results` }).catch(() => []),
+        );
         expect(results.filter((o: Json) => o.name === `object_task_result:${t.task_id}`)).toEqual([]);
       } else {
         expect(final.status).toBe('succeeded');
@@ -128,9 +157,18 @@ describe('waits and cancels against the call transaction', () => {
     const { pid, owner } = await creatorWithOwner(rt);
     const ended: Record<string, TaskInfo> = {};
     for (const how of ['exited', 'failed', 'killed'] as const) {
-      const t = await start(rt, pid, { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: `never-${how}` } });
+      const t = await start(rt, pid, {
+        owner_oid: owner,
+        tool: 'receive_process_messages',
+        args: { block: true, channel: `never-${how}` },
+      });
       await drive(rt);
-      const end = how === 'exited' ? { kind: 'exited', resultOid: null } : how === 'failed' ? { kind: 'failed', code: 'crashed', message: 'runner crashed' } : { kind: 'killed', code: 'terminated', reason: 'operator' };
+      const end =
+        how === 'exited'
+          ? { kind: 'exited', resultOid: null }
+          : how === 'failed'
+            ? { kind: 'failed', code: 'crashed', message: 'runner crashed' }
+            : { kind: 'killed', code: 'terminated', reason: 'operator' };
       await rt.transaction(async (scope) => (scope.service('runners') as Json).end(t.runner_pid, end));
       ended[how] = await get(rt, pid, t.task_id);
     }
@@ -145,26 +183,49 @@ describe('owner watch: linked', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const dst = (await ok(rt, pid, 'create_memory_object', { type: 'evidence', name: 'dst', payload: { secret: 'DST-CONTENT' } })).oid;
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'object-task-owner' }, watch_events: ['linked'] });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'receive_process_messages',
+      args: { block: true, channel: 'object-task-owner' },
+      watch_events: ['linked'],
+    });
     await drive(rt);
     expect((await get(rt, pid, t.task_id)).status).toBe('waiting_message');
     const { link_id } = await rt.transaction(async (scope) => (scope.service('objects') as Json).link(owner, dst, 'cites'));
     await drive(rt);
     expect((await get(rt, pid, t.task_id)).status).toBe('succeeded');
     const notice = (await rt.messages(t.runner_pid!)).find((m) => m.sender === `object_task_owner_watch:${t.task_id}`)!;
-    expect(notice).toMatchObject({ subject: `Object owner linked: ${owner}`, payload: { type: 'object_task_owner_change', event: 'linked', owner_oid: owner, dst_oid: dst, relation: 'cites', link_id, change: { operation: 'link' } } });
+    expect(notice).toMatchObject({
+      subject: `Object owner linked: ${owner}`,
+      payload: {
+        type: 'object_task_owner_change',
+        event: 'linked',
+        owner_oid: owner,
+        dst_oid: dst,
+        relation: 'cites',
+        link_id,
+        change: { operation: 'link' },
+      },
+    });
     expect(JSON.stringify(notice)).not.toContain('DST-CONTENT');
     expect(await may(rt, t.runner_pid!, `object:${dst}`, 'read')).toBe(false);
   });
 
-  it('[OT-16] [OT-44] a task\'s result is linked from its owner as produced, and that link fires the task\'s own linked watch', async () => {
+  it("[OT-16] [OT-44] a task's result is linked from its owner as produced, and that link fires the task's own linked watch", async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'p' }, watch_events: ['linked'] });
     await drive(rt);
     const done = await get(rt, pid, t.task_id);
     const links = await rt.transaction(async (scope) => (scope.service('objects') as Json).linksFrom(owner));
-    expect(links).toEqual([expect.objectContaining({ src_oid: owner, dst_oid: done.result_oid, relation: 'produced', metadata: { task_id: t.task_id, tool: 'tt_echo' } })]);
+    expect(links).toEqual([
+      expect.objectContaining({
+        src_oid: owner,
+        dst_oid: done.result_oid,
+        relation: 'produced',
+        metadata: { task_id: t.task_id, tool: 'tt_echo' },
+      }),
+    ]);
     const notices = (await rt.messages(t.runner_pid!)).filter((m) => m.sender === `object_task_owner_watch:${t.task_id}`);
     expect(notices.map((m) => (m.payload as Json).relation)).toEqual(['produced']);
   });
@@ -177,7 +238,11 @@ describe('shutdown', () => {
     const path = join(dir, 'libos.db');
     const first = await open({ path });
     const { pid, owner } = await creatorWithOwner(first.rt);
-    const waiting = await start(first.rt, pid, { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'never' } });
+    const waiting = await start(first.rt, pid, {
+      owner_oid: owner,
+      tool: 'receive_process_messages',
+      args: { block: true, channel: 'never' },
+    });
     const queued = await start(first.rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'never-run' } });
     await first.rt.signal(queued.runner_pid!, 'pause');
     await drive(first.rt);

@@ -31,7 +31,10 @@ describe('exit and Object memory', () => {
     const payload = await rt.transaction(async (scope) => (scope.service('objects') as Json).readPayload(resultOid));
     expect(payload).toEqual({ answer: 42 });
     // A released name is free again (for whoever may write the namespace).
-    expect((await rt.audit({ action: 'object.release_ended' })).at(-1)).toMatchObject({ target: `process:${pid}`, details: { released: 2 } });
+    expect((await rt.audit({ action: 'object.release_ended' })).at(-1)).toMatchObject({
+      target: `process:${pid}`,
+      details: { released: 2 },
+    });
   });
 
   it('[S-E11] a child exit keeps its other Objects until the parent merges them; the parent reads the result first', async () => {
@@ -43,9 +46,13 @@ describe('exit and Object memory', () => {
     await ok(rt, child, 'process_exit', { payload: { summary: 'three rows' } });
     const waited = await ok(rt, parent, 'wait_child_process', { child_pid: child });
     expect(waited).toMatchObject({ status: 'exited', ready: true });
-    const mayRead = await rt.transaction(async (scope) => (await rt.authority.authorize(scope, parent, `object:${waited.result_oid}`, 'read')).allowed);
+    const mayRead = await rt.transaction(
+      async (scope) => (await rt.authority.authorize(scope, parent, `object:${waited.result_oid}`, 'read')).allowed,
+    );
     expect(mayRead).toBe(true);
-    expect(await rt.transaction(async (scope) => (scope.service('objects') as Json).readPayload(waited.result_oid))).toEqual({ summary: 'three rows' });
+    expect(await rt.transaction(async (scope) => (scope.service('objects') as Json).readPayload(waited.result_oid))).toEqual({
+      summary: 'three rows',
+    });
     // Kept: the parent has not merged the child's memory yet.
     expect(await describeObject(rt, work)).toMatchObject({ oid: work, ownerId: child, payloadAvailable: true });
     // The parent's own end merges: the child's other Objects go, its result stays.

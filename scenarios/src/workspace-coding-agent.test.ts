@@ -117,15 +117,22 @@ async function expectFixed(harness: WorkspaceHarness, pid: string, repo: string,
   expect(git(repo, 'show', '--name-only', '--format=', 'HEAD').trim()).toBe('src/math.js');
   expect(git(repo, 'status', '--porcelain')).toBe('');
 
-  const results = await rt.transaction(async (scope) => {
-    const objects = scope.service<Json>('objects');
-    const before = await objects.lookup(`process:${pid}/test_results`, 'before_fix');
-    const after = await objects.lookup(`process:${pid}/test_results`, 'after_fix');
-    return { before: await objects.readPayload(before.oid), after: await objects.readPayload(after.oid), afterRef: after };
-  });
+  // The root's exit released its Objects (session S-E8): their rows remain, and the payloads they held while it worked.
+  const ns = `process:${pid}/test_results`;
+  const row = (name: string) =>
+    rt.transaction(async (scope) =>
+      (scope.store as Json).selectFrom('om_objects').selectAll().where('namespace', '=', ns).where('name', '=', name)
+        .executeTakeFirstOrThrow(),
+    );
+  const [before, after] = [await row('before_fix'), await row('after_fix')];
+  const results = {
+    before: harness.heldPayloads.get(before.oid),
+    after: harness.heldPayloads.get(after.oid),
+    afterRef: { type: after.type, lifecycle: after.lifecycle_state },
+  };
   expect(results.before).toMatchObject({ format: 'tap', passed: 1, failed: 1, failing: ['add sums two numbers'], ok: false });
   expect(results.after).toMatchObject({ format: 'tap', passed: 2, failed: 0, failing: [], ok: true });
-  expect(results.afterRef.type).toBe('test_result');
+  expect(results.afterRef).toMatchObject({ type: 'test_result', lifecycle: 'released' });
 
   expect(await rt.audit({ pid, action: 'process.exit_review_required' })).toHaveLength(1);
   expect(await rt.audit({ pid, action: 'process.exit_review_passed' })).toEqual([

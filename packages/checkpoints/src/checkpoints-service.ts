@@ -72,12 +72,21 @@ export interface CheckpointsService {
   create(actor: Actor, ownerPid: string, opts?: { readonly label?: string }): Promise<CheckpointSummary>;
   list(actor: Actor, opts?: { readonly ownerPid?: string; readonly limit?: number }): Promise<CheckpointSummary[]>;
   inspect(actor: Actor, checkpointId: string): Promise<CheckpointInspection>;
-  diff(actor: Actor, checkpointId: string): Promise<{ readonly checkpoint_id: string; readonly captured_at: string; readonly changes: StateDiff }>;
+  diff(
+    actor: Actor,
+    checkpointId: string,
+  ): Promise<{ readonly checkpoint_id: string; readonly captured_at: string; readonly changes: StateDiff }>;
   restore(actor: Actor, checkpointId: string): Promise<RestoreResult>;
   fork(actor: Actor, checkpointId: string): Promise<ForkResult>;
 }
 
-const KIND_NAMES: Readonly<Record<string, string>> = { process: 'processes', object: 'objects', grant: 'grants', task: 'tasks', message: 'messages' };
+const KIND_NAMES: Readonly<Record<string, string>> = {
+  process: 'processes',
+  object: 'objects',
+  grant: 'grants',
+  task: 'tasks',
+  message: 'messages',
+};
 const plural = (kind: string) => KIND_NAMES[kind] ?? `${kind}s`;
 
 function summaryOf(row: CheckpointTable): CheckpointSummary {
@@ -100,15 +109,22 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
 
   async function authorize(actor: Actor, resource: string, right: Right): Promise<void> {
     if (actor === HOST_ACTOR) return;
-    await scope.authorityFor(actor).require(resource, right, { message: `${actor} may not ${right} ${resource}: it holds no ${right} grant on it` });
+    await scope
+      .authorityFor(actor)
+      .require(resource, right, { message: `${actor} may not ${right} ${resource}: it holds no ${right} grant on it` });
   }
 
   async function load(actor: Actor, checkpointId: string, right: Right): Promise<CheckpointTable> {
     if (typeof checkpointId !== 'string' || !/^ckpt_[0-9a-f]{16}$/.test(checkpointId)) {
-      throw new LibosError('invalid_arguments', `checkpoint_id: must look like ckpt_<16 hex> (got ${JSON.stringify(checkpointId)})`, { details: { field: 'checkpoint_id' } });
+      throw new LibosError('invalid_arguments', `checkpoint_id: must look like ckpt_<16 hex> (got ${JSON.stringify(checkpointId)})`, {
+        details: { field: 'checkpoint_id' },
+      });
     }
     const row = await db.selectFrom('checkpoints').selectAll().where('checkpoint_id', '=', checkpointId).executeTakeFirst();
-    if (!row) throw new LibosError('checkpoint_not_found', `checkpoint_id: no checkpoint ${checkpointId}`, { details: { field: 'checkpoint_id', checkpoint_id: checkpointId } });
+    if (!row)
+      throw new LibosError('checkpoint_not_found', `checkpoint_id: no checkpoint ${checkpointId}`, {
+        details: { field: 'checkpoint_id', checkpoint_id: checkpointId },
+      });
     await authorize(actor, `checkpoint:${checkpointId}`, right);
     return row;
   }
@@ -118,10 +134,18 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
     return Object.fromEntries(rows.map((r) => [r.part_key, { data: JSON.parse(r.data) as unknown }]));
   }
 
-  async function record(checkpointId: string, kind: 'restore' | 'fork', actor: Actor, report: unknown): Promise<{ id: string; at: string }> {
+  async function record(
+    checkpointId: string,
+    kind: 'restore' | 'fork',
+    actor: Actor,
+    report: unknown,
+  ): Promise<{ id: string; at: string }> {
     const id = newId(kind === 'restore' ? 'restore' : 'fork');
     const at = now();
-    await db.insertInto('checkpoint_events').values({ event_id: id, checkpoint_id: checkpointId, kind, actor, at, report: JSON.stringify(report) } as never).execute();
+    await db
+      .insertInto('checkpoint_events')
+      .values({ event_id: id, checkpoint_id: checkpointId, kind, actor, at, report: JSON.stringify(report) } as never)
+      .execute();
     return { id, at };
   }
 
@@ -135,7 +159,9 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
   return {
     async create(actor, ownerPid, opts = {}) {
       if (typeof ownerPid !== 'string' || !/^pid_[0-9a-f]{16}$/.test(ownerPid)) {
-        throw new LibosError('invalid_arguments', `pid: must look like pid_<16 hex> (got ${JSON.stringify(ownerPid)})`, { details: { field: 'pid' } });
+        throw new LibosError('invalid_arguments', `pid: must look like pid_<16 hex> (got ${JSON.stringify(ownerPid)})`, {
+          details: { field: 'pid' },
+        });
       }
       await authorize(actor, `checkpoint:process:${ownerPid}`, 'write');
       const st = state();
@@ -159,17 +185,36 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
         } as never)
         .execute();
       for (const [key, part] of Object.entries(capture.parts)) {
-        await db.insertInto('checkpoint_parts').values({ checkpoint_id: checkpointId, part_key: key, data: JSON.stringify(part.data) }).execute();
+        await db
+          .insertInto('checkpoint_parts')
+          .values({ checkpoint_id: checkpointId, part_key: key, data: JSON.stringify(part.data) })
+          .execute();
       }
       await storeBlobs(db, checkpointId, blobs, at);
       // The owner reads its checkpoint by owning it (no stored grant); the record says so. Nothing more is granted.
-      await scope.authorityFor(ownerPid).grantTrusted({ subject: ownerPid, resource: `checkpoint:${checkpointId}`, rights: ['read'], ownership: true });
-      await scope.events.emit('checkpoint_created', { pid: ownerPid, checkpoint_id: checkpointId, created_by: actor, pids: capture.subtree.pids.length, payload_bytes: total });
+      await scope
+        .authorityFor(ownerPid)
+        .grantTrusted({ subject: ownerPid, resource: `checkpoint:${checkpointId}`, rights: ['read'], ownership: true });
+      await scope.events.emit('checkpoint_created', {
+        pid: ownerPid,
+        checkpoint_id: checkpointId,
+        created_by: actor,
+        pids: capture.subtree.pids.length,
+        payload_bytes: total,
+      });
       await scope.audit.record({
         action: 'checkpoint.create',
         target: `checkpoint:${checkpointId}`,
         decision: 'ok',
-        details: { owner_pid: ownerPid, actor, label: opts.label ?? null, pids: capture.subtree.pids, counts: summary, payload_bytes: total, blob_digests: blobs.slice(0, 100).map((b) => b.sha256) },
+        details: {
+          owner_pid: ownerPid,
+          actor,
+          label: opts.label ?? null,
+          pids: capture.subtree.pids,
+          counts: summary,
+          payload_bytes: total,
+          blob_digests: blobs.slice(0, 100).map((b) => b.sha256),
+        },
       });
       return {
         checkpoint_id: checkpointId,
@@ -185,7 +230,10 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
 
     async list(actor, opts = {}) {
       const limit = opts.limit ?? 100;
-      if (!Number.isInteger(limit) || limit < 0 || limit > 1000) throw new LibosError('invalid_arguments', `limit: must be an integer from 0 to 1000 (got ${limit})`, { details: { field: 'limit' } });
+      if (!Number.isInteger(limit) || limit < 0 || limit > 1000)
+        throw new LibosError('invalid_arguments', `limit: must be an integer from 0 to 1000 (got ${limit})`, {
+          details: { field: 'limit' },
+        });
       let sel = db.selectFrom('checkpoints').selectAll();
       if (opts.ownerPid !== undefined) sel = sel.where('owner_pid', '=', opts.ownerPid);
       const out: CheckpointSummary[] = [];
@@ -210,7 +258,11 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
           continue;
         }
         const blob = digests.get(`${item.kind}:${item.id}`);
-        list.push({ id: item.id, ...item.state, ...(item.kind === 'object' ? { payload_sha256: blob?.sha256 ?? null, payload_bytes: blob?.bytes ?? null } : {}) });
+        list.push({
+          id: item.id,
+          ...item.state,
+          ...(item.kind === 'object' ? { payload_sha256: blob?.sha256 ?? null, payload_bytes: blob?.bytes ?? null } : {}),
+        });
       }
       return { ...summaryOf(row), items: grouped, truncated };
     },
@@ -220,27 +272,59 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       const st = state();
       const then = st.describe(await parts(checkpointId));
       const current = await st.capture(await st.subtree(row.owner_pid));
-      return { checkpoint_id: checkpointId, captured_at: row.captured_at, changes: diffItems(then, st.describe(current.parts), ITEMS_SHOWN) };
+      return {
+        checkpoint_id: checkpointId,
+        captured_at: row.captured_at,
+        changes: diffItems(then, st.describe(current.parts), ITEMS_SHOWN),
+      };
     },
 
     async restore(actor, checkpointId) {
       const row = await load(actor, checkpointId, 'admin');
-      const input = { checkpointId, subtree: { rootPid: row.owner_pid, pids: JSON.parse(row.pids) as string[] }, capturedAt: row.captured_at, parts: await parts(checkpointId), blobs: await loadBlobs(db, checkpointId) };
+      const input = {
+        checkpointId,
+        subtree: { rootPid: row.owner_pid, pids: JSON.parse(row.pids) as string[] },
+        capturedAt: row.captured_at,
+        parts: await parts(checkpointId),
+        blobs: await loadBlobs(db, checkpointId),
+      };
       const done = await state().restore(input);
       const { id, at } = await record(checkpointId, 'restore', actor, done.facts);
       await scope.events.emit('checkpoint_restored', { pid: row.owner_pid, checkpoint_id: checkpointId, restore_id: id, actor });
-      await scope.audit.record({ action: 'checkpoint.restore', target: `checkpoint:${checkpointId}`, decision: 'restored', details: { restore_id: id, owner_pid: row.owner_pid, actor, report: done.facts } });
+      await scope.audit.record({
+        action: 'checkpoint.restore',
+        target: `checkpoint:${checkpointId}`,
+        decision: 'restored',
+        details: { restore_id: id, owner_pid: row.owner_pid, actor, report: done.facts },
+      });
       return { checkpoint_id: checkpointId, restore_id: id, restored_at: at, report: done.facts };
     },
 
     async fork(actor, checkpointId) {
       const row = await load(actor, checkpointId, 'execute');
-      const input = { checkpointId, subtree: { rootPid: row.owner_pid, pids: JSON.parse(row.pids) as string[] }, capturedAt: row.captured_at, parts: await parts(checkpointId), blobs: await loadBlobs(db, checkpointId) };
+      const input = {
+        checkpointId,
+        subtree: { rootPid: row.owner_pid, pids: JSON.parse(row.pids) as string[] },
+        capturedAt: row.captured_at,
+        parts: await parts(checkpointId),
+        blobs: await loadBlobs(db, checkpointId),
+      };
       const done = await state().fork(input);
       const pids = (done.facts.kernel?.pids ?? {}) as Record<string, string>;
       const { id } = await record(checkpointId, 'fork', actor, { root_pid: done.rootPid, ...done.facts });
-      await scope.events.emit('checkpoint_forked', { pid: done.rootPid, checkpoint_id: checkpointId, fork_id: id, actor, from_pid: row.owner_pid });
-      await scope.audit.record({ action: 'checkpoint.fork', target: `checkpoint:${checkpointId}`, decision: 'forked', details: { fork_id: id, owner_pid: row.owner_pid, root_pid: done.rootPid, actor, report: done.facts } });
+      await scope.events.emit('checkpoint_forked', {
+        pid: done.rootPid,
+        checkpoint_id: checkpointId,
+        fork_id: id,
+        actor,
+        from_pid: row.owner_pid,
+      });
+      await scope.audit.record({
+        action: 'checkpoint.fork',
+        target: `checkpoint:${checkpointId}`,
+        decision: 'forked',
+        details: { fork_id: id, owner_pid: row.owner_pid, root_pid: done.rootPid, actor, report: done.facts },
+      });
       return { checkpoint_id: checkpointId, fork_id: id, root_pid: done.rootPid, pids, report: done.facts };
     },
   };

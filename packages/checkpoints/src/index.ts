@@ -13,6 +13,13 @@ export {
 export { DEFAULT_CHECKPOINT_LIMITS, CHECKPOINT_ERROR_CODES, type CheckpointLimits } from './internal/bounds.js';
 export type { KindDiff, StateDiff } from './internal/diff.js';
 export { CHECKPOINTS_SKILL_URL, OBJECT_FILES_SKILL_URL } from './skill-files.js';
-export const CHECKPOINT_TOOLS = ['create_checkpoint', 'list_checkpoints', 'inspect_checkpoint', 'diff_checkpoint', 'restore_checkpoint', 'fork_checkpoint'] as const;
+export const CHECKPOINT_TOOLS = [
+  'create_checkpoint',
+  'list_checkpoints',
+  'inspect_checkpoint',
+  'diff_checkpoint',
+  'restore_checkpoint',
+  'fork_checkpoint',
+] as const;
 export const OBJECT_FILE_TOOLS = ['write_object_to_file', 'read_file_to_object'] as const;
 export { checkpoints as default } from './plugin.js';

@@ -4,7 +4,14 @@ import { CHECKPOINT_ERROR_CODES, DEFAULT_CHECKPOINT_LIMITS, type CheckpointLimit
 import { checkpointOwners } from './internal/owners.js';
 import { migrations } from './internal/store.js';
 import { CHECKPOINTS_SKILL_URL, OBJECT_FILES_SKILL_URL } from './skill-files.js';
-import { createCheckpoint, diffCheckpoint, forkCheckpoint, inspectCheckpoint, listCheckpoints, restoreCheckpoint } from './tools/checkpoint-tools.js';
+import {
+  createCheckpoint,
+  diffCheckpoint,
+  forkCheckpoint,
+  inspectCheckpoint,
+  listCheckpoints,
+  restoreCheckpoint,
+} from './tools/checkpoint-tools.js';
 import { readFileToObject, writeObjectToFile } from './tools/object-file-tools.js';
 
 export interface CheckpointsOptions {
@@ -20,17 +27,29 @@ export interface CheckpointsOptions {
  * package's own contributor, and reaches files through the workspace's `files` service: it imports only the sdk.
  *
  * @example
- * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), tasks(), session(), workspace(), checkpoints()] });
+ * const plugins = [capabilities(), objectMemory(), tasks(), session(), workspace(), checkpoints()];
+ * const rt = await openRuntime({ path: ':memory:', plugins });
  */
 export function checkpoints(options: CheckpointsOptions = {}): Plugin {
   const limits: CheckpointLimits = { ...DEFAULT_CHECKPOINT_LIMITS, ...(options.limits ?? {}) };
-  for (const [k, v] of Object.entries(limits)) if (!Number.isInteger(v) || v < 1) throw new TypeError(`checkpoints: limits.${k} must be a positive integer`);
-  if (limits.maxCaptureBytes > limits.maxCheckpointBytes) throw new TypeError('checkpoints: limits.maxCaptureBytes must not exceed limits.maxCheckpointBytes');
+  for (const [k, v] of Object.entries(limits))
+    if (!Number.isInteger(v) || v < 1) throw new TypeError(`checkpoints: limits.${k} must be a positive integer`);
+  if (limits.maxCaptureBytes > limits.maxCheckpointBytes)
+    throw new TypeError('checkpoints: limits.maxCaptureBytes must not exceed limits.maxCheckpointBytes');
   return definePlugin({
     name: '@libos/checkpoints',
     version: '0.1.0',
     skills: [skillFromFile(CHECKPOINTS_SKILL_URL), skillFromFile(OBJECT_FILES_SKILL_URL)],
-    tools: [createCheckpoint, listCheckpoints, inspectCheckpoint, diffCheckpoint, restoreCheckpoint, forkCheckpoint, writeObjectToFile, readFileToObject],
+    tools: [
+      createCheckpoint,
+      listCheckpoints,
+      inspectCheckpoint,
+      diffCheckpoint,
+      restoreCheckpoint,
+      forkCheckpoint,
+      writeObjectToFile,
+      readFileToObject,
+    ],
     migrations,
     services: { [CHECKPOINTS_SERVICE]: (scope) => checkpointsService(scope, limits) },
     owners: [checkpointOwners],

@@ -130,5 +130,7 @@ export interface SubtreeStateService {
    */
   restore(input: SubtreeStateInput): Promise<SubtreeStateReport>;
   /** Copies the captured subtree under new ids: a new root tree. Returns the new root and the id map. */
-  fork(input: SubtreeStateInput): Promise<SubtreeStateReport & { readonly rootPid: string; readonly ids: Readonly<Record<string, string>> }>;
+  fork(
+    input: SubtreeStateInput,
+  ): Promise<SubtreeStateReport & { readonly rootPid: string; readonly ids: Readonly<Record<string, string>> }>;
 }

@@ -32,10 +32,20 @@ export function filesService(cfg: WorkspaceConfig, scope: ServiceScope): FilesSe
       const p = await requireFs(as(pid), cfg.baseDirectory, path, ['read'], { field });
       if (p.kind === null) throw refuse('not_found', 'not_found', `${field}: ${p.real} does not exist`, { field, path: p.real });
       if (p.stats && p.stats.size > max) {
-        throw refuse('invalid_arguments', 'file_too_large', `${field}: ${p.real} has ${p.stats.size} bytes, more than the ${max} this reads`, { field, path: p.real, bytes: p.stats.size });
+        throw refuse(
+          'invalid_arguments',
+          'file_too_large',
+          `${field}: ${p.real} has ${p.stats.size} bytes, more than the ${max} this reads`,
+          { field, path: p.real, bytes: p.stats.size },
+        );
       }
       const { text, bytes } = readTextFile(p.real, field);
-      await scope.audit.record({ action: 'workspace.file.read', target: `fs:${p.real}`, decision: 'ok', details: { path: p.real, requested: path, bytes: bytes.length, sha256: sha256Of(bytes), pid } });
+      await scope.audit.record({
+        action: 'workspace.file.read',
+        target: `fs:${p.real}`,
+        decision: 'ok',
+        details: { path: p.real, requested: path, bytes: bytes.length, sha256: sha256Of(bytes), pid },
+      });
       return { path: p.real, content: text, bytes: bytes.length, sha256: sha256Of(bytes) };
     },
 
@@ -47,13 +57,21 @@ export function filesService(cfg: WorkspaceConfig, scope: ServiceScope): FilesSe
       const p = await requireFs(ctx, cfg.baseDirectory, path, ['write'], { field, refuseGitMetadata: true });
       const d = { field, path: p.real };
       if (p.kind === 'directory') throw refuse('invalid_arguments', 'is_directory', `${field}: ${p.real} is a directory, not a file`, d);
-      if (p.kind !== null && p.kind !== 'file') throw refuse('invalid_arguments', 'not_a_regular_file', `${field}: ${p.real} is not a regular file`, d);
-      if (p.kind === 'file' && mode === 'create') throw refuse('conflict', 'already_exists', `${field}: ${p.real} already exists (mode create)`, d);
-      if (p.kind === null && mode === 'overwrite') throw refuse('not_found', 'not_found', `${field}: ${p.real} does not exist (mode overwrite)`, d);
+      if (p.kind !== null && p.kind !== 'file')
+        throw refuse('invalid_arguments', 'not_a_regular_file', `${field}: ${p.real} is not a regular file`, d);
+      if (p.kind === 'file' && mode === 'create')
+        throw refuse('conflict', 'already_exists', `${field}: ${p.real} already exists (mode create)`, d);
+      if (p.kind === null && mode === 'overwrite')
+        throw refuse('not_found', 'not_found', `${field}: ${p.real} does not exist (mode overwrite)`, d);
       const parent = resolvePath('/', dirname(p.real), { followFinal: true, field });
       if (parent.kind !== 'directory') {
         const missing = parent.kind === null;
-        throw refuse(missing ? 'not_found' : 'invalid_arguments', missing ? 'not_found' : 'not_a_directory', `${field}: the parent ${parent.real} of ${p.real} ${missing ? 'does not exist' : 'is not a directory'}`, d);
+        throw refuse(
+          missing ? 'not_found' : 'invalid_arguments',
+          missing ? 'not_found' : 'not_a_directory',
+          `${field}: the parent ${parent.real} of ${p.real} ${missing ? 'does not exist' : 'is not a directory'}`,
+          d,
+        );
       }
       return auditedWrite(ctx, p, Buffer.from(content, 'utf8'), 'workspace.file.write');
     },

@@ -35,7 +35,14 @@ export interface CheckpointHarness {
 }
 
 export async function openCheckpointHarness(
-  opts: { path?: string; idStart?: number; checkpoints?: CheckpointsOptions; tasks?: TasksOptions; clock?: TestClock; baseDirectory?: string } = {},
+  opts: {
+    path?: string;
+    idStart?: number;
+    checkpoints?: CheckpointsOptions;
+    tasks?: TasksOptions;
+    clock?: TestClock;
+    baseDirectory?: string;
+  } = {},
 ): Promise<CheckpointHarness> {
   const targets = targetsPlugin();
   const clock = opts.clock ?? testClock();
@@ -83,7 +90,11 @@ export async function openCheckpointHarness(
 }
 
 /** A checkpoint-agent root holding `process:spawn` and `checkpoint:process:<pid>` write. */
-export async function checkpointAgent(rt: Runtime, goal = 'agent', opts: { parentPid?: string; checkpointWrite?: boolean } = {}): Promise<string> {
+export async function checkpointAgent(
+  rt: Runtime,
+  goal = 'agent',
+  opts: { parentPid?: string; checkpointWrite?: boolean } = {},
+): Promise<string> {
   const p = await rt.spawn({ goal, image: CHECKPOINT_IMAGE, ...(opts.parentPid ? { parentPid: opts.parentPid } : {}) });
   await rt.grant(p.pid, 'process:spawn', ['write']);
   if (opts.checkpointWrite !== false) await rt.grant(p.pid, `checkpoint:process:${p.pid}`, ['write']);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime, type ToolCallResult } from '@libos/kernel';
-import { objectMemory } from '@libos/object-memory';
+import { createPayloadStore, objectMemory, type PayloadStore } from '@libos/object-memory';
 import { definePlugin, sequentialIds, skillFromText, type Plugin } from '@libos/sdk';
 import { session } from '@libos/session';
 import { workspace, WORKSPACE_TOOLS, type WorkspaceOptions } from '@libos/workspace';
@@ -47,20 +47,60 @@ export interface WorkspaceHarness {
   readonly rt: Runtime;
   /** A real (symlink-free) temporary directory, removed by `close`. */
   readonly dir: string;
+  /**
+   * The last payload the runtime held for each Object, kept after the Object is released: a root's exit releases what
+   * it owns (session S-E8), so a test checks afterwards what its Objects held while it worked.
+   */
+  readonly heldPayloads: ReadonlyMap<string, unknown>;
   close(): Promise<void>;
+}
+
+/** A payload store that remembers the last payload of every Object, even once the runtime drops it. */
+function recordingPayloadStore(): { store: PayloadStore; held: Map<string, unknown> } {
+  const store = createPayloadStore();
+  const held = new Map<string, unknown>();
+  return {
+    held,
+    store: {
+      ...store,
+      set(oid, payload) {
+        store.set(oid, payload);
+        held.set(oid, store.get(oid));
+      },
+      planAppend(oid, listField, entry, size) {
+        const plan = store.planAppend(oid, listField, entry, size);
+        return {
+          ...plan,
+          apply() {
+            const undo = plan.apply();
+            held.set(oid, store.get(oid));
+            return undo;
+          },
+        };
+      },
+    },
+  };
 }
 
 /** Opens the runtime on `:memory:` (or `path`), with a fresh temporary directory as the workspace base. */
 export async function openWorkspaceHarness(opts: { path?: string; workspace?: WorkspaceOptions } = {}): Promise<WorkspaceHarness> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'libos-ws-')));
+  const payloads = recordingPayloadStore();
   const rt = await openRuntime({
     path: opts.path ?? ':memory:',
-    plugins: [capabilities(), objectMemory(), session(), workspace({ baseDirectory: dir, ...(opts.workspace ?? {}) }), imagePlugin()],
+    plugins: [
+      capabilities(),
+      objectMemory({ payloadStore: payloads.store }),
+      session(),
+      workspace({ baseDirectory: dir, ...(opts.workspace ?? {}) }),
+      imagePlugin(),
+    ],
     config: { ids: sequentialIds(0) },
   });
   return {
     rt,
     dir,
+    heldPayloads: payloads.held,
     async close() {
       await rt.close();
       rmSync(dir, { recursive: true, force: true });

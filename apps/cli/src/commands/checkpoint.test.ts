@@ -11,12 +11,14 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('libos checkpoint', { timeout: 180_000 }, () => {
-  it('[CP-21] create, list, inspect, diff, restore and fork as the host; --actor-pid acts with that process\'s grants', () => {
+  it("[CP-21] create, list, inspect, diff, restore and fork as the host; --actor-pid acts with that process's grants", () => {
     const { run, json } = libosOn(db);
     const a = json('spawn', '--goal', 'keep a ledger').pid as string;
     json('grant', a, 'skill:agent-libos-object-memory', 'execute');
     expect(run('call', a, 'activate_skill', '{"skill_id":"agent-libos-object-memory"}').code).toBe(0);
-    expect(run('call', a, 'create_memory_object', '{"type":"plan","name":"ledger","payload":{"entries":[]},"immutable":false}').code).toBe(0);
+    expect(run('call', a, 'create_memory_object', '{"type":"plan","name":"ledger","payload":{"entries":[]},"immutable":false}').code).toBe(
+      0,
+    );
 
     const cp = json('checkpoint', 'create', a, '--label', 'first');
     expect(cp).toMatchObject({ owner_pid: a, created_by: 'host', label: 'first', pids: [a], counts: { processes: 1, objects: 2 } });
@@ -32,8 +34,14 @@ describe('libos checkpoint', { timeout: 180_000 }, () => {
     expect(diff.changes.objects.counts).toEqual({ added: 1, removed: 0, changed: 0 });
     const restored = json('checkpoint', 'restore', id);
     expect(restored.report.objects.released_objects).toHaveLength(1);
-    expect(run('checkpoint', 'restore', id).stdout).toMatch(/^restored ckpt_[0-9a-f]{16} \(restore_[0-9a-f]{16}\)\nprocesses: 1 restored, 0 ended/);
-    expect(json('objects', '--pid', a).map((o: { name: string }) => o.name).sort()).toEqual(['goal', 'ledger']);
+    expect(run('checkpoint', 'restore', id).stdout).toMatch(
+      /^restored ckpt_[0-9a-f]{16} \(restore_[0-9a-f]{16}\)\nprocesses: 1 restored, 0 ended/,
+    );
+    expect(
+      json('objects', '--pid', a)
+        .map((o: { name: string }) => o.name)
+        .sort(),
+    ).toEqual(['goal', 'ledger']);
 
     const forked = json('checkpoint', 'fork', id);
     expect(forked.root_pid).toMatch(/^pid_/);

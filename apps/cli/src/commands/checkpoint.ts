@@ -33,10 +33,20 @@ function checkPid(pid: string, flag: string): string {
 function render(op: Op, v: Record<string, any>): string {
   switch (op) {
     case 'create':
-      return `${v.checkpoint_id}  owner ${v.owner_pid}  ${v.pids.length} process(es), ${v.counts.objects} Object(s), ${v.counts.payloads} payload(s), ${v.payload_bytes} bytes`;
+      return (
+        `${v.checkpoint_id}  owner ${v.owner_pid}  ${v.pids.length} process(es), ${v.counts.objects} Object(s), ` +
+        `${v.counts.payloads} payload(s), ${v.payload_bytes} bytes`
+      );
     case 'list':
       return table(
-        (v.checkpoints as Record<string, any>[]).map((c) => ({ checkpoint: c.checkpoint_id, owner: c.owner_pid, label: c.label, captured_at: c.captured_at, processes: c.counts.processes, objects: c.counts.objects })),
+        (v.checkpoints as Record<string, any>[]).map((c) => ({
+          checkpoint: c.checkpoint_id,
+          owner: c.owner_pid,
+          label: c.label,
+          captured_at: c.captured_at,
+          processes: c.counts.processes,
+          objects: c.counts.objects,
+        })),
         ['checkpoint', 'owner', 'label', 'captured_at', 'processes', 'objects'],
       );
     case 'inspect': {
@@ -66,13 +76,19 @@ function render(op: Op, v: Record<string, any>): string {
       return [
         `restored ${v.checkpoint_id} (${v.restore_id})`,
         `processes: ${(k.restored_pids ?? []).length} restored, ${(k.ended_pids ?? []).length} ended`,
-        `objects: ${o.restored_objects ?? 0} restored, ${(o.rehydrated_payloads ?? []).length} payloads rehydrated, ${(o.released_objects ?? []).length} released`,
-        `tasks superseded: ${(t.superseded_tasks ?? []).length}; grants revoked: ${((v.report.capabilities ?? {}).revoked_grants ?? []).length}`,
-        effects.length ? `not undone (effects outside the store): ${effects.map((e) => `${e.tool} by ${e.pid}`).join(', ')}` : 'no effects outside the store since the capture',
+        `objects: ${o.restored_objects ?? 0} restored, ${(o.rehydrated_payloads ?? []).length} payloads rehydrated, ` +
+          `${(o.released_objects ?? []).length} released`,
+        `tasks superseded: ${(t.superseded_tasks ?? []).length}; ` +
+          `grants revoked: ${((v.report.capabilities ?? {}).revoked_grants ?? []).length}`,
+        effects.length
+          ? `not undone (effects outside the store): ${effects.map((e) => `${e.tool} by ${e.pid}`).join(', ')}`
+          : 'no effects outside the store since the capture',
       ].join('\n');
     }
     case 'fork':
-      return `forked ${v.checkpoint_id} as ${v.root_pid}\n${Object.entries(v.pids as Record<string, string>).map(([a, b]) => `  ${a} -> ${b}`).join('\n')}`;
+      return `forked ${v.checkpoint_id} as ${v.root_pid}\n${Object.entries(v.pids as Record<string, string>)
+        .map(([a, b]) => `  ${a} -> ${b}`)
+        .join('\n')}`;
   }
 }
 
@@ -83,7 +99,9 @@ function render(op: Op, v: Record<string, any>): string {
  * and what a restore rehydrates lives until the command ends; one runtime (`libos serve`, `run`, the API) keeps them.
  */
 export function registerCheckpoint(program: Command, kit: CommandKit): void {
-  const cp = program.command('checkpoint').description('capture, inspect, diff, restore or fork a process subtree (host unless --actor-pid)');
+  const cp = program
+    .command('checkpoint')
+    .description('capture, inspect, diff, restore or fork a process subtree (host unless --actor-pid)');
 
   const run = async (cmd: Command, op: Op, hostArgs: (cps: CheckpointsService) => Promise<unknown>, toolArgs: Record<string, unknown>) => {
     const o = kit.g(cmd);
@@ -94,7 +112,9 @@ export function registerCheckpoint(program: Command, kit: CommandKit): void {
         await rt.process(pid);
         const r = await rt.call(pid, TOOL[op], toolArgs);
         if (!r.ok) {
-          process.stderr.write(o.json ? `${JSON.stringify({ schema_version: 1, error: r.error })}\n` : `libos: ${r.error.code}: ${r.error.message}\n`);
+          process.stderr.write(
+            o.json ? `${JSON.stringify({ schema_version: 1, error: r.error })}\n` : `libos: ${r.error.code}: ${r.error.message}\n`,
+          );
           return EXIT.toolError;
         }
         print(o, r.payload, () => render(op, r.payload as Record<string, any>));
@@ -114,19 +134,36 @@ export function registerCheckpoint(program: Command, kit: CommandKit): void {
     kit.act(async (cmd: Command, pid: string) => {
       const label = (cmd.opts() as { label?: string }).label;
       checkPid(pid, 'pid');
-      return run(cmd, 'create', (cps) => cps.create('host', pid, label === undefined ? {} : { label }), { pid, ...(label === undefined ? {} : { label }) });
+      return run(cmd, 'create', (cps) => cps.create('host', pid, label === undefined ? {} : { label }), {
+        pid,
+        ...(label === undefined ? {} : { label }),
+      });
     }),
   );
-  actorOption(cp.command('list').description('checkpoints, newest first (only readable ones with --actor-pid)').option('--owner <pid>', 'only of this subtree root').option('--limit <n>', 'at most n', '100')).action(
+  actorOption(
+    cp
+      .command('list')
+      .description('checkpoints, newest first (only readable ones with --actor-pid)')
+      .option('--owner <pid>', 'only of this subtree root')
+      .option('--limit <n>', 'at most n', '100'),
+  ).action(
     kit.act(async (cmd: Command) => {
       const f = cmd.opts() as { owner?: string; limit: string };
       const limit = parsePositiveInt(f.limit, '--limit');
       const owner = f.owner === undefined ? undefined : checkPid(f.owner, '--owner');
-      return run(cmd, 'list', (cps) => cps.list('host', { limit, ...(owner ? { ownerPid: owner } : {}) }), { limit, ...(owner ? { owner_pid: owner } : {}) });
+      return run(cmd, 'list', (cps) => cps.list('host', { limit, ...(owner ? { ownerPid: owner } : {}) }), {
+        limit,
+        ...(owner ? { owner_pid: owner } : {}),
+      });
     }),
   );
   for (const op of ['inspect', 'diff', 'restore', 'fork'] as const) {
-    const what = { inspect: 'what a checkpoint holds', diff: 'what changed since a checkpoint', restore: 'put the subtree back as captured (effects outside the store are listed, not undone)', fork: 'start a new process tree from a checkpoint' }[op];
+    const what = {
+      inspect: 'what a checkpoint holds',
+      diff: 'what changed since a checkpoint',
+      restore: 'put the subtree back as captured (effects outside the store are listed, not undone)',
+      fork: 'start a new process tree from a checkpoint',
+    }[op];
     actorOption(cp.command(`${op} <checkpoint_id>`).description(what)).action(
       kit.act(async (cmd: Command, id: string) => {
         const cid = checkId(id);

@@ -1,4 +1,13 @@
-import { LibosError, type ServiceScope, type StateForkContext, type StateItem, type StatePart, type StateRestoreContext, type Subtree, type SubtreeStateContributor } from '@libos/sdk';
+import {
+  LibosError,
+  type ServiceScope,
+  type StateForkContext,
+  type StateItem,
+  type StatePart,
+  type StateRestoreContext,
+  type Subtree,
+  type SubtreeStateContributor,
+} from '@libos/sdk';
 import type { BudgetLimits } from '../budgets.js';
 import { budgetEngine } from '../budgets.js';
 import { parseResource } from '../resource.js';
@@ -53,14 +62,21 @@ const ID_TOKEN = /\b[a-z][a-z0-9]*_[0-9a-f]{16}\b/g;
 
 function partOf(part: StatePart): CapabilityPart {
   const d = part.data as CapabilityPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.grants)) throw new LibosError('internal_error', 'capabilities: the checkpoint part is not a version 1 capabilities part');
+  if (!d || d.version !== 1 || !Array.isArray(d.grants))
+    throw new LibosError('internal_error', 'capabilities: the checkpoint part is not a version 1 capabilities part');
   return d;
 }
 
 async function rowsIn<R>(db: Db, table: string, column: string, pids: readonly string[]): Promise<R[]> {
   const out: R[] = [];
   for (let i = 0; i < pids.length; i += 500) {
-    out.push(...((await db.selectFrom(table).selectAll().where(column, 'in', pids.slice(i, i + 500)).execute()) as R[]));
+    out.push(
+      ...((await db
+        .selectFrom(table)
+        .selectAll()
+        .where(column, 'in', pids.slice(i, i + 500))
+        .execute()) as R[]),
+    );
   }
   return out;
 }
@@ -71,9 +87,13 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
 
     async capture(scope: ServiceScope, subtree: Subtree): Promise<StatePart> {
       const db = dbOf(scope);
-      const grants = (await rowsIn<GrantRow>(db, T.grants, 'subject', subtree.pids)).sort((a, b) => (a.issued_at < b.issued_at ? -1 : a.issued_at > b.issued_at ? 1 : a.id < b.id ? -1 : 1));
+      const grants = (await rowsIn<GrantRow>(db, T.grants, 'subject', subtree.pids)).sort((a, b) =>
+        a.issued_at < b.issued_at ? -1 : a.issued_at > b.issued_at ? 1 : a.id < b.id ? -1 : 1,
+      );
       const accounts = await rowsIn<AccountRow>(db, T.accounts, 'pid', subtree.pids);
-      const envelopes = (await rowsIn<Record<string, unknown>>(db, T.usageReservations, 'pid', subtree.pids)).filter((r) => r.status === 'active');
+      const envelopes = (await rowsIn<Record<string, unknown>>(db, T.usageReservations, 'pid', subtree.pids)).filter(
+        (r) => r.status === 'active',
+      );
       const labels = await rowsIn<Record<string, unknown>>(db, T.labels, 'pid', subtree.pids);
       const manifests = await rowsIn<Record<string, unknown>>(db, T.manifests, 'pid', subtree.pids);
       const data: CapabilityPart = { version: 1, grants, accounts, envelopes, labels, manifests };
@@ -84,7 +104,14 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
       return partOf(part).grants.map((g) => ({
         kind: 'grant',
         id: g.id,
-        state: { subject: g.subject, resource: g.resource, rights: JSON.parse(g.rights) as unknown, effect: g.effect, uses_remaining: g.uses_remaining, status: g.status },
+        state: {
+          subject: g.subject,
+          resource: g.resource,
+          rights: JSON.parse(g.rights) as unknown,
+          effect: g.effect,
+          uses_remaining: g.uses_remaining,
+          status: g.status,
+        },
       }));
     },
 
@@ -96,22 +123,43 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
       const revoked: string[] = [];
       for (const row of await rowsIn<GrantRow>(db, T.grants, 'subject', subtree.pids)) {
         if (row.status !== 'active' || captured.has(row.id) || KEPT_KINDS.has(row.kind)) continue;
-        const res = await db.updateTable(T.grants).set({ status: 'revoked', revoke_cause: 'explicit', revoked_at: now }).where('id', '=', row.id).where('status', '=', 'active').executeTakeFirst();
+        const res = await db
+          .updateTable(T.grants)
+          .set({ status: 'revoked', revoke_cause: 'explicit', revoked_at: now })
+          .where('id', '=', row.id)
+          .where('status', '=', 'active')
+          .executeTakeFirst();
         if (changed(res) !== 1) continue;
-        await db.updateTable(T.reservations).set({ status: 'invalidated', settled_at: now }).where('cap_id', '=', row.id).where('status', '=', 'reserved').execute();
+        await db
+          .updateTable(T.reservations)
+          .set({ status: 'invalidated', settled_at: now })
+          .where('cap_id', '=', row.id)
+          .where('status', '=', 'reserved')
+          .execute();
         await scope.events.emit('capability.revoked', { capId: row.id, subject: row.subject, cause: 'explicit', actor: 'host' });
-        await audit(scope, 'capability.revoke', row.resource, 'revoked', { capId: row.id, subject: row.subject, actor: 'host', reason: `checkpoint_restore ${ctx.checkpointId}` });
+        await audit(scope, 'capability.revoke', row.resource, 'revoked', {
+          capId: row.id,
+          subject: row.subject,
+          actor: 'host',
+          reason: `checkpoint_restore ${ctx.checkpointId}`,
+        });
         revoked.push(row.id);
       }
       const reopened: string[] = [];
       for (const a of data.accounts) {
-        const cur = (await db.selectFrom(T.accounts).select(['status']).where('pid', '=', a.pid).executeTakeFirst()) as { status: string } | undefined;
+        const cur = (await db.selectFrom(T.accounts).select(['status']).where('pid', '=', a.pid).executeTakeFirst()) as
+          | { status: string }
+          | undefined;
         if (!cur || cur.status === a.status) continue;
         await db.updateTable(T.accounts).set({ status: a.status, closed_at: a.closed_at }).where('pid', '=', a.pid).execute();
         reopened.push(a.pid);
       }
       if (revoked.length || reopened.length) {
-        await audit(scope, 'capability.checkpoint_restore', subtree.rootPid, 'restored', { checkpoint_id: ctx.checkpointId, revoked, accounts_restored: reopened });
+        await audit(scope, 'capability.checkpoint_restore', subtree.rootPid, 'restored', {
+          checkpoint_id: ctx.checkpointId,
+          revoked,
+          accounts_restored: reopened,
+        });
       }
       ctx.report({ revoked_grants: revoked, accounts_restored: reopened });
     },
@@ -157,7 +205,11 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
           parent_cap_id: derived ? g.id : null,
           issued_at: now,
           revoked_at: null,
-          metadata: JSON.stringify({ ...parseJsonColumn<Record<string, string>>(g.metadata, 'cap_grants.metadata'), forked_from: g.id, checkpoint_id: ctx.checkpointId }),
+          metadata: JSON.stringify({
+            ...parseJsonColumn<Record<string, string>>(g.metadata, 'cap_grants.metadata'),
+            forked_from: g.id,
+            checkpoint_id: ctx.checkpointId,
+          }),
         };
         await db.insertInto(T.grants).values(row).execute();
         await scope.events.emit('capability.granted', grantedEvent(recordFromRow(row)));
@@ -166,14 +218,29 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
       for (const l of data.labels) {
         const to = ctx.renamed(String(l.pid));
         if (to === undefined) continue;
-        const cur = (await db.selectFrom(T.labels).selectAll().where('pid', '=', String(l.pid)).executeTakeFirst()) as Record<string, unknown> | undefined;
-        await db.insertInto(T.labels).values({ ...(cur ?? l), pid: to, updated_at: now }).execute();
+        const cur = (await db.selectFrom(T.labels).selectAll().where('pid', '=', String(l.pid)).executeTakeFirst()) as
+          | Record<string, unknown>
+          | undefined;
+        await db
+          .insertInto(T.labels)
+          .values({ ...(cur ?? l), pid: to, updated_at: now })
+          .execute();
       }
       for (const m of data.manifests) {
         const to = ctx.renamed(String(m.pid));
-        if (to !== undefined) await db.insertInto(T.manifests).values({ ...m, pid: to }).execute();
+        if (to !== undefined)
+          await db
+            .insertInto(T.manifests)
+            .values({ ...m, pid: to })
+            .execute();
       }
-      await audit(scope, 'capability.transition_filter', ctx.rootPid, 'fork', { kind: 'fork', checkpoint_id: ctx.checkpointId, copied: copied.length, droppedFinite, droppedRevoked: dropped });
+      await audit(scope, 'capability.transition_filter', ctx.rootPid, 'fork', {
+        kind: 'fork',
+        checkpoint_id: ctx.checkpointId,
+        copied: copied.length,
+        droppedFinite,
+        droppedRevoked: dropped,
+      });
       ctx.report({ copied_grants: copied.length, dropped_finite_grants: droppedFinite, dropped_revoked_grants: dropped });
     },
   };

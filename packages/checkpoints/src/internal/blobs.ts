@@ -23,15 +23,25 @@ export function encodeBlobs(parts: Readonly<Record<string, StatePart>>, limits: 
       const content = canonicalJson(b.value);
       const bytes = Buffer.byteLength(content, 'utf8');
       if (bytes > limits.maxCaptureBytes) {
-        throw new LibosError('checkpoint_too_large', `${b.ref}: its payload is ${bytes} bytes, more than the ${limits.maxCaptureBytes} one checkpoint may capture of one value; nothing was captured`, {
-          details: { ref: b.ref, bytes, maximum: limits.maxCaptureBytes },
-        });
+        throw new LibosError(
+          'checkpoint_too_large',
+          `${b.ref}: its payload is ${bytes} bytes, more than the ${limits.maxCaptureBytes} one checkpoint may capture of one value; ` +
+            'nothing was captured',
+          {
+            details: { ref: b.ref, bytes, maximum: limits.maxCaptureBytes },
+          },
+        );
       }
       total += bytes;
       if (total > limits.maxCheckpointBytes) {
-        throw new LibosError('checkpoint_too_large', `${b.ref}: with it the checkpoint holds ${total} bytes of payloads, more than the ${limits.maxCheckpointBytes} one checkpoint may hold; nothing was captured`, {
-          details: { ref: b.ref, bytes: total, maximum: limits.maxCheckpointBytes },
-        });
+        throw new LibosError(
+          'checkpoint_too_large',
+          `${b.ref}: with it the checkpoint holds ${total} bytes of payloads, more than the ${limits.maxCheckpointBytes} one checkpoint ` +
+            'may hold; nothing was captured',
+          {
+            details: { ref: b.ref, bytes: total, maximum: limits.maxCheckpointBytes },
+          },
+        );
       }
       blobs.push({ partKey, ref: b.ref, sha256: sha256Hex(content), bytes, content });
     }
@@ -42,8 +52,15 @@ export function encodeBlobs(parts: Readonly<Record<string, StatePart>>, limits: 
 /** Stores the blobs of one checkpoint: content once per digest (shared across checkpoints), a reference per blob. */
 export async function storeBlobs(db: CheckpointsDb, checkpointId: string, blobs: readonly EncodedBlob[], at: string): Promise<void> {
   for (const b of blobs) {
-    await db.insertInto('checkpoint_blobs').values({ sha256: b.sha256, bytes: b.bytes, content: b.content, created_at: at }).onConflict((oc) => oc.column('sha256').doNothing()).execute();
-    await db.insertInto('checkpoint_blob_refs').values({ checkpoint_id: checkpointId, part_key: b.partKey, ref: b.ref, sha256: b.sha256, bytes: b.bytes }).execute();
+    await db
+      .insertInto('checkpoint_blobs')
+      .values({ sha256: b.sha256, bytes: b.bytes, content: b.content, created_at: at })
+      .onConflict((oc) => oc.column('sha256').doNothing())
+      .execute();
+    await db
+      .insertInto('checkpoint_blob_refs')
+      .values({ checkpoint_id: checkpointId, part_key: b.partKey, ref: b.ref, sha256: b.sha256, bytes: b.bytes })
+      .execute();
   }
 }
 
@@ -61,21 +78,33 @@ export async function loadBlobs(db: CheckpointsDb, checkpointId: string): Promis
   const out: Record<string, Map<string, unknown>> = {};
   for (const r of rows) {
     if (sha256Hex(r.content) !== r.sha256) {
-      throw new LibosError('checkpoint_corrupt', `${r.ref}: the captured payload of checkpoint ${checkpointId} no longer matches its sha256 ${r.sha256}; nothing was restored`, {
-        details: { checkpoint_id: checkpointId, ref: r.ref, sha256: r.sha256 },
-      });
+      throw new LibosError(
+        'checkpoint_corrupt',
+        `${r.ref}: the captured payload of checkpoint ${checkpointId} no longer matches its sha256 ${r.sha256}; nothing was restored`,
+        {
+          details: { checkpoint_id: checkpointId, ref: r.ref, sha256: r.sha256 },
+        },
+      );
     }
     (out[r.part_key] ??= new Map()).set(r.ref, JSON.parse(r.content) as unknown);
   }
   const missing = await db.selectFrom('checkpoint_blob_refs').select(['ref']).where('checkpoint_id', '=', checkpointId).execute();
   if (missing.length !== rows.length) {
-    throw new LibosError('checkpoint_corrupt', `checkpoint ${checkpointId} references ${missing.length - rows.length} payloads its store no longer holds; nothing was restored`, { details: { checkpoint_id: checkpointId } });
+    throw new LibosError(
+      'checkpoint_corrupt',
+      `checkpoint ${checkpointId} references ${missing.length - rows.length} payloads its store no longer holds; nothing was restored`,
+      { details: { checkpoint_id: checkpointId } },
+    );
   }
   return out;
 }
 
 /** Digest and size of each blob of a checkpoint, by `part_key` then ref (for inspect). */
 export async function blobDigests(db: CheckpointsDb, checkpointId: string): Promise<Map<string, { sha256: string; bytes: number }>> {
-  const rows = await db.selectFrom('checkpoint_blob_refs').select(['ref', 'sha256', 'bytes']).where('checkpoint_id', '=', checkpointId).execute();
+  const rows = await db
+    .selectFrom('checkpoint_blob_refs')
+    .select(['ref', 'sha256', 'bytes'])
+    .where('checkpoint_id', '=', checkpointId)
+    .execute();
   return new Map(rows.map((r) => [r.ref, { sha256: r.sha256, bytes: Number(r.bytes) }]));
 }

@@ -4,14 +4,24 @@ import { canonicalJson, type StateItem } from '@libos/sdk';
 export interface KindDiff {
   readonly added: readonly (Readonly<Record<string, unknown>> & { readonly id: string })[];
   readonly removed: readonly (Readonly<Record<string, unknown>> & { readonly id: string })[];
-  readonly changed: readonly { readonly id: string; readonly from: Readonly<Record<string, unknown>>; readonly to: Readonly<Record<string, unknown>> }[];
+  readonly changed: readonly {
+    readonly id: string;
+    readonly from: Readonly<Record<string, unknown>>;
+    readonly to: Readonly<Record<string, unknown>>;
+  }[];
   /** Exact counts (the lists stop at the cap). */
   readonly counts: { readonly added: number; readonly removed: number; readonly changed: number };
 }
 
 export type StateDiff = Readonly<Record<string, KindDiff>>;
 
-const NAMES: Readonly<Record<string, string>> = { process: 'processes', object: 'objects', grant: 'grants', task: 'tasks', message: 'messages' };
+const NAMES: Readonly<Record<string, string>> = {
+  process: 'processes',
+  object: 'objects',
+  grant: 'grants',
+  task: 'tasks',
+  message: 'messages',
+};
 
 /**
  * Compares the items of a checkpoint with the items now, by kind and id: added (now only), removed (then only),
@@ -22,8 +32,17 @@ export function diffItems(then: readonly StateItem[], now: readonly StateItem[],
   const key = (i: StateItem) => `${i.kind}\u0000${i.id}`;
   const before = new Map(then.map((i) => [key(i), i]));
   const after = new Map(now.map((i) => [key(i), i]));
-  const out: Record<string, { added: KindDiff['added'][number][]; removed: KindDiff['removed'][number][]; changed: KindDiff['changed'][number][]; counts: { added: number; removed: number; changed: number } }> = {};
-  const bucket = (kind: string) => (out[NAMES[kind] ?? `${kind}s`] ??= { added: [], removed: [], changed: [], counts: { added: 0, removed: 0, changed: 0 } });
+  const out: Record<
+    string,
+    {
+      added: KindDiff['added'][number][];
+      removed: KindDiff['removed'][number][];
+      changed: KindDiff['changed'][number][];
+      counts: { added: number; removed: number; changed: number };
+    }
+  > = {};
+  const bucket = (kind: string) =>
+    (out[NAMES[kind] ?? `${kind}s`] ??= { added: [], removed: [], changed: [], counts: { added: 0, removed: 0, changed: 0 } });
   for (const k of ['process', 'object', 'grant', 'task']) bucket(k);
   for (const [k, a] of after) {
     const b = before.get(k);

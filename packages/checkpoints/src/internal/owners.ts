@@ -9,11 +9,34 @@ export const checkpointOwners: OwnershipResolver = {
   kind: 'checkpoint',
   async ownerOf(store, body) {
     if (!/^ckpt_[0-9a-f]{16}$/.test(body)) return null;
-    const row = await checkpointsDb(store).selectFrom('checkpoints').select(['checkpoint_id', 'owner_pid', 'captured_at']).where('checkpoint_id', '=', body).executeTakeFirst();
-    return row ? { body: row.checkpoint_id, owner: row.owner_pid, rights: ['read'], since: row.captured_at, metadata: { granted_by: '@libos/checkpoints', reason: 'checkpoint owner' } } : null;
+    const row = await checkpointsDb(store)
+      .selectFrom('checkpoints')
+      .select(['checkpoint_id', 'owner_pid', 'captured_at'])
+      .where('checkpoint_id', '=', body)
+      .executeTakeFirst();
+    return row
+      ? {
+          body: row.checkpoint_id,
+          owner: row.owner_pid,
+          rights: ['read'],
+          since: row.captured_at,
+          metadata: { granted_by: '@libos/checkpoints', reason: 'checkpoint owner' },
+        }
+      : null;
   },
   async ownedBy(store, owner) {
-    const rows = await checkpointsDb(store).selectFrom('checkpoints').select(['checkpoint_id', 'owner_pid', 'captured_at']).where('owner_pid', '=', owner).orderBy('seq').execute();
-    return rows.map((row) => ({ body: row.checkpoint_id, owner: row.owner_pid, rights: ['read'], since: row.captured_at, metadata: { granted_by: '@libos/checkpoints', reason: 'checkpoint owner' } }));
+    const rows = await checkpointsDb(store)
+      .selectFrom('checkpoints')
+      .select(['checkpoint_id', 'owner_pid', 'captured_at'])
+      .where('owner_pid', '=', owner)
+      .orderBy('seq')
+      .execute();
+    return rows.map((row) => ({
+      body: row.checkpoint_id,
+      owner: row.owner_pid,
+      rights: ['read'],
+      since: row.captured_at,
+      metadata: { granted_by: '@libos/checkpoints', reason: 'checkpoint owner' },
+    }));
   },
 };

@@ -2,7 +2,10 @@ import { defineTool, z, type ToolContext } from '@libos/sdk';
 import { CHECKPOINTS_SERVICE, type CheckpointsService } from '../checkpoints-service.js';
 
 const service = (ctx: ToolContext) => ctx.service<CheckpointsService>(CHECKPOINTS_SERVICE);
-const checkpointId = z.string().regex(/^ckpt_[0-9a-f]{16}$/).describe('a checkpoint id (ckpt_<16 hex>)');
+const checkpointId = z
+  .string()
+  .regex(/^ckpt_[0-9a-f]{16}$/)
+  .describe('a checkpoint id (ckpt_<16 hex>)');
 const pid = z.string().regex(/^pid_[0-9a-f]{16}$/);
 
 /** `create_checkpoint`: captures a process subtree (default the caller's own) in one transaction. */
@@ -18,7 +21,15 @@ export const createCheckpoint = defineTool({
   }),
   async run(args, ctx) {
     const cp = await service(ctx).create(ctx.pid, args.pid ?? ctx.pid, args.label === undefined ? {} : { label: args.label });
-    return { checkpoint_id: cp.checkpoint_id, owner_pid: cp.owner_pid, label: cp.label, captured_at: cp.captured_at, pids: cp.pids, counts: cp.counts, payload_bytes: cp.payload_bytes };
+    return {
+      checkpoint_id: cp.checkpoint_id,
+      owner_pid: cp.owner_pid,
+      label: cp.label,
+      captured_at: cp.captured_at,
+      pids: cp.pids,
+      counts: cp.counts,
+      payload_bytes: cp.payload_bytes,
+    };
   },
 });
 
@@ -32,14 +43,24 @@ export const listCheckpoints = defineTool({
   }),
   async run(args, ctx) {
     const list = await service(ctx).list(ctx.pid, { limit: args.limit, ...(args.owner_pid ? { ownerPid: args.owner_pid } : {}) });
-    return { checkpoints: list.map((c) => ({ checkpoint_id: c.checkpoint_id, owner_pid: c.owner_pid, label: c.label, captured_at: c.captured_at, counts: c.counts })) };
+    return {
+      checkpoints: list.map((c) => ({
+        checkpoint_id: c.checkpoint_id,
+        owner_pid: c.owner_pid,
+        label: c.label,
+        captured_at: c.captured_at,
+        counts: c.counts,
+      })),
+    };
   },
 });
 
 /** `inspect_checkpoint`: what a checkpoint holds. */
 export const inspectCheckpoint = defineTool({
   name: 'inspect_checkpoint',
-  description: 'Show what a checkpoint holds: its processes, Objects (with versions and payload sha256), grants and tasks. Needs read on checkpoint:<id>.',
+  description:
+    'Show what a checkpoint holds: its processes, Objects (with versions and payload sha256), grants and tasks. ' +
+    'Needs read on checkpoint:<id>.',
   input: z.object({ checkpoint_id: checkpointId }),
   async run(args, ctx) {
     return service(ctx).inspect(ctx.pid, args.checkpoint_id);
@@ -49,7 +70,9 @@ export const inspectCheckpoint = defineTool({
 /** `diff_checkpoint`: what changed since a checkpoint. */
 export const diffCheckpoint = defineTool({
   name: 'diff_checkpoint',
-  description: 'What changed in the checkpoint\'s subtree since it was captured: processes, Objects (versions), grants, tasks and messages added, removed or changed. Needs read on checkpoint:<id>.',
+  description:
+    "What changed in the checkpoint's subtree since it was captured: processes, Objects (versions), grants, tasks and messages " +
+    'added, removed or changed. Needs read on checkpoint:<id>.',
   input: z.object({ checkpoint_id: checkpointId }),
   async run(args, ctx) {
     return service(ctx).diff(ctx.pid, args.checkpoint_id);
@@ -60,7 +83,7 @@ export const diffCheckpoint = defineTool({
 export const restoreCheckpoint = defineTool({
   name: 'restore_checkpoint',
   description:
-    'Put the checkpoint\'s subtree back as it was captured, in one transaction (refused while a process of it runs a quantum or ' +
+    "Put the checkpoint's subtree back as it was captured, in one transaction (refused while a process of it runs a quantum or " +
     'an ObjectTask of it is active). Audit, events, LLM calls and human history stay; spent finite uses are not refunded; a ' +
     'grant revoked since stays revoked. Effects outside the store (files, commands, provider calls) are listed, never undone. ' +
     'Needs admin on checkpoint:<id>.',
@@ -76,7 +99,7 @@ export const forkCheckpoint = defineTool({
   name: 'fork_checkpoint',
   description:
     'Start a new process tree from a checkpoint: new pids and Object ids, waits made runnable, finite-use grants dropped; it runs ' +
-    'on its own and never writes the original\'s Objects. Needs execute on checkpoint:<id>.',
+    "on its own and never writes the original's Objects. Needs execute on checkpoint:<id>.",
   input: z.object({ checkpoint_id: checkpointId }),
   async run(args, ctx) {
     return service(ctx).fork(ctx.pid, args.checkpoint_id);

@@ -16,10 +16,17 @@ const pathField = z.string().min(1).max(4096).describe('a file path, relative to
 /** The file text of a payload: a string, or `{content: string}`. */
 function fileText(payload: unknown, ref: string): string {
   if (typeof payload === 'string') return payload;
-  if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { content?: unknown }).content === 'string') {
+  if (
+    payload !== null &&
+    typeof payload === 'object' &&
+    !Array.isArray(payload) &&
+    typeof (payload as { content?: unknown }).content === 'string'
+  ) {
     return (payload as { content: string }).content;
   }
-  throw new LibosError('invalid_arguments', `name: the payload of ${ref} is not a string or {content: string}; only text goes to a file`, { details: { field: 'name' } });
+  throw new LibosError('invalid_arguments', `name: the payload of ${ref} is not a string or {content: string}; only text goes to a file`, {
+    details: { field: 'name' },
+  });
 }
 
 /**
@@ -31,23 +38,32 @@ function fileText(payload: unknown, ref: string): string {
 export const writeObjectToFile = defineTool({
   name: 'write_object_to_file',
   description:
-    'Write an Object\'s text (a string payload, or {content: string}) to a file, the durable path across a runtime reopen. Needs read on ' +
+    "Write an Object's text (a string payload, or {content: string}) to a file, the durable path across a runtime reopen. Needs read on " +
     'the namespace and the Object and write on fs:<absolute path> (symbolic links are resolved before the check). The file keeps the ' +
-    'Object\'s labels.',
+    "Object's labels.",
   input: z.object({
     name: nameField,
     namespace: namespaceField,
     path: pathField,
-    mode: z.enum(['create_or_overwrite', 'create', 'overwrite']).default('create_or_overwrite').describe('create (fails if it exists), overwrite (fails if missing), or either'),
+    mode: z
+      .enum(['create_or_overwrite', 'create', 'overwrite'])
+      .default('create_or_overwrite')
+      .describe('create (fails if it exists), overwrite (fails if missing), or either'),
   }),
   policy: { sideEffects: true },
   async run(args, ctx) {
     const namespace = namespaceOf(ctx, args.namespace);
     const om = objects(ctx);
-    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'read', { code: 'namespace_denied', message: `namespace: ${ctx.pid} may not read ${namespace}` });
+    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'read', {
+      code: 'namespace_denied',
+      message: `namespace: ${ctx.pid} may not read ${namespace}`,
+    });
     const ref = await om.lookup(namespace, args.name);
     const readable = ref ? await ctx.authority.check(`object:${ref.oid}`, 'read') : null;
-    if (!ref || !readable?.allowed) throw new LibosError('object_not_found', `name: no readable Object ${JSON.stringify(args.name.trim())} in ${namespace}`, { details: { field: 'name', namespace } });
+    if (!ref || !readable?.allowed)
+      throw new LibosError('object_not_found', `name: no readable Object ${JSON.stringify(args.name.trim())} in ${namespace}`, {
+        details: { field: 'name', namespace },
+      });
     await ctx.authority.consume(readable);
     const described = (await om.describe(ref.oid))!;
     const text = fileText(await om.readPayload(ref.oid), `${ref.namespace}/${ref.name}`);
@@ -55,9 +71,27 @@ export const writeObjectToFile = defineTool({
     const w = await files(ctx).writeText(ctx.pid, args.path, text, { field: 'path', mode: args.mode });
     const at = ctx.clock.now().toISOString();
     const binding = { labels: JSON.stringify(described.labels), sha256: w.sha256, oid: ref.oid, pid: ctx.pid, updated_at: at };
-    await checkpointsDb(ctx.store).insertInto('file_label_bindings').values({ path: w.path, ...binding }).onConflict((oc) => oc.column('path').doUpdateSet(binding)).execute();
-    await ctx.audit.record({ action: 'object.write_to_file', target: `object:${ref.oid}`, decision: 'ok', details: { path: w.path, bytes: w.bytes, sha256: w.sha256, version: ref.version, labels: described.labels } });
-    return { oid: ref.oid, namespace: ref.namespace, name: ref.name, version: ref.version, path: w.path, bytes: w.bytes, sha256: w.sha256, created: w.created };
+    await checkpointsDb(ctx.store)
+      .insertInto('file_label_bindings')
+      .values({ path: w.path, ...binding })
+      .onConflict((oc) => oc.column('path').doUpdateSet(binding))
+      .execute();
+    await ctx.audit.record({
+      action: 'object.write_to_file',
+      target: `object:${ref.oid}`,
+      decision: 'ok',
+      details: { path: w.path, bytes: w.bytes, sha256: w.sha256, version: ref.version, labels: described.labels },
+    });
+    return {
+      oid: ref.oid,
+      namespace: ref.namespace,
+      name: ref.name,
+      version: ref.version,
+      path: w.path,
+      bytes: w.bytes,
+      sha256: w.sha256,
+      created: w.created,
+    };
   },
 });
 
@@ -69,7 +103,8 @@ export const writeObjectToFile = defineTool({
 export const readFileToObject = defineTool({
   name: 'read_file_to_object',
   description:
-    'Read a UTF-8 text file into a new Object (payload: the text, or {content: text} with wrap_content). Needs read on fs:<absolute path> ' +
+    'Read a UTF-8 text file into a new Object (payload: the text, or {content: text} with wrap_content). ' +
+    'Needs read on fs:<absolute path> ' +
     '(symbolic links resolved before the check) and write on the namespace. The Object keeps the labels the file was written with.',
   input: z.object({
     path: pathField,
@@ -81,13 +116,24 @@ export const readFileToObject = defineTool({
   }),
   async run(args, ctx) {
     const namespace = namespaceOf(ctx, args.namespace);
-    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'write', { code: 'namespace_denied', message: `namespace: ${ctx.pid} may not write ${namespace}` });
+    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'write', {
+      code: 'namespace_denied',
+      message: `namespace: ${ctx.pid} may not write ${namespace}`,
+    });
     const f = await files(ctx).readText(ctx.pid, args.path, { field: 'path' });
     const size = args.wrap_content ? jsonStringSize(f.content) + 13 : jsonStringSize(f.content);
     if (size > MAX_OBJECT_PAYLOAD_SIZE) {
-      throw new LibosError('payload_too_large', `path: ${f.path} makes a payload of SIZE ${size}, more than ${MAX_OBJECT_PAYLOAD_SIZE}; nothing was created`, { details: { field: 'path', size, maximum: MAX_OBJECT_PAYLOAD_SIZE } });
+      throw new LibosError(
+        'payload_too_large',
+        `path: ${f.path} makes a payload of SIZE ${size}, more than ${MAX_OBJECT_PAYLOAD_SIZE}; nothing was created`,
+        { details: { field: 'path', size, maximum: MAX_OBJECT_PAYLOAD_SIZE } },
+      );
     }
-    const bound = await checkpointsDb(ctx.store).selectFrom('file_label_bindings').select(['labels']).where('path', '=', f.path).executeTakeFirst();
+    const bound = await checkpointsDb(ctx.store)
+      .selectFrom('file_label_bindings')
+      .select(['labels'])
+      .where('path', '=', f.path)
+      .executeTakeFirst();
     // What the file was written with (its binding), and in any case external: never trusted.
     await ctx.flow.taint({ ...(bound ? (JSON.parse(bound.labels) as Partial<DataLabels>) : {}), trust_level: 'untrusted' });
     const labels = await ctx.flow.labels();
@@ -100,7 +146,20 @@ export const readFileToObject = defineTool({
       labels,
       metadata: { title: `file ${f.path}`, summary: `read from ${f.path} (sha256 ${f.sha256})` },
     });
-    await ctx.audit.record({ action: 'object.read_from_file', target: `object:${created.oid}`, decision: 'ok', details: { path: f.path, bytes: f.bytes, sha256: f.sha256, labels, binding: bound !== undefined } });
-    return { oid: created.oid, namespace: created.namespace, name: created.name, type: created.type, path: f.path, bytes: f.bytes, sha256: f.sha256 };
+    await ctx.audit.record({
+      action: 'object.read_from_file',
+      target: `object:${created.oid}`,
+      decision: 'ok',
+      details: { path: f.path, bytes: f.bytes, sha256: f.sha256, labels, binding: bound !== undefined },
+    });
+    return {
+      oid: created.oid,
+      namespace: created.namespace,
+      name: created.name,
+      type: created.type,
+      path: f.path,
+      bytes: f.bytes,
+      sha256: f.sha256,
+    };
   },
 });

@@ -1,5 +1,14 @@
 import type { Kysely } from 'kysely';
-import { LibosError, type ServiceScope, type StateForkContext, type StateItem, type StatePart, type StateRestoreContext, type Subtree, type SubtreeStateContributor } from '@libos/sdk';
+import {
+  LibosError,
+  type ServiceScope,
+  type StateForkContext,
+  type StateItem,
+  type StatePart,
+  type StateRestoreContext,
+  type Subtree,
+  type SubtreeStateContributor,
+} from '@libos/sdk';
 import { newGeneration } from '../context/context-store.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { endProcess } from '../processes/exit.js';
@@ -20,7 +29,12 @@ interface KernelPart {
   readonly processes: readonly ProcessRow[];
   readonly pending: readonly Record<string, unknown>[];
   readonly runners: readonly Record<string, unknown>[];
-  readonly messages: readonly { readonly id: string; readonly recipient_pid: string; readonly status: string; readonly acked_at: string | null }[];
+  readonly messages: readonly {
+    readonly id: string;
+    readonly recipient_pid: string;
+    readonly status: string;
+    readonly acked_at: string | null;
+  }[];
   readonly human: readonly { readonly id: string; readonly pid: string; readonly status: string }[];
   readonly contexts: readonly Record<string, unknown>[];
   readonly auditSeq: number;
@@ -29,21 +43,29 @@ interface KernelPart {
 
 const partOf = (part: StatePart): KernelPart => {
   const d = part.data as KernelPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.processes)) throw new LibosError('internal_error', 'kernel: the checkpoint part is not a version 1 kernel part');
+  if (!d || d.version !== 1 || !Array.isArray(d.processes))
+    throw new LibosError('internal_error', 'kernel: the checkpoint part is not a version 1 kernel part');
   return d;
 };
 
 const db = (scope: ServiceScope) => scope.store as Kysely<any>;
 
 async function maxSeq(store: Kysely<any>, table: string): Promise<number> {
-  const r = await store.selectFrom(table).select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+  const r = await store
+    .selectFrom(table)
+    .select((eb) => eb.fn.max('seq').as('m'))
+    .executeTakeFirst();
   return Number(r?.m ?? 0);
 }
 
 /** A captured row's state, with a quantum in flight normalised: `running` is `runnable` (its turn had not committed). */
 function capturedState(p: ProcessRow): { status: ProcessStatus; wait: WaitState | null; outcome: Outcome | null } {
   const status = (p.status === 'running' ? 'runnable' : p.status) as ProcessStatus;
-  return { status, wait: p.wait_state ? (JSON.parse(p.wait_state) as WaitState) : null, outcome: p.outcome ? (JSON.parse(p.outcome) as Outcome) : null };
+  return {
+    status,
+    wait: p.wait_state ? (JSON.parse(p.wait_state) as WaitState) : null,
+    outcome: p.outcome ? (JSON.parse(p.outcome) as Outcome) : null,
+  };
 }
 
 export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
@@ -60,7 +82,12 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
         processes,
         pending: (await rowsWhereIn(s, 'pending_actions', 'pid', subtree.pids)).map((r) => ({ ...r, status: 'pending' })),
         runners: await rowsWhereIn(s, 'process_runners', 'pid', subtree.pids),
-        messages: (await rowsWhereIn(s, 'process_messages', 'recipient_pid', subtree.pids, ['id', 'recipient_pid', 'status', 'acked_at'])) as unknown as KernelPart['messages'],
+        messages: (await rowsWhereIn(s, 'process_messages', 'recipient_pid', subtree.pids, [
+          'id',
+          'recipient_pid',
+          'status',
+          'acked_at',
+        ])) as unknown as KernelPart['messages'],
         human: (await rowsWhereIn(s, 'human_requests', 'pid', subtree.pids, ['id', 'pid', 'status'])) as unknown as KernelPart['human'],
         contexts: await rowsWhereIn(s, 'llm_contexts', 'pid', subtree.pids),
         auditSeq: await maxSeq(s, 'audit_records'),
@@ -74,7 +101,13 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const items: StateItem[] = d.processes.map((p) => ({
         kind: 'process',
         id: p.pid,
-        state: { status: capturedState(p).status, parent_pid: p.parent_pid, image_id: p.image_id, goal_oid: p.goal_oid, tool_table: JSON.parse(p.tool_table) as unknown },
+        state: {
+          status: capturedState(p).status,
+          parent_pid: p.parent_pid,
+          image_id: p.image_id,
+          goal_oid: p.goal_oid,
+          tool_table: JSON.parse(p.tool_table) as unknown,
+        },
       }));
       for (const m of d.messages) items.push({ kind: 'message', id: m.id, state: { recipient_pid: m.recipient_pid, status: m.status } });
       return items;
@@ -82,11 +115,17 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
 
     async checkRestore(scope, subtree) {
       // A safe point: no quantum of the subtree is in flight (its turn would commit over the restored rows).
-      const running = (await rowsWhereIn(db(scope), 'processes', 'pid', subtree.pids, ['pid', 'status'])).filter((r) => r.status === 'running').map((r) => r.pid as string);
+      const running = (await rowsWhereIn(db(scope), 'processes', 'pid', subtree.pids, ['pid', 'status']))
+        .filter((r) => r.status === 'running')
+        .map((r) => r.pid as string);
       if (running.length > 0) {
-        throw new LibosError('invalid_state', `restore: a quantum of ${running.join(', ')} is running; restore at a safe point (when no process of the subtree is running)`, {
-          details: { running },
-        });
+        throw new LibosError(
+          'invalid_state',
+          `restore: a quantum of ${running.join(', ')} is running; restore at a safe point (when no process of the subtree is running)`,
+          {
+            details: { running },
+          },
+        );
       }
     },
 
@@ -99,16 +138,27 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const ended: string[] = [];
       for (const pid of subtree.pids) {
         if (captured.has(pid)) continue;
-        const r = (await s.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst()) as { status: ProcessStatus } | undefined;
+        const r = (await s.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst()) as
+          | { status: ProcessStatus }
+          | undefined;
         if (!r || TERMINAL_STATUSES.has(r.status)) continue;
-        await endProcess(deps(), scope as TxScope, pid, { kind: 'killed', code: 'superseded_by_restore', reason: `checkpoint ${ctx.checkpointId} was restored` });
+        await endProcess(deps(), scope as TxScope, pid, {
+          kind: 'killed',
+          code: 'superseded_by_restore',
+          reason: `checkpoint ${ctx.checkpointId} was restored`,
+        });
         ended.push(pid);
       }
-      await s.deleteFrom('pending_actions').where('pid', 'in', [...subtree.pids]).execute();
+      await s
+        .deleteFrom('pending_actions')
+        .where('pid', 'in', [...subtree.pids])
+        .execute();
       for (const p of d.processes) {
-        const cur = (await s.selectFrom('processes').select(['revision', 'state_generation']).where('pid', '=', p.pid).executeTakeFirst()) as
-          | { revision: number; state_generation: number }
-          | undefined;
+        const cur = (await s
+          .selectFrom('processes')
+          .select(['revision', 'state_generation'])
+          .where('pid', '=', p.pid)
+          .executeTakeFirst()) as { revision: number; state_generation: number } | undefined;
         if (!cur) throw new LibosError('internal_error', `restore: process ${p.pid} of the checkpoint is missing from the store`);
         const st = capturedState(p);
         assertStateShape(st.status, st.wait, st.outcome);
@@ -132,16 +182,22 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
           .where('pid', '=', p.pid)
           .where('revision', '=', cur.revision)
           .executeTakeFirst();
-        if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${p.pid} changed concurrently (revision ${cur.revision}); retry the restore`);
+        if (Number(r.numUpdatedRows) !== 1)
+          throw new LibosError('conflict', `process ${p.pid} changed concurrently (revision ${cur.revision}); retry the restore`);
       }
-      for (const a of d.pending) await s.insertInto('pending_actions').values({ ...a, updated_at: now }).execute();
+      for (const a of d.pending)
+        await s
+          .insertInto('pending_actions')
+          .values({ ...a, updated_at: now })
+          .execute();
       // The mailbox: captured messages get their captured status back; later ones are superseded (never deleted).
       const capturedMessages = new Map(d.messages.map((m) => [m.id, m]));
       const superseded: string[] = [];
       for (const m of await rowsWhereIn(s, 'process_messages', 'recipient_pid', subtree.pids, ['id', 'status', 'acked_at'])) {
         const was = capturedMessages.get(m.id as string);
         if (was) {
-          if (was.status !== m.status) await s.updateTable('process_messages').set({ status: was.status, acked_at: was.acked_at }).where('id', '=', m.id).execute();
+          if (was.status !== m.status)
+            await s.updateTable('process_messages').set({ status: was.status, acked_at: was.acked_at }).where('id', '=', m.id).execute();
         } else if (m.status !== 'superseded_by_restore') {
           await s.updateTable('process_messages').set({ status: 'superseded_by_restore' }).where('id', '=', m.id).execute();
           superseded.push(m.id as string);
@@ -152,28 +208,66 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const withdrawn: string[] = [];
       for (const h of await rowsWhereIn(s, 'human_requests', 'pid', subtree.pids, ['id', 'status'])) {
         if (asked.has(h.id as string) || h.status !== 'pending') continue;
-        await s.updateTable('human_requests').set({ status: 'cancelled', response: JSON.stringify({ reason: `superseded by checkpoint restore ${ctx.checkpointId}` }), answered_at: now }).where('id', '=', h.id).execute();
+        await s
+          .updateTable('human_requests')
+          .set({
+            status: 'cancelled',
+            response: JSON.stringify({ reason: `superseded by checkpoint restore ${ctx.checkpointId}` }),
+            answered_at: now,
+          })
+          .where('id', '=', h.id)
+          .execute();
         withdrawn.push(h.id as string);
       }
       // LLM contexts: the captured Object again under a new generation (a fresh provider request); labels never go down.
       const contexts = new Map(d.contexts.map((c) => [c.pid as string, c]));
       for (const c of await rowsWhereIn(s, 'llm_contexts', 'pid', subtree.pids, ['pid'])) {
         const was = contexts.get(c.pid as string);
-        await s.updateTable('llm_contexts').set({ generation: newGeneration(), oid: was ? (was.oid as string | null) : null, updated_at: now }).where('pid', '=', c.pid).execute();
+        await s
+          .updateTable('llm_contexts')
+          .set({ generation: newGeneration(), oid: was ? (was.oid as string | null) : null, updated_at: now })
+          .where('pid', '=', c.pid)
+          .execute();
       }
-      const woken = await settleRestoredWaits(scope as TxScope, d.processes.map((p) => p.pid));
+      const woken = await settleRestoredWaits(
+        scope as TxScope,
+        d.processes.map((p) => p.pid),
+      );
       const effects = await externalEffects(deps(), s, subtree.pids, d.auditSeq);
       const llmCalls = Number(
-        (await s.selectFrom('llm_calls').select((eb) => eb.fn.countAll<number>().as('n')).where('seq', '>', d.llmSeq).where('pid', 'in', [...subtree.pids]).executeTakeFirst())?.n ?? 0,
+        (
+          await s
+            .selectFrom('llm_calls')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('seq', '>', d.llmSeq)
+            .where('pid', 'in', [...subtree.pids])
+            .executeTakeFirst()
+        )?.n ?? 0,
       );
-      for (const p of d.processes) await scope.events.emit('process_restored', { pid: p.pid, checkpoint_id: ctx.checkpointId, status: capturedState(p).status });
+      for (const p of d.processes)
+        await scope.events.emit('process_restored', { pid: p.pid, checkpoint_id: ctx.checkpointId, status: capturedState(p).status });
       await scope.audit.record({
         action: 'process.checkpoint_restore',
         target: `process:${subtree.rootPid}`,
         decision: 'restored',
-        details: { checkpoint_id: ctx.checkpointId, restored: d.processes.map((p) => p.pid), ended, superseded_messages: superseded.length, withdrawn_human_requests: withdrawn, woken },
+        details: {
+          checkpoint_id: ctx.checkpointId,
+          restored: d.processes.map((p) => p.pid),
+          ended,
+          superseded_messages: superseded.length,
+          withdrawn_human_requests: withdrawn,
+          woken,
+        },
       });
-      ctx.report({ restored_pids: d.processes.map((p) => p.pid), ended_pids: ended, superseded_messages: superseded, withdrawn_human_requests: withdrawn, woken_pids: woken, external_effects: effects, llm_calls_since: llmCalls });
+      ctx.report({
+        restored_pids: d.processes.map((p) => p.pid),
+        ended_pids: ended,
+        superseded_messages: superseded,
+        withdrawn_human_requests: withdrawn,
+        woken_pids: woken,
+        external_effects: effects,
+        llm_calls_since: llmCalls,
+      });
     },
 
     async fork(scope, subtree, part, ctx: StateForkContext) {
@@ -183,7 +277,11 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const runners = new Set(d.runners.map((r) => r.pid as string));
       const root = d.processes.find((p) => p.pid === subtree.rootPid);
       if (!root || TERMINAL_STATUSES.has(root.status as ProcessStatus)) {
-        throw new LibosError('invalid_state', `fork: the checkpoint's owner ${subtree.rootPid} had ended when it was captured; there is nothing to run`, { details: { pid: subtree.rootPid } });
+        throw new LibosError(
+          'invalid_state',
+          `fork: the checkpoint's owner ${subtree.rootPid} had ended when it was captured; there is nothing to run`,
+          { details: { pid: subtree.rootPid } },
+        );
       }
       // Live processes only (a runner's call and arguments were never durable, so runners do not follow), each under
       // its forked parent: a process whose parent does not follow does not either.
@@ -218,13 +316,30 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
           .execute();
         const c = d.contexts.find((x) => x.pid === p.pid);
         if (c) {
-          const labels = ((await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst())?.labels as string | undefined) ?? (c.labels as string);
+          const labels =
+            ((await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst())?.labels as
+              | string
+              | undefined) ?? (c.labels as string);
           await s
             .insertInto('llm_contexts')
-            .values({ ...c, pid, generation: newGeneration(), oid: typeof c.oid === 'string' ? ctx.rename(c.oid) : null, labels, created_at: now, updated_at: now })
+            .values({
+              ...c,
+              pid,
+              generation: newGeneration(),
+              oid: typeof c.oid === 'string' ? ctx.rename(c.oid) : null,
+              labels,
+              created_at: now,
+              updated_at: now,
+            })
             .execute();
         }
-        await scope.events.emit('process_created', { pid, image: p.image_id, parent_pid: p.pid === root.pid ? null : ctx.rename(p.parent_pid!), goal_oid: p.goal_oid ? ctx.rename(p.goal_oid) : null, forked_from: p.pid });
+        await scope.events.emit('process_created', {
+          pid,
+          image: p.image_id,
+          parent_pid: p.pid === root.pid ? null : ctx.rename(p.parent_pid!),
+          goal_oid: p.goal_oid ? ctx.rename(p.goal_oid) : null,
+          forked_from: p.pid,
+        });
       }
       const skipped = d.processes.map((p) => p.pid).filter((p) => !forked.includes(p));
       await scope.audit.record({
@@ -255,7 +370,8 @@ async function externalEffects(deps: KernelDeps, s: Kysely<any>, pids: readonly 
   const out: { pid: string; tool: string; call_id: string | null; at: string }[] = [];
   for (const r of rows) {
     const tool = String(r.target ?? '').replace(/^tool:/, '');
-    if (deps.registry.tools.get(tool)?.tool.policy?.sideEffects === true) out.push({ pid: r.actor as string, tool, call_id: (r.call_id as string | null) ?? null, at: r.ts as string });
+    if (deps.registry.tools.get(tool)?.tool.policy?.sideEffects === true)
+      out.push({ pid: r.actor as string, tool, call_id: (r.call_id as string | null) ?? null, at: r.ts as string });
   }
   return out;
 }

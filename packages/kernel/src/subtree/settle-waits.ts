@@ -26,7 +26,8 @@ export async function settleRestoredWaits(scope: TxScope, pids: readonly string[
       answered = !child || TERMINAL_STATUSES.has(child.status as ProcessStatus);
     } else if (w.kind === 'task') answered = true;
     else if (w.kind === 'message') {
-      answered = (await queryMessages(scope.store, pid, w.filters as MessageFilters, { includeAcked: false, limit: 1 })).messages.length > 0;
+      answered =
+        (await queryMessages(scope.store, pid, w.filters as MessageFilters, { includeAcked: false, limit: 1 })).messages.length > 0;
     }
     if (answered && (await wakeIfWaiting(scope, pid, () => true, 'restored wait already answered'))) woken.push(pid);
   }

@@ -37,7 +37,13 @@ export async function subtreeOf(db: Kysely<any>, rootPid: string): Promise<Subtr
   const pids = [rootPid];
   let frontier = [rootPid];
   while (frontier.length > 0) {
-    const rows = await db.selectFrom('processes').select(['pid']).where('parent_pid', 'in', frontier).orderBy('created_at').orderBy('pid').execute();
+    const rows = await db
+      .selectFrom('processes')
+      .select(['pid'])
+      .where('parent_pid', 'in', frontier)
+      .orderBy('created_at')
+      .orderBy('pid')
+      .execute();
     frontier = rows.map((r) => r.pid as string).filter((p) => !pids.includes(p));
     pids.push(...frontier);
   }
@@ -76,9 +82,13 @@ export function subtreeStateService(deps: () => KernelDeps, scope: ServiceScope)
     const known = new Set(list.map((c) => c.key));
     const orphan = Object.keys(input.parts).filter((k) => !known.has(k));
     if (orphan.length > 0) {
-      throw new LibosError('invalid_state', `${op}: checkpoint ${input.checkpointId} holds state of ${orphan.join(', ')}, which no loaded plugin restores; load it first`, {
-        details: { parts: orphan },
-      });
+      throw new LibosError(
+        'invalid_state',
+        `${op}: checkpoint ${input.checkpointId} holds state of ${orphan.join(', ')}, which no loaded plugin restores; load it first`,
+        {
+          details: { parts: orphan },
+        },
+      );
     }
     return list.filter((c) => input.parts[c.key] !== undefined).map((c) => ({ c, part: input.parts[c.key]! }));
   }

@@ -1,4 +1,11 @@
-import { LibosError, SERVICE_NAMES, type ObjectPinsService, type ProcessService, type ServiceScope, type SubtreeStateService } from '@libos/sdk';
+import {
+  LibosError,
+  SERVICE_NAMES,
+  type ObjectPinsService,
+  type ProcessService,
+  type ServiceScope,
+  type SubtreeStateService,
+} from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
 
@@ -34,7 +41,11 @@ export async function releaseObjects(scope: ServiceScope, payloads: PayloadStore
   const db = scope.store as OmDb;
   const at = scope.clock.now().toISOString();
   for (const oid of oids) {
-    await db.updateTable('om_objects').set({ lifecycle_state: 'released', payload: PAYLOAD_LOST_MARKER, deleted_at: at, updated_at: at }).where('oid', '=', oid).execute();
+    await db
+      .updateTable('om_objects')
+      .set({ lifecycle_state: 'released', payload: PAYLOAD_LOST_MARKER, deleted_at: at, updated_at: at })
+      .where('oid', '=', oid)
+      .execute();
     if (payloads.has(oid)) {
       const previous = payloads.get(oid);
       payloads.delete(oid);

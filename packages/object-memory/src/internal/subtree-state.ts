@@ -1,7 +1,26 @@
-import { LibosError, type ServiceScope, type StateBlob, type StateForkContext, type StateItem, type StatePart, type StateRestoreContext, type Subtree, type SubtreeStateContributor } from '@libos/sdk';
+import {
+  LibosError,
+  type ServiceScope,
+  type StateBlob,
+  type StateForkContext,
+  type StateItem,
+  type StatePart,
+  type StateRestoreContext,
+  type Subtree,
+  type SubtreeStateContributor,
+} from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { releaseObjects } from './release.js';
-import { PAYLOAD_LOST_MARKER, PAYLOAD_PRESENT_MARKER, type LinkTable, type NamespaceTable, type ObjectTable, type OmDb, type ViewRootTable, type ViewTable } from './schema.js';
+import {
+  PAYLOAD_LOST_MARKER,
+  PAYLOAD_PRESENT_MARKER,
+  type LinkTable,
+  type NamespaceTable,
+  type ObjectTable,
+  type OmDb,
+  type ViewRootTable,
+  type ViewTable,
+} from './schema.js';
 import { writePayload } from './payload-writes.js';
 import { sql } from 'kysely';
 
@@ -33,7 +52,8 @@ const NEXT_SEQ = sql<number>`(select coalesce(max(updated_seq), 0) + 1 from om_o
 
 const partOf = (part: StatePart): ObjectsPart => {
   const d = part.data as ObjectsPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.objects)) throw new LibosError('internal_error', 'objects: the checkpoint part is not a version 1 Object Memory part');
+  if (!d || d.version !== 1 || !Array.isArray(d.objects))
+    throw new LibosError('internal_error', 'objects: the checkpoint part is not a version 1 Object Memory part');
   return d;
 };
 
@@ -59,13 +79,22 @@ async function scoped(db: OmDb, pids: readonly string[]): Promise<{ namespaces: 
       db
         .selectFrom('om_namespaces')
         .selectAll()
-        .where((eb) => eb.or([eb('created_by', 'in', c), ...c.flatMap((p) => [eb('namespace', '=', `process:${p}`), eb('namespace', 'like', `process:${p}/%`)])]))
+        .where((eb) =>
+          eb.or([
+            eb('created_by', 'in', c),
+            ...c.flatMap((p) => [eb('namespace', '=', `process:${p}`), eb('namespace', 'like', `process:${p}/%`)]),
+          ]),
+        )
         .execute(),
     )
   ).filter((n, i, all) => all.findIndex((m) => m.namespace === n.namespace) === i);
   const processScopes = namespaces.map((n) => n.namespace).filter((ns) => scopePid(ns) !== null && set.has(scopePid(ns)!));
-  const owned = await chunked(pids, (c) => db.selectFrom('om_objects').selectAll().where('owner_id', 'in', c).where('owner_kind', 'in', ['process', 'process_result']).execute());
-  const results = await chunked(processScopes, (c) => db.selectFrom('om_objects').selectAll().where('namespace', 'in', c).where('owner_kind', '=', 'object_task').execute());
+  const owned = await chunked(pids, (c) =>
+    db.selectFrom('om_objects').selectAll().where('owner_id', 'in', c).where('owner_kind', 'in', ['process', 'process_result']).execute(),
+  );
+  const results = await chunked(processScopes, (c) =>
+    db.selectFrom('om_objects').selectAll().where('namespace', 'in', c).where('owner_kind', '=', 'object_task').execute(),
+  );
   const objects = [...owned, ...results].filter((o, i, all) => all.findIndex((x) => x.oid === o.oid) === i);
   objects.sort((a, b) => Number(a.updated_seq) - Number(b.updated_seq));
   namespaces.sort((a, b) => (a.namespace < b.namespace ? -1 : 1));
@@ -100,7 +129,14 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       return partOf(part).objects.map((o) => ({
         kind: 'object',
         id: o.oid,
-        state: { namespace: o.namespace, name: o.name, type: o.type, version: Number(o.version), lifecycle: o.lifecycle_state, owner_id: o.owner_id },
+        state: {
+          namespace: o.namespace,
+          name: o.name,
+          type: o.type,
+          version: Number(o.version),
+          lifecycle: o.lifecycle_state,
+          owner_id: o.owner_id,
+        },
       }));
     },
 
@@ -115,13 +151,23 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       await releaseObjects(scope, payloads, later, `checkpoint ${ctx.checkpointId} restored`);
       const ns = new Set(d.namespaces.map((n) => n.namespace));
       for (const n of d.namespaces) {
-        const r = await db.updateTable('om_namespaces').set({ parent_namespace: n.parent_namespace, metadata: n.metadata, updated_at: n.updated_at }).where('namespace', '=', n.namespace).executeTakeFirst();
+        const r = await db
+          .updateTable('om_namespaces')
+          .set({ parent_namespace: n.parent_namespace, metadata: n.metadata, updated_at: n.updated_at })
+          .where('namespace', '=', n.namespace)
+          .executeTakeFirst();
         if (Number(r.numUpdatedRows) === 0) await db.insertInto('om_namespaces').values(n).execute();
       }
       const rehydrated: string[] = [];
       const unavailable: string[] = [];
       // Rows leave their name before any takes one back (a captured name may be held by a captured row's successor).
-      for (const o of d.objects) await db.updateTable('om_objects').set({ lifecycle_state: 'superseded' }).where('oid', '=', o.oid).where('lifecycle_state', 'in', VISIBLE).execute();
+      for (const o of d.objects)
+        await db
+          .updateTable('om_objects')
+          .set({ lifecycle_state: 'superseded' })
+          .where('oid', '=', o.oid)
+          .where('lifecycle_state', 'in', VISIBLE)
+          .execute();
       for (const o of d.objects) {
         let lifecycle = o.lifecycle_state;
         let marker = o.payload;
@@ -145,7 +191,9 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
         if (Number(r.numUpdatedRows) === 0) await db.insertInto('om_objects').values(row).execute();
       }
       // Views of the subtree's pids, as captured.
-      const viewIds = (await chunked(subtree.pids, (c) => db.selectFrom('om_views').select('view_id').where('owner_pid', 'in', c).execute())).map((v) => v.view_id);
+      const viewIds = (
+        await chunked(subtree.pids, (c) => db.selectFrom('om_views').select('view_id').where('owner_pid', 'in', c).execute())
+      ).map((v) => v.view_id);
       for (const ids of chunk(viewIds)) {
         await db.deleteFrom('om_view_roots').where('view_id', 'in', ids).execute();
         await db.deleteFrom('om_views').where('view_id', 'in', ids).execute();
@@ -161,19 +209,42 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       for (const n of current.namespaces) {
         // A process's own scope stays with its process row (rows are never deleted; a later process is only ended).
         if (ns.has(n.namespace) || subtree.pids.some((p) => n.namespace === `process:${p}`)) continue;
-        const alive = await db.selectFrom('om_objects').select('oid').where('namespace', '=', n.namespace).where('lifecycle_state', 'in', VISIBLE).executeTakeFirst();
-        const child = await db.selectFrom('om_namespaces').select('namespace').where('parent_namespace', '=', n.namespace).executeTakeFirst();
+        const alive = await db
+          .selectFrom('om_objects')
+          .select('oid')
+          .where('namespace', '=', n.namespace)
+          .where('lifecycle_state', 'in', VISIBLE)
+          .executeTakeFirst();
+        const child = await db
+          .selectFrom('om_namespaces')
+          .select('namespace')
+          .where('parent_namespace', '=', n.namespace)
+          .executeTakeFirst();
         if (alive || (child && !current.namespaces.some((m) => m.namespace === child.namespace))) continue;
         dropped.push(n.namespace);
       }
-      for (const n of dropped.sort((a, b) => b.length - a.length)) await db.deleteFrom('om_namespaces').where('namespace', '=', n).execute();
+      for (const n of dropped.sort((a, b) => b.length - a.length))
+        await db.deleteFrom('om_namespaces').where('namespace', '=', n).execute();
       await scope.audit.record({
         action: 'object.checkpoint_restore',
         target: `process:${subtree.rootPid}`,
         decision: 'restored',
-        details: { checkpoint_id: ctx.checkpointId, objects: d.objects.length, rehydrated: rehydrated.length, released: later.length, namespaces_dropped: dropped, at: now },
+        details: {
+          checkpoint_id: ctx.checkpointId,
+          objects: d.objects.length,
+          rehydrated: rehydrated.length,
+          released: later.length,
+          namespaces_dropped: dropped,
+          at: now,
+        },
       });
-      ctx.report({ restored_objects: d.objects.length, rehydrated_payloads: rehydrated, payloads_unavailable: unavailable, released_objects: later, dropped_namespaces: dropped });
+      ctx.report({
+        restored_objects: d.objects.length,
+        rehydrated_payloads: rehydrated,
+        payloads_unavailable: unavailable,
+        released_objects: later,
+        dropped_namespaces: dropped,
+      });
     },
 
     async fork(scope: ServiceScope, _subtree: Subtree, part: StatePart, ctx: StateForkContext): Promise<void> {
@@ -196,7 +267,14 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
         }
         await db
           .insertInto('om_namespaces')
-          .values({ ...n, namespace: to, parent_namespace: n.parent_namespace === null ? null : (forkedNs(n.parent_namespace) ?? n.parent_namespace), created_by: rename(n.created_by), created_at: now, updated_at: now })
+          .values({
+            ...n,
+            namespace: to,
+            parent_namespace: n.parent_namespace === null ? null : (forkedNs(n.parent_namespace) ?? n.parent_namespace),
+            created_by: rename(n.created_by),
+            created_at: now,
+            updated_at: now,
+          })
           .execute();
       }
       const copied: string[] = [];
@@ -235,20 +313,39 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
         if (owner === undefined) continue;
         const viewId = ctx.rename(v.view_id);
         views.set(v.view_id, owner);
-        await db.insertInto('om_views').values({ ...v, view_id: viewId, owner_pid: owner, created_from: 'fork_checkpoint', created_at: now }).execute();
+        await db
+          .insertInto('om_views')
+          .values({ ...v, view_id: viewId, owner_pid: owner, created_from: 'fork_checkpoint', created_at: now })
+          .execute();
       }
       for (const r of d.roots) {
         if (!views.has(r.view_id)) continue;
         const oid = ctx.renamed(r.oid);
         // A copied root is the fork's own Object (its owner record); a borrowed one stays a plain reference.
-        await db.insertInto('om_view_roots').values({ view_id: ctx.rename(r.view_id), oid: oid ?? r.oid, position: r.position, capability_id: oid ? `cap_own:object:${oid}` : null }).execute();
+        await db
+          .insertInto('om_view_roots')
+          .values({
+            view_id: ctx.rename(r.view_id),
+            oid: oid ?? r.oid,
+            position: r.position,
+            capability_id: oid ? `cap_own:object:${oid}` : null,
+          })
+          .execute();
       }
       for (const l of d.links) {
         const src = ctx.renamed(l.src_oid);
         if (src === undefined) continue;
-        await db.insertInto('om_links').values({ ...l, link_id: ctx.rename(l.link_id), src_oid: src, dst_oid: rename(l.dst_oid), created_at: now }).execute();
+        await db
+          .insertInto('om_links')
+          .values({ ...l, link_id: ctx.rename(l.link_id), src_oid: src, dst_oid: rename(l.dst_oid), created_at: now })
+          .execute();
       }
-      await scope.audit.record({ action: 'object.fork_checkpoint', target: `process:${ctx.rootPid}`, decision: 'ok', details: { checkpoint_id: ctx.checkpointId, objects: copied.length, not_forked_namespaces: notForked } });
+      await scope.audit.record({
+        action: 'object.fork_checkpoint',
+        target: `process:${ctx.rootPid}`,
+        decision: 'ok',
+        details: { checkpoint_id: ctx.checkpointId, objects: copied.length, not_forked_namespaces: notForked },
+      });
       ctx.report({ forked_objects: Object.fromEntries(copied.map((o) => [o, ctx.rename(o)])), not_forked_namespaces: notForked });
     },
   };

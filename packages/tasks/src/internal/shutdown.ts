@@ -15,7 +15,12 @@ export async function cancelActiveTasks(scope: ServiceScope, state: TasksState, 
     const done = await life.cancel(t, reason);
     if (done.status === 'cancelled' && done.error === reason) cancelled.push(t.task_id);
   }
-  if (cancelled.length) await scope.audit.record({ action: 'object_task.shutdown_cancelled', decision: 'cancelled', details: { count: cancelled.length, task_ids: cancelled.slice(0, 100) } });
+  if (cancelled.length)
+    await scope.audit.record({
+      action: 'object_task.shutdown_cancelled',
+      decision: 'cancelled',
+      details: { count: cancelled.length, task_ids: cancelled.slice(0, 100) },
+    });
   return cancelled;
 }
 

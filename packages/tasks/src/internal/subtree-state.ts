@@ -1,4 +1,14 @@
-import { LibosError, SERVICE_NAMES, type ObjectsService, type ServiceScope, type StateItem, type StatePart, type StateRestoreContext, type Subtree, type SubtreeStateContributor } from '@libos/sdk';
+import {
+  LibosError,
+  SERVICE_NAMES,
+  type ObjectsService,
+  type ServiceScope,
+  type StateItem,
+  type StatePart,
+  type StateRestoreContext,
+  type Subtree,
+  type SubtreeStateContributor,
+} from '@libos/sdk';
 import { ACTIVE_STATUSES, type TaskInfo } from './task-info.js';
 import { tasksDb, updateTask, type TaskTable } from './task-store.js';
 
@@ -19,17 +29,25 @@ interface TasksPart {
 
 const partOf = (part: StatePart): TasksPart => {
   const d = part.data as TasksPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.tasks)) throw new LibosError('internal_error', 'tasks: the checkpoint part is not a version 1 ObjectTasks part');
+  if (!d || d.version !== 1 || !Array.isArray(d.tasks))
+    throw new LibosError('internal_error', 'tasks: the checkpoint part is not a version 1 ObjectTasks part');
   return d;
 };
 
-async function scopedTasks(scope: ServiceScope, pids: readonly string[], opts: { readonly activeOnly?: boolean } = {}): Promise<TaskTable[]> {
+async function scopedTasks(
+  scope: ServiceScope,
+  pids: readonly string[],
+  opts: { readonly activeOnly?: boolean } = {},
+): Promise<TaskTable[]> {
   const db = tasksDb(scope.store);
   const set = new Set(pids);
   const out = new Map<string, TaskTable>();
   for (let i = 0; i < pids.length; i += 400) {
     const c = pids.slice(i, i + 400);
-    let sel = db.selectFrom('object_tasks').selectAll().where((eb) => eb.or([eb('creator_pid', 'in', c), eb('runner_pid', 'in', c)]));
+    let sel = db
+      .selectFrom('object_tasks')
+      .selectAll()
+      .where((eb) => eb.or([eb('creator_pid', 'in', c), eb('runner_pid', 'in', c)]));
     if (opts.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_STATUSES]);
     for (const r of await sel.execute()) out.set(r.task_id, r);
   }
@@ -59,15 +77,23 @@ export function tasksState(): SubtreeStateContributor {
     },
 
     describe(part): readonly StateItem[] {
-      return partOf(part).tasks.map((t) => ({ kind: 'task', id: t.task_id, state: { status: t.status, owner_oid: t.owner_oid, creator_pid: t.creator_pid, tool: t.tool, result_oid: t.result_oid } }));
+      return partOf(part).tasks.map((t) => ({
+        kind: 'task',
+        id: t.task_id,
+        state: { status: t.status, owner_oid: t.owner_oid, creator_pid: t.creator_pid, tool: t.tool, result_oid: t.result_oid },
+      }));
     },
 
     async checkRestore(scope, subtree) {
       const active = (await scopedTasks(scope, subtree.pids, { activeOnly: true })).map((t) => t.task_id).sort();
       if (active.length > 0) {
-        throw new LibosError('invalid_state', `restore: object tasks ${active.join(', ')} are still active in this subtree; wait for them or cancel them, then restore`, {
-          details: { task_ids: active },
-        });
+        throw new LibosError(
+          'invalid_state',
+          `restore: object tasks ${active.join(', ')} are still active in this subtree; wait for them or cancel them, then restore`,
+          {
+            details: { task_ids: active },
+          },
+        );
       }
     },
 
@@ -80,14 +106,29 @@ export function tasksState(): SubtreeStateContributor {
       const captured = new Map(partOf(part).tasks.map((t) => [t.task_id, t]));
       // "Finished after the capture" is read off the capture itself, not clocks: a task the capture did not hold, or
       // held active, finished since; one it held terminal had finished before.
-      const finishedBefore = (t: TaskTable) => ACTIVE_STATUSES.every((s) => s !== captured.get(t.task_id)?.status) && captured.has(t.task_id);
+      const finishedBefore = (t: TaskTable) =>
+        ACTIVE_STATUSES.every((s) => s !== captured.get(t.task_id)?.status) && captured.has(t.task_id);
       for (const t of await scopedTasks(scope, subtree.pids)) {
         const wait = JSON.parse(t.wait) as Record<string, unknown>;
         if (t.status === 'result_unavailable_after_reopen' && finishedBefore(t) && typeof wait.previous_result_oid === 'string') {
           // A reopen lost the result; the restore brought its Object back.
           if ((await objects.describe(wait.previous_result_oid))?.payloadAvailable) {
             const back: TaskInfo['wait'] = { ...wait, result_restored_by: ctx.checkpointId, result_restored_at: now };
-            if (await updateTask(db, t.task_id, ['result_unavailable_after_reopen'], { status: 'succeeded', result_oid: wait.previous_result_oid, error: (wait.previous_error as string | null) ?? null, wait: back }, now)) revived.push(t.task_id);
+            if (
+              await updateTask(
+                db,
+                t.task_id,
+                ['result_unavailable_after_reopen'],
+                {
+                  status: 'succeeded',
+                  result_oid: wait.previous_result_oid,
+                  error: (wait.previous_error as string | null) ?? null,
+                  wait: back,
+                },
+                now,
+              )
+            )
+              revived.push(t.task_id);
           }
           continue;
         }
@@ -101,13 +142,36 @@ export function tasksState(): SubtreeStateContributor {
           previous_result_oid: t.result_oid,
           previous_error: t.error,
         };
-        const moved = await updateTask(db, t.task_id, [t.status], { status: 'superseded_by_restore', runner_pid: null, result_oid: null, error: `superseded by checkpoint restore ${ctx.checkpointId}`, wait: next }, now);
+        const moved = await updateTask(
+          db,
+          t.task_id,
+          [t.status],
+          {
+            status: 'superseded_by_restore',
+            runner_pid: null,
+            result_oid: null,
+            error: `superseded by checkpoint restore ${ctx.checkpointId}`,
+            wait: next,
+          },
+          now,
+        );
         if (!moved) continue;
         superseded.push(t.task_id);
-        await scope.events.emit('object_task_superseded', { pid: t.creator_pid, task_id: t.task_id, checkpoint_id: ctx.checkpointId, previous_status: t.status, captured: captured.has(t.task_id) });
+        await scope.events.emit('object_task_superseded', {
+          pid: t.creator_pid,
+          task_id: t.task_id,
+          checkpoint_id: ctx.checkpointId,
+          previous_status: t.status,
+          captured: captured.has(t.task_id),
+        });
       }
       if (superseded.length || revived.length) {
-        await scope.audit.record({ action: 'object_task.checkpoint_restore', target: `process:${subtree.rootPid}`, decision: 'superseded_by_restore', details: { checkpoint_id: ctx.checkpointId, superseded, revived } });
+        await scope.audit.record({
+          action: 'object_task.checkpoint_restore',
+          target: `process:${subtree.rootPid}`,
+          decision: 'superseded_by_restore',
+          details: { checkpoint_id: ctx.checkpointId, superseded, revived },
+        });
       }
       ctx.report({ superseded_tasks: superseded, revived_tasks: revived });
     },

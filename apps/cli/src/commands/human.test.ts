@@ -173,8 +173,9 @@ describe('libos human', { timeout: 120_000 }, () => {
     const decisions = (callId: string) => audit.filter((a) => a.callId === callId).map((a) => a.decision);
     expect(decisions(first.call_id)).toEqual(['waiting', 'ok']);
     expect(decisions(refused.call_id)).toEqual(['call_already_waiting']);
-    // The answered call published its result (the answer) for the process.
-    expect(json('objects', '--pid', pid).map((o: { name: string }) => o.name)).toContain(`tool_result:${first.call_id}`);
+    // The answered call published its result (the answer) for the process; the root's exit then released it (S-E8).
+    const created: { data: { name: string } }[] = json('events', '--pid', pid, '--type', 'object_created');
+    expect(created.map((e) => e.data.name)).toContain(`tool_result:${first.call_id}`);
   });
 
   it('a standing request (request_permission) answered --reject --decision always_deny installs a deny record', () => {

@@ -1,6 +1,7 @@
+import { dirname, resolve } from 'node:path';
 import { capabilities } from '@libos/capabilities';
 import { checkpoints } from '@libos/checkpoints';
-import { hostConfigForStore, openRuntime, parseHostConfig, type HostConfigInput, type Runtime, type RuntimeConfig } from '@libos/kernel';
+import { hostConfigForStore, importPluginSpecs, openRuntime, parseHostConfig, type HostConfigInput, type Runtime, type RuntimeConfig } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { tasks } from '@libos/tasks';
@@ -11,13 +12,39 @@ import { openWithMcpServers } from './mcp-servers.js';
 export const standardPlugins = () => [capabilities(), objectMemory(), tasks(), session(), workspace(), checkpoints()];
 
 /**
- * Opens the runtime on `db` with the standard plugins (`config`: e.g. sequential ids for the demo). `hostConfig` is
- * the `--config` file's; without it the runtime uses the `libos.config.json|yaml` next to the store, if any.
+ * What the command line adds to every runtime it opens: the `--plugin` specs (resolved from the working folder) and
+ * the `--config` file, whose folder the config's own `plugins` resolve from. program.ts sets it before each action.
  */
-export function openStandardRuntime(db: string, config?: RuntimeConfig, hostConfig?: HostConfigInput): Promise<Runtime> {
+export interface CommandLinePlugins {
+  readonly specs: readonly string[];
+  readonly configPath?: string;
+  readonly cwd: string;
+}
+
+let commandLine: CommandLinePlugins = { specs: [], cwd: process.cwd() };
+
+/** Sets the command line's plugin options for the runtimes this command opens. */
+export function setCommandLinePlugins(options: CommandLinePlugins): void {
+  commandLine = options;
+}
+
+/**
+ * Opens the runtime on `db` with the standard plugins, then the `--plugin` ones, then those the host config names
+ * (`config`: e.g. sequential ids for the demo). `hostConfig` is the `--config` file's; without it the runtime uses
+ * the `libos.config.json|yaml` next to the store, if any.
+ */
+export async function openStandardRuntime(db: string, config?: RuntimeConfig, hostConfig?: HostConfigInput): Promise<Runtime> {
+  const extra = await importPluginSpecs(commandLine.specs, commandLine.cwd);
+  const pluginBaseDir = commandLine.configPath !== undefined ? dirname(resolve(commandLine.cwd, commandLine.configPath)) : undefined;
   // The config's external MCP servers are connected first; their tools join as one more plugin.
   const host = hostConfig !== undefined ? parseHostConfig(hostConfig) : hostConfigForStore(db).config;
   return openWithMcpServers(host, (mcp) =>
-    openRuntime({ path: db, plugins: [...standardPlugins(), ...mcp], ...(config ? { config } : {}), ...(hostConfig ? { hostConfig } : {}) }),
+    openRuntime({
+      path: db,
+      plugins: [...standardPlugins(), ...extra, ...mcp],
+      ...(config ? { config } : {}),
+      ...(hostConfig ? { hostConfig } : {}),
+      ...(pluginBaseDir !== undefined ? { pluginBaseDir } : {}),
+    }),
   );
 }

@@ -1,8 +1,10 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
 import type { ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
+import { setCommandLinePlugins } from './compose.js';
 import { runDemo } from './demo.js';
 import { registerCheckpoint } from './commands/checkpoint.js';
 import { registerConfig } from './commands/config.js';
@@ -18,11 +20,16 @@ import { registerSend } from './commands/send.js';
 import { registerSignals } from './commands/signal.js';
 import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
 import { validatePluginDir } from './commands/skills-validate.js';
+import { registerPlugins } from './commands/plugins.js';
+import { assertStoreFor } from './commands/store-guard.js';
 import type { Act, CommandKit } from './commands/kit.js';
 import { withRuntime, type GlobalOptions } from './commands/with-runtime.js';
 import { EXIT, print, printError, table, UsageError } from './output.js';
 
 export const DEFAULT_DB = './.libos/libos.db';
+
+/** This CLI's version (its package.json, beside dist/ in the installed package). */
+export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 const processRow = (p: ProcessInfo) => ({ pid: p.pid, parent: p.parentPid, image: p.imageId, status: p.status, goal: p.goal.length > 48 ? `${p.goal.slice(0, 47)}…` : p.goal });
 
@@ -33,6 +40,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--db <path>', 'store file (":memory:" for an ephemeral store)', DEFAULT_DB)
     .option('--json', 'machine-readable output', false)
     .option('--config <path>', 'host config file (.json, .yaml, .yml); default: libos.config.json|yaml next to the store')
+    .option('--plugin <spec>', 'load a plugin: a package name or a path, from the working folder (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .version(VERSION, '-V, --version', 'print the libos version')
     .showHelpAfterError(false)
     .exitOverride();
 
@@ -44,6 +53,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     async (...raw: unknown[]) => {
       const cmd = raw[raw.length - 1] as Command;
       try {
+        const o = cmd.optsWithGlobals() as GlobalOptions & { plugin?: string[] };
+        setCommandLinePlugins({ specs: o.plugin ?? [], ...(o.config !== undefined ? { configPath: o.config } : {}), cwd: process.cwd() });
+        assertStoreFor(cmd, o.db);
         setExit((await fn(cmd, ...(raw.slice(0, -1) as A))) ?? EXIT.ok);
       } catch (err) {
         setExit(printError(g(cmd), err));
@@ -241,6 +253,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   registerEvents(program, kit);
   registerLlmCalls(program, kit);
   registerObjects(program, kit);
+  registerPlugins(program, kit);
   registerServe(program, kit);
   registerMcp(program, kit);
   registerSignals(program, kit);

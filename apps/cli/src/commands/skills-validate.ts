@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadPlugins } from '@libos/kernel';
+import { checkPlugins } from '@libos/kernel';
 import { isLibosError, parseSkill, skillFromFile, type Plugin, type SkillProblem } from '@libos/sdk';
+import { standardPlugins } from '../compose.js';
 
 /** Finds SKILL.md files: the folder itself, or any folder below it (skipping node_modules), at most 4 levels down. */
 function findSkillFiles(dir: string, depth = 0): string[] {
@@ -45,7 +46,8 @@ export interface ValidationReport {
 
 /**
  * Checks a third-party plugin folder: every SKILL.md parses and is valid; if the folder is a built package that
- * exports a plugin, the loader's checks run too (allowed-tools resolve, no duplicate or orphan tools).
+ * exports a plugin, the loader's checks run too, beside the kernel's own Skills and the standard plugins as a host
+ * loads them (allowed-tools resolve, no duplicate or orphan tools, images name known Skills and tools).
  */
 export async function validatePluginDir(dirArg: string): Promise<ValidationReport> {
   const dir = resolve(dirArg);
@@ -66,7 +68,8 @@ export async function validatePluginDir(dirArg: string): Promise<ValidationRepor
   if (plugin) {
     pluginName = plugin.name;
     try {
-      loadPlugins([plugin], []);
+      // The plugin replaces a standard one of the same name (validating packages/session checks that package).
+      checkPlugins([...standardPlugins().filter((p) => p.name !== plugin.name), plugin]);
     } catch (err) {
       if (!isLibosError(err)) throw err;
       const listed = (err.details?.problems as SkillProblem[] | undefined) ?? [{ file: dir, field: 'plugin', message: err.message }];

@@ -32,6 +32,9 @@ const humans: HumanService = {
     return r;
   },
   get: async (id) => humanRequests.get(id) ?? null,
+  output: async () => {
+    throw new Error('not used');
+  },
 };
 const procs: ProcessService = {
   async get(pid) {

@@ -36,3 +36,5 @@ export {
 } from './libos-client.js';
 export { LibosApiError, errorFromResponse, type ApiErrorPayload, type ConfirmationRequired } from './api-error.js';
 export { readSse, type SseMessage } from './event-stream.js';
+// The server's app type, re-exported: it is what LibosRoutes is built from, so the bundled .d.ts keeps its import.
+export type { AppType } from '@libos/server';

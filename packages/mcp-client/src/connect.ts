@@ -30,10 +30,23 @@ export interface McpToolInfo {
   readonly inputSchema: Readonly<Record<string, unknown>>;
 }
 
-/** One connected server: the official SDK client, what it said at initialize, and its tools. */
+/**
+ * What a connection exposes of the official SDK's `Client`: calling a tool, and closing. Structural, so this package's
+ * declarations never load the SDK's own (which do not compile under moduleResolution node16 from CommonJS).
+ */
+export interface McpClientHandle {
+  callTool(
+    params: { readonly name: string; readonly arguments?: Record<string, unknown> },
+    resultSchema?: undefined,
+    options?: { readonly signal?: AbortSignal; readonly timeout?: number },
+  ): Promise<Readonly<Record<string, unknown>>>;
+  close(): Promise<void>;
+}
+
+/** One connected server: its client (the official SDK's), what it said at initialize, and its tools. */
 export interface McpConnection {
   readonly name: string;
-  readonly client: Client;
+  readonly client: McpClientHandle;
   readonly server: { readonly name: string; readonly version: string } | null;
   readonly tools: readonly McpToolInfo[];
   /** Milliseconds each request may take. */

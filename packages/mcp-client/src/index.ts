@@ -1,6 +1,7 @@
 export {
   connectMcpServers,
   MCP_CLIENT_INFO,
+  type McpClientHandle,
   type McpConnection,
   type McpConnections,
   type McpServerSpec,

@@ -1,4 +1,5 @@
-import EventEmitter from 'eventemitter3';
+// The named export: under node16 and nodenext the default import of this CommonJS package types as its module, not the class.
+import { EventEmitter } from 'eventemitter3';
 
 /** A durable event as stored and published. */
 export interface RuntimeEvent {

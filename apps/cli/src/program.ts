@@ -18,7 +18,7 @@ import { registerServe } from './commands/serve.js';
 import { registerRun } from './commands/run.js';
 import { registerSend } from './commands/send.js';
 import { registerSignals } from './commands/signal.js';
-import { parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
+import { parseExpiryFlag, parseJsonObject, parsePositiveInt, parseRights } from './commands/parse.js';
 import { validatePluginDir } from './commands/skills-validate.js';
 import { registerPlugins } from './commands/plugins.js';
 import { assertStoreFor } from './commands/store-guard.js';
@@ -166,8 +166,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         const parsed = parseRights(rights);
         const uses = opts.uses === undefined ? undefined : parsePositiveInt(opts.uses, '--uses');
+        const expiresAt = opts.expires === undefined ? undefined : parseExpiryFlag(opts.expires, '--expires');
         await withRuntime(o, async (rt) => {
-          const cap = await rt.grant(pid, resource, parsed, { effect: opts.effect, delegable: opts.delegable, ...(uses !== undefined ? { uses } : {}), ...(opts.expires ? { expiresAt: opts.expires } : {}) });
+          const cap = await rt.grant(pid, resource, parsed, { effect: opts.effect, delegable: opts.delegable, ...(uses !== undefined ? { uses } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) });
           print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : ''}`);
         });
       }),

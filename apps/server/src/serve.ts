@@ -102,10 +102,11 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: unknown) => reject(listenError(err, host, port));
+    server.once('error', failed);
     server.listen(port, host, () => {
       listeningPort = (server.address() as AddressInfo).port;
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
@@ -132,4 +133,11 @@ export async function serve(opts: ServeOptions): Promise<RunningServer> {
   }
   const url = originOf(host, listeningPort);
   return { url, token, consoleUrl: `${url}/#token=${token}`, schedulerStatus: () => scheduler?.status(), closed, close: () => close() };
+}
+
+/** A listen failure as the caller shows it: a busy port is `address_in_use` naming the address (one line). */
+function listenError(err: unknown, host: string, port: number): unknown {
+  if ((err as NodeJS.ErrnoException | null)?.code !== 'EADDRINUSE') return err;
+  const message = `port: ${host}:${port} is already in use (another server is listening there); choose another port, or 0 for a free one`;
+  return new LibosError('address_in_use', message, { details: { field: 'port', host, port }, cause: err });
 }

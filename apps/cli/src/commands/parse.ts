@@ -1,4 +1,5 @@
-import { assertJsonBounds, isRight, type Right } from '@libos/sdk';
+import { parseExpiry } from '@libos/capabilities';
+import { assertJsonBounds, isLibosError, isRight, type Right } from '@libos/sdk';
 import { UsageError } from '../output.js';
 
 /**
@@ -31,4 +32,14 @@ export function parsePositiveInt(text: string, flag: string): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer (got ${JSON.stringify(text)})`);
   return n;
+}
+
+/** Parses an ISO-8601 expiry flag (no offset = UTC) to UTC; anything else is a usage error naming the flag. */
+export function parseExpiryFlag(text: string, flag: string): string {
+  try {
+    return parseExpiry(text, flag);
+  } catch (err) {
+    if (isLibosError(err)) throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2030-01-01T10:00:00Z (got ${JSON.stringify(text.slice(0, 64))})`);
+    throw err;
+  }
 }

@@ -44,7 +44,7 @@ describe('LibosError codes', () => {
     expect(LibosError.from(fake).code).toBe('internal_error');
   });
 
-  it('a LibosError of the CommonJS build is recognised by the ESM copy, plugin codes included', () => {
+  it('[K-57] a LibosError of the CommonJS build is recognised by the ESM copy, plugin codes included', () => {
     if (!existsSync(CJS)) throw new Error(`${CJS} is missing: build @libos/sdk first (npm test builds it)`);
     const cjs = createRequire(import.meta.url)(CJS) as typeof import('./index.js');
     expect(cjs.LibosError).not.toBe(LibosError);

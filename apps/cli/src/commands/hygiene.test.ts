@@ -19,7 +19,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('bad flags', { timeout: 180_000 }, () => {
-  it('each exits 2 with one line on stderr, and the store is not written', () => {
+  it('[K-58] each exits 2 with one line on stderr, and the store is not written', () => {
     const { run } = libosOn(db);
     const cases: [string[], string][] = [
       [['spawn', '--goal', 'x', '--tool-calls', 'abc'], '--tool-calls must be a positive integer'],
@@ -51,7 +51,7 @@ describe('bad flags', { timeout: 180_000 }, () => {
 });
 
 describe('libos serve on a busy port', { timeout: 120_000 }, () => {
-  it('is one line naming the address (address_in_use, exit 1)', async () => {
+  it('[K-58] is one line naming the address (address_in_use, exit 1)', async () => {
     const busy = createServer();
     busy.listen(0, '127.0.0.1');
     await once(busy, 'listening');

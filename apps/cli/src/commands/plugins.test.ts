@@ -58,12 +58,12 @@ beforeAll(() => {
 afterAll(() => rmSync(project, { recursive: true, force: true }));
 
 describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
-  it('--version prints the package version', () => {
+  it('[K-58] --version prints the package version', () => {
     const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
     for (const flag of ['--version', '-V']) expect(libos(flag)).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
   });
 
-  it('libos plugins lists what a command loads, with versions; --plugin adds one from the working folder', () => {
+  it('[K-55] libos plugins lists what a command loads, with versions; --plugin adds one from the working folder', () => {
     const plain = json('plugins') as { name: string; version: string; origin: string }[];
     expect(plain.map((p) => p.name)).toEqual(expect.arrayContaining(['@libos/kernel:skill-navigation', '@libos/object-memory', '@libos/session']));
     expect(plain.every((p) => p.version.length > 0)).toBe(true);
@@ -75,7 +75,7 @@ describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
     expectRefused(libos('--plugin', './plugins/nope.mjs', 'plugins'), 1, 'not_found: plugin ./plugins/nope.mjs: no such file');
   });
 
-  it('spawn, grant and call with --plugin: activate_skill returns the tool; the plugin error code reaches the envelope', () => {
+  it('[K-56] spawn, grant and call with --plugin: activate_skill returns the tool; the plugin error code reaches the envelope', () => {
     const db = join(project, 'a', 'libos.db');
     const P = ['--db', db, '--plugin', './plugins/tally.mjs'];
     const pid = json(...P, 'spawn', '--goal', 'count').pid as string;
@@ -111,7 +111,7 @@ describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
 });
 
 describe('a store that does not exist', { timeout: 120_000 }, () => {
-  it('read commands refuse it with store_not_found and create nothing', () => {
+  it('[K-58] read commands refuse it with store_not_found and create nothing', () => {
     const db = join(project, 'typo', 'libos.db');
     const reads = [
       ['ps'],

@@ -48,7 +48,7 @@ describe('plugin specs', () => {
     expect((await importPluginSpec('./plugins/factory.mjs', project)).name).toBe('spec-factory');
   });
 
-  it('a missing spec is not_found naming it; a module without a plugin, or one that throws, is plugin_invalid', async () => {
+  it('[K-55] a missing spec is not_found naming it; a module without a plugin, or one that throws, is plugin_invalid', async () => {
     await expect(importPluginSpec('./plugins/ghost.mjs', project)).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('plugin ./plugins/ghost.mjs: no such file') });
     await expect(importPluginSpec('@acme/ghost', project)).rejects.toMatchObject({ code: 'not_found', message: expect.stringContaining('npm install @acme/ghost') });
     await expect(importPluginSpec('./plugins/none.mjs', project)).rejects.toMatchObject({ code: 'plugin_invalid', message: expect.stringContaining('exports no plugin') });

@@ -31,7 +31,7 @@ async function closeAll() {
 }
 
 describe('plugins a store needs', () => {
-  it('a process that activated a plugin Skill makes its store refuse a runtime without that plugin, naming both', async () => {
+  it('[K-56] a process that activated a plugin Skill makes its store refuse a runtime without that plugin, naming both', async () => {
     const db = tempDb();
     const rt = await at(db, [notesPlugin()]);
     const user = await rt.spawn({ goal: 'uses notes' });
@@ -59,7 +59,7 @@ describe('plugins a store needs', () => {
     expect(await again.call(user.pid, 'note_count', {})).toMatchObject({ ok: true, payload: { count: 0 } });
   });
 
-  it("a process of a plugin's image needs the plugin too; one that ended needs nothing", async () => {
+  it("[K-56] a process of a plugin's image needs the plugin too; one that ended needs nothing", async () => {
     const db = tempDb();
     const rt = await at(db, [notesPluginWithImage()]);
     const p = await rt.spawn({ image: 'notes-agent:v0', goal: 'x' });

@@ -176,7 +176,7 @@ describe('plugin error codes', () => {
       ],
     });
 
-  it('a code the plugin declared reaches the envelope with its category; an undeclared one is internal_error', async () => {
+  it('[K-57] a code the plugin declared reaches the envelope with its category; an undeclared one is internal_error', async () => {
     const rt = await runtime(weather({ kt_weather_down: 'unavailable' }, 'kt_weather_down'));
     const p = await rt.spawn({ goal: 'x' });
     await rt.activateSkill(p.pid, 'test-weather');

@@ -110,6 +110,30 @@ describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
   });
 });
 
+describe('libos skills validate', { timeout: 120_000 }, () => {
+  it("knows the kernel's own Skills: an image naming agent-libos-skill-navigation validates", () => {
+    const md = '---\nname: counter\ndescription: Count (validate test).\nallowed-tools: counter_add\n---\nCount.\n';
+    write('pkg/skills/counter/SKILL.md', md);
+    write('pkg/package.json', JSON.stringify({ name: 'cli-test-counter', version: '1.0.0', type: 'module', main: './index.mjs' }));
+    write(
+      'pkg/index.mjs',
+      `import { readFileSync } from 'node:fs';
+import { definePlugin, defineTool, skillFromText, z } from '@libos/sdk';
+const md = readFileSync(new URL('./skills/counter/SKILL.md', import.meta.url), 'utf8');
+export default definePlugin({
+  name: 'cli-test-counter', version: '1.0.0', skills: [skillFromText(md, 'counter')],
+  tools: [defineTool({ name: 'counter_add', description: 'Add.', input: z.object({}), async run() { return {}; } })],
+  images: [{ id: 'counter-agent:v0', description: 'Counts.', systemPrompt: 'Count.', promptMode: 'libos_default',
+    defaultSkills: ['agent-libos-skill-navigation', 'counter'], defaultTools: ['discover_skills', 'activate_skill', 'counter_add'] }],
+});
+`,
+    );
+    const r = libos('skills', 'validate', join(project, 'pkg'));
+    expect(r, r.stderr).toMatchObject({ code: 0 });
+    expect(r.stdout).toContain('ok: 1 skill(s) valid; plugin cli-test-counter loads: counter');
+  });
+});
+
 describe('a store that does not exist', { timeout: 120_000 }, () => {
   it('[K-58] read commands refuse it with store_not_found and create nothing', () => {
     const db = join(project, 'typo', 'libos.db');

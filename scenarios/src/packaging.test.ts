@@ -14,7 +14,10 @@ import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const semver = createRequire(import.meta.url)('semver') as { satisfies(v: string, range: string): boolean; minVersion(range: string): { version: string } | null };
+const semver = createRequire(import.meta.url)('semver') as {
+  satisfies(v: string, range: string): boolean;
+  minVersion(range: string): { version: string } | null;
+};
 
 interface Manifest {
   name: string;
@@ -80,7 +83,10 @@ describe('published packages', { timeout: 300_000 }, () => {
     const problems: string[] = [];
     for (const d of PUBLIC) {
       const tarball = readFileSync(tarballs.get(d)!);
-      const { messages, pkg } = await publint({ level: 'warning', pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) } });
+      const { messages, pkg } = await publint({
+        level: 'warning',
+        pack: { tarball: tarball.buffer.slice(tarball.byteOffset, tarball.byteOffset + tarball.byteLength) },
+      });
       for (const m of messages) problems.push(`${d}: ${m.type}: ${formatMessage(m, pkg) ?? m.code}`);
     }
     expect(problems).toEqual([]);
@@ -99,7 +105,10 @@ describe('published packages', { timeout: 300_000 }, () => {
 });
 
 /** A consumer project importing every public package, compiled by tsc in one module mode. */
-function consumer(mode: { name: string; module: string; resolution: string; type: 'module' | 'commonjs' }): { code: number | null; out: string } {
+function consumer(mode: { name: string; module: string; resolution: string; type: 'module' | 'commonjs' }): {
+  code: number | null;
+  out: string;
+} {
   const dir = join(work, `consumer-${mode.name}`);
   mkdirSync(join(dir, 'node_modules', '@types'), { recursive: true });
   for (const d of PUBLIC) {
@@ -118,7 +127,15 @@ function consumer(mode: { name: string; module: string; resolution: string; type
   lines.unshift("import type { OpenRuntimeOptions } from '@libos/kernel';", "import type { Plugin } from '@libos/sdk';");
   lines.push('export type Used = [OpenRuntimeOptions, Plugin];');
   writeFileSync(join(dir, 'index.ts'), `${lines.join('\n')}\n`);
-  const compilerOptions = { module: mode.module, moduleResolution: mode.resolution, target: 'ES2022', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] };
+  const compilerOptions = {
+    module: mode.module,
+    moduleResolution: mode.resolution,
+    target: 'ES2022',
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    types: ['node'],
+  };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], { encoding: 'utf8' });
   return { code: r.status, out: `${r.stdout}${r.stderr}` };

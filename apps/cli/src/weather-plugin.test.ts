@@ -54,7 +54,8 @@ beforeAll(() => {
   const weather = install(pack('examples/weather-plugin'), '@acme/libos-weather');
   install(pack('packages/sdk'), '@libos/sdk');
   // The sdk's own dependencies come from the registry in a real install; here, this workspace's copies.
-  for (const dep of ['zod', 'yaml']) symlinkSync(realpathSync(join(ROOT, 'packages/sdk/node_modules', dep)), join(project, 'node_modules', dep), 'dir');
+  for (const dep of ['zod', 'yaml'])
+    symlinkSync(realpathSync(join(ROOT, 'packages/sdk/node_modules', dep)), join(project, 'node_modules', dep), 'dir');
   const manifest = JSON.parse(readFileSync(join(weather, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
   expect(manifest.dependencies['@libos/sdk']).toMatch(/^\d+\.\d+\.\d+$/);
 }, 120_000);
@@ -63,9 +64,23 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('[issue 12] the packed weather plugin, loaded by libos --plugin', { timeout: 120_000 }, () => {
   it('packs with its Skill and build, and libos plugins lists it with its version', () => {
     const files = readdirSync(join(project, 'node_modules/@acme/libos-weather'), { recursive: true }).map(String);
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'skills/weather/SKILL.md', 'dist/index.js', 'dist/index.cjs', 'dist/index.d.ts', 'dist/index.d.cts']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'skills/weather/SKILL.md',
+        'dist/index.js',
+        'dist/index.cjs',
+        'dist/index.d.ts',
+        'dist/index.d.cts',
+      ]),
+    );
     expect(files.some((f) => f.startsWith('src'))).toBe(false);
-    const listed = ok('--plugin', '@acme/libos-weather', 'plugins') as { name: string; version: string; spec: string | null; file: string | null }[];
+    const listed = ok('--plugin', '@acme/libos-weather', 'plugins') as {
+      name: string;
+      version: string;
+      spec: string | null;
+      file: string | null;
+    }[];
     expect(listed.find((p) => p.name === '@acme/libos-weather')).toMatchObject({
       version: '1.0.0',
       spec: '@acme/libos-weather',
@@ -86,12 +101,18 @@ describe('[issue 12] the packed weather plugin, loaded by libos --plugin', { tim
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
     ok(...P, 'grant', pid, 'weather:lisbon', 'read');
-    expect(ok(...P, 'call', pid, 'get_weather', '{"city":"Lisbon"}')).toMatchObject({ ok: true, payload: { city: 'lisbon', celsius: 19, sky: 'clear' } });
+    expect(ok(...P, 'call', pid, 'get_weather', '{"city":"Lisbon"}')).toMatchObject({
+      ok: true,
+      payload: { city: 'lisbon', celsius: 19, sky: 'clear' },
+    });
 
     // The plugin's own error code, thrown by its own copy of @libos/sdk, keeps its code and category.
     ok(...P, 'grant', pid, 'weather:*', 'read');
     const unknown = libos(...P, 'call', pid, 'get_weather', '{"city":"Atlantis"}');
-    expect(JSON.parse(unknown.stdout)).toMatchObject({ ok: false, error: { code: 'weather_city_unknown', category: 'not_found', details: { field: 'city' } } });
+    expect(JSON.parse(unknown.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'weather_city_unknown', category: 'not_found', details: { field: 'city' } },
+    });
 
     // Without --plugin the store refuses to open, naming the plugin and the process.
     const without = libos('ps');

@@ -13,14 +13,23 @@ it('weather: a process activates the Skill, gets get_weather in its table, and s
   const p = await rt.spawn({ goal: 'What is the weather in Oslo?' });
 
   // Activating needs execute on skill:weather; then the tool is in this process's table.
-  expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'weather' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+  expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'weather' })).toMatchObject({
+    ok: false,
+    error: { code: 'permission_denied' },
+  });
   await rt.grant(p.pid, 'skill:weather', ['execute']);
-  expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'weather' })).toMatchObject({ ok: true, payload: { tool_names: ['get_weather'] } });
+  expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'weather' })).toMatchObject({
+    ok: true,
+    payload: { tool_names: ['get_weather'] },
+  });
 
   // In the table, but each call still needs its capability.
   expect(await rt.call(p.pid, 'get_weather', { city: 'Oslo' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   await rt.grant(p.pid, 'weather:*', ['read']);
-  expect(await rt.call(p.pid, 'get_weather', { city: 'Oslo' })).toMatchObject({ ok: true, payload: { city: 'oslo', celsius: 4, sky: 'overcast' } });
+  expect(await rt.call(p.pid, 'get_weather', { city: 'Oslo' })).toMatchObject({
+    ok: true,
+    payload: { city: 'oslo', celsius: 4, sky: 'overcast' },
+  });
 
   // The plugin's own code, under its category; bad arguments never reach run.
   expect(await rt.call(p.pid, 'get_weather', { city: 'Atlantis' })).toMatchObject({

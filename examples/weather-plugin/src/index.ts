@@ -22,9 +22,13 @@ export const getWeather = defineTool({
     await ctx.authority.require(`weather:${key}`, 'read');
     const reading = READINGS[key];
     if (!reading) {
-      throw new LibosError('weather_city_unknown', `city: no weather for ${JSON.stringify(city)} (known: ${Object.keys(READINGS).join(', ')})`, {
-        details: { field: 'city', known: Object.keys(READINGS) },
-      });
+      throw new LibosError(
+        'weather_city_unknown',
+        `city: no weather for ${JSON.stringify(city)} (known: ${Object.keys(READINGS).join(', ')})`,
+        {
+          details: { field: 'city', known: Object.keys(READINGS) },
+        },
+      );
     }
     return { city: key, ...reading };
   },

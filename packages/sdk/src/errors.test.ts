@@ -23,14 +23,29 @@ describe('LibosError codes', () => {
   });
 
   it('a plugin declares its own codes under the closed categories, through definePlugin or defineErrorCodes', () => {
-    definePlugin({ name: 'sdk-test-weather', version: '1.0.0', skills: [], tools: [], errorCodes: { sdk_test_weather_down: 'unavailable' } });
+    definePlugin({
+      name: 'sdk-test-weather',
+      version: '1.0.0',
+      skills: [],
+      tools: [],
+      errorCodes: { sdk_test_weather_down: 'unavailable' },
+    });
     const e = new LibosError('sdk_test_weather_down', 'city: no answer', { details: { field: 'city' } });
-    expect(e.toJSON()).toEqual({ code: 'sdk_test_weather_down', category: 'unavailable', message: 'city: no answer', details: { field: 'city' } });
+    expect(e.toJSON()).toEqual({
+      code: 'sdk_test_weather_down',
+      category: 'unavailable',
+      message: 'city: no answer',
+      details: { field: 'city' },
+    });
     expect(e.httpStatus).toBe(503);
     expect(isLibosError(e)).toBe(true);
     // Declaring it again with the same category is fine; another category, a kernel code or a bad name is not.
-    expect(defineErrorCodes('sdk-test-weather', { sdk_test_weather_down: 'unavailable' })).toEqual({ sdk_test_weather_down: 'unavailable' });
-    expect(() => defineErrorCodes('other', { sdk_test_weather_down: 'conflict' })).toThrow(/already declared by sdk-test-weather under unavailable/);
+    expect(defineErrorCodes('sdk-test-weather', { sdk_test_weather_down: 'unavailable' })).toEqual({
+      sdk_test_weather_down: 'unavailable',
+    });
+    expect(() => defineErrorCodes('other', { sdk_test_weather_down: 'conflict' })).toThrow(
+      /already declared by sdk-test-weather under unavailable/,
+    );
     expect(() => defineErrorCodes('other', { not_found: 'not_found' })).toThrow(/is a kernel code/);
     expect(() => defineErrorCodes('other', { 'Bad-Code': 'conflict' })).toThrow(/lower_snake/);
     expect(() => defineErrorCodes('other', { sdk_test_odd: 'teapot' as 'conflict' })).toThrow(/must be one of invalid_argument/);

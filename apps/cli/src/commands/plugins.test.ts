@@ -65,10 +65,24 @@ describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
 
   it('[K-55] libos plugins lists what a command loads, with versions; --plugin adds one from the working folder', () => {
     const plain = json('plugins') as { name: string; version: string; origin: string }[];
-    expect(plain.map((p) => p.name)).toEqual(expect.arrayContaining(['@libos/kernel:skill-navigation', '@libos/object-memory', '@libos/session']));
+    expect(plain.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['@libos/kernel:skill-navigation', '@libos/object-memory', '@libos/session']),
+    );
     expect(plain.every((p) => p.version.length > 0)).toBe(true);
-    const withTally = json('--plugin', './plugins/tally.mjs', 'plugins') as { name: string; version: string; origin: string; spec: string | null; skills: string[] }[];
-    expect(withTally.at(-1)).toMatchObject({ name: 'cli-test-tally', version: '3.2.1', origin: 'spec', spec: './plugins/tally.mjs', skills: ['tally'] });
+    const withTally = json('--plugin', './plugins/tally.mjs', 'plugins') as {
+      name: string;
+      version: string;
+      origin: string;
+      spec: string | null;
+      skills: string[];
+    }[];
+    expect(withTally.at(-1)).toMatchObject({
+      name: 'cli-test-tally',
+      version: '3.2.1',
+      origin: 'spec',
+      spec: './plugins/tally.mjs',
+      skills: ['tally'],
+    });
     const text = libos('--plugin', './plugins/tally.mjs', 'plugins');
     expect(text.stdout).toMatch(/cli-test-tally\s+3\.2\.1\s+spec\s+\.\/plugins\/tally\.mjs\s+tally\s+1/);
     // An unknown spec is one line naming it (exit 1), before anything is opened.
@@ -92,7 +106,11 @@ describe('libos --plugin and the plugins key', { timeout: 120_000 }, () => {
 
     // Without the plugin the store refuses to open, naming the plugin and the process; nothing is marked failed.
     const missing = libos('--db', db, 'ps');
-    expectRefused(missing, 1, `plugin_missing: store ${db} needs a plugin this runtime did not load: cli-test-tally 3.2.1 (needed by ${pid})`);
+    expectRefused(
+      missing,
+      1,
+      `plugin_missing: store ${db} needs a plugin this runtime did not load: cli-test-tally 3.2.1 (needed by ${pid})`,
+    );
     expect(json(...P, 'show', pid)).toMatchObject({ pid, status: 'runnable' });
   });
 

@@ -31,7 +31,14 @@ export function registerPlugins(program: Command, kit: CommandKit): void {
           const list = rt.loadedPlugins();
           print(o, list, () =>
             table(
-              list.map((p) => ({ plugin: p.name, version: p.version, origin: p.origin === 'host' ? 'standard' : p.origin, from: p.spec, skills: p.skills.join(' ') || null, tools: p.tools })),
+              list.map((p) => ({
+                plugin: p.name,
+                version: p.version,
+                origin: p.origin === 'host' ? 'standard' : p.origin,
+                from: p.spec,
+                skills: p.skills.join(' ') || null,
+                tools: p.tools,
+              })),
               ['plugin', 'version', 'origin', 'from', 'skills', 'tools'],
             ),
           );

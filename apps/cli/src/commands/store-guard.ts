@@ -9,8 +9,24 @@ import { LibosError } from '@libos/sdk';
  * `init`, `spawn`, `code`, `serve` and `demo` create a store; `config show`, `plugins` and `skills validate` open none.
  */
 const NEEDS_STORE = new Set([
-  'ps', 'show', 'call', 'send', 'grant', 'revoke', 'caps', 'human', 'audit', 'events', 'llm-calls', 'objects', 'run',
-  'pause', 'resume', 'checkpoint', 'mcp', 'skills',
+  'ps',
+  'show',
+  'call',
+  'send',
+  'grant',
+  'revoke',
+  'caps',
+  'human',
+  'audit',
+  'events',
+  'llm-calls',
+  'objects',
+  'run',
+  'pause',
+  'resume',
+  'checkpoint',
+  'mcp',
+  'skills',
 ]);
 const OPENS_NO_STORE = new Set(['skills validate']);
 
@@ -32,5 +48,7 @@ export function assertStoreFor(cmd: Command, db: string): void {
   if (!NEEDS_STORE.has(path.split(' ')[0] ?? '') || OPENS_NO_STORE.has(path) || db === ':memory:') return;
   const file = resolve(db);
   if (existsSync(file)) return;
-  throw new LibosError('store_not_found', `--db ${db}: no store at ${file} (libos init creates one; check the path)`, { details: { path: file, command: path } });
+  throw new LibosError('store_not_found', `--db ${db}: no store at ${file} (libos init creates one; check the path)`, {
+    details: { path: file, command: path },
+  });
 }

@@ -50,7 +50,15 @@ describe('plugins a store needs', () => {
     expect(e.message).toContain('test-notes 0.0.0 (needed by ' + user.pid + ')');
     expect(e.message).not.toContain(bystander.pid);
     expect(e.details.missing_plugins).toEqual([{ name: 'test-notes', version: '0.0.0', processes: [user.pid] }]);
-    expect(e.details.processes).toEqual([{ pid: user.pid, status: 'runnable', image: null, skills: ['test-notes'], tools: ['note_write', 'note_write_then_fail', 'note_write_then_crash', 'note_count'] }]);
+    expect(e.details.processes).toEqual([
+      {
+        pid: user.pid,
+        status: 'runnable',
+        image: null,
+        skills: ['test-notes'],
+        tools: ['note_write', 'note_write_then_fail', 'note_write_then_crash', 'note_count'],
+      },
+    ]);
 
     // Nothing was marked failed or swept: with the plugin, the store opens as it was left.
     const again = await at(db, [notesPlugin()]);
@@ -80,7 +88,9 @@ describe('plugins a store needs', () => {
     await at(db, [notesPluginWithImage()], '2030-01-01T00:00:00.000Z');
     await closeAll();
     const rt = await at(db, [notesPluginWithImage()], '2031-01-01T00:00:00.000Z');
-    const stamps = await rt.transaction(async (scope) => scope.store.selectFrom('libos_plugins').select(['first_loaded_at', 'last_loaded_at']).where('name', '=', 'test-notes').execute());
+    const stamps = await rt.transaction(async (scope) =>
+      scope.store.selectFrom('libos_plugins').select(['first_loaded_at', 'last_loaded_at']).where('name', '=', 'test-notes').execute(),
+    );
     expect(stamps).toEqual([{ first_loaded_at: '2030-01-01T00:00:00.000Z', last_loaded_at: '2030-01-01T00:00:00.000Z' }]);
     const rows = await rt.transaction(async (scope) => recordedPlugins(scope.store));
     expect(rows.find((r) => r.name === 'test-notes')).toEqual({
@@ -95,6 +105,8 @@ describe('plugins a store needs', () => {
     // A newer version is recorded on the next open.
     const newer = definePlugin({ ...notesPluginWithImage(), version: '0.0.1' });
     const rt2 = await at(db, [newer]);
-    expect((await rt2.transaction(async (scope) => recordedPlugins(scope.store))).find((r) => r.name === 'test-notes')?.version).toBe('0.0.1');
+    expect((await rt2.transaction(async (scope) => recordedPlugins(scope.store))).find((r) => r.name === 'test-notes')?.version).toBe(
+      '0.0.1',
+    );
   });
 });

@@ -58,14 +58,24 @@ interface PluginRow {
 /** The plugins recorded in a store, by name. */
 export async function recordedPlugins(db: Kysely<any>): Promise<RecordedPlugin[]> {
   const rows = (await db.selectFrom('libos_plugins').selectAll().orderBy('name').execute()) as PluginRow[];
-  return rows.map((r) => ({ name: r.name, version: r.version, skills: JSON.parse(r.skills), tools: JSON.parse(r.tools), images: JSON.parse(r.images) }));
+  return rows.map((r) => ({
+    name: r.name,
+    version: r.version,
+    skills: JSON.parse(r.skills),
+    tools: JSON.parse(r.tools),
+    images: JSON.parse(r.images),
+  }));
 }
 
 /** Every live (non-terminal) process's image, loaded Skills and tool-table entries that `registry` lacks. */
 async function unmetNeeds(db: Kysely<any>, registry: Registry): Promise<ProcessNeeds[]> {
   // Through the status index: a store's ended processes (most of its history) are never read here.
   const live = PROCESS_STATUSES.filter((st) => !TERMINAL_STATUSES.has(st));
-  const rows = (await db.selectFrom('processes').select(['pid', 'status', 'image_id', 'tool_table', 'loaded_skills', 'created_at']).where('status', 'in', live).execute()) as {
+  const rows = (await db
+    .selectFrom('processes')
+    .select(['pid', 'status', 'image_id', 'tool_table', 'loaded_skills', 'created_at'])
+    .where('status', 'in', live)
+    .execute()) as {
     pid: string;
     status: ProcessStatus;
     image_id: string;
@@ -117,8 +127,9 @@ export async function assertStorePlugins(db: Kysely<any>, registry: Registry, lo
   const missing = [...byPlugin].map(([name, pids]) => ({ name, version: recorded.find((p) => p.name === name)!.version, processes: pids }));
   const parts = missing.map((m) => `${m.name} ${m.version} (needed by ${m.processes.join(', ')})`);
   if (unrecorded.length) parts.push(`plugins the store did not record, for ${unrecorded.join('; ')}`);
+  const what = missing.length === 1 && !unrecorded.length ? 'a plugin' : 'plugins';
   const message =
-    `store ${location} needs ${missing.length === 1 && !unrecorded.length ? 'a plugin' : 'plugins'} this runtime did not load: ${parts.join('; ')}. ` +
+    `store ${location} needs ${what} this runtime did not load: ${parts.join('; ')}. ` +
     'Load it (libos --plugin <spec>, or the plugins key of libos.config.json) and open the store again; nothing was changed';
   throw new LibosError('plugin_missing', message, { details: { path: location, missing_plugins: missing, processes: needs } });
 }
@@ -133,9 +144,19 @@ export async function recordStorePlugins(db: Kysely<any>, registry: Registry, no
     const skills = [...registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);
     const tools = [...registry.tools].filter(([, t]) => t.plugin === p.name).map(([name]) => name);
     const images = (p.images ?? []).map((i) => i.id);
-    const row = { version: String(p.version ?? ''), skills: JSON.stringify(skills), tools: JSON.stringify(tools), images: JSON.stringify(images) };
+    const row = {
+      version: String(p.version ?? ''),
+      skills: JSON.stringify(skills),
+      tools: JSON.stringify(tools),
+      images: JSON.stringify(images),
+    };
     const old = before.get(p.name);
-    const same = old && old.version === row.version && JSON.stringify(old.skills) === row.skills && JSON.stringify(old.tools) === row.tools && JSON.stringify(old.images) === row.images;
+    const same =
+      old &&
+      old.version === row.version &&
+      JSON.stringify(old.skills) === row.skills &&
+      JSON.stringify(old.tools) === row.tools &&
+      JSON.stringify(old.images) === row.images;
     return same ? [] : [{ name: p.name, row: { ...row, last_loaded_at: nowIso } }];
   });
   if (changed.length === 0) return;

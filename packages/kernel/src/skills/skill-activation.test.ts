@@ -60,7 +60,10 @@ describe('activating a Skill extends the callable table', () => {
     // The table is per process: p2 never activated it.
     expect(await rt.call(p2.pid, 'note_count', {})).toMatchObject({ ok: false, error: { code: 'tool_not_in_process_table' } });
     // Activating again changes nothing and reports the same tools.
-    expect(await rt.call(p1.pid, 'activate_skill', { skill_id: 'test-notes' })).toMatchObject({ ok: true, payload: { tool_names: NOTES_TOOLS, already_active: true } });
+    expect(await rt.call(p1.pid, 'activate_skill', { skill_id: 'test-notes' })).toMatchObject({
+      ok: true,
+      payload: { tool_names: NOTES_TOOLS, already_active: true },
+    });
     expect((await rt.process(p1.pid)).toolTable).toEqual(after.toolTable);
   });
 
@@ -79,7 +82,10 @@ describe('activating a Skill extends the callable table', () => {
   it('[K-31] without execute on skill:<id> nothing is loaded and the table stays as it was', async () => {
     const rt = await runtime();
     const p = await rt.spawn({ goal: 'x' });
-    expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'test-notes' })).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
+    expect(await rt.call(p.pid, 'activate_skill', { skill_id: 'test-notes' })).toMatchObject({
+      ok: false,
+      error: { code: 'permission_denied' },
+    });
     expect(await rt.process(p.pid)).toMatchObject({ toolTable: p.toolTable, loadedSkills: p.loadedSkills, revision: p.revision });
     expect(await rt.call(p.pid, 'note_count', {})).toMatchObject({ ok: false, error: { code: 'tool_not_in_process_table' } });
   });
@@ -138,7 +144,10 @@ describe('activating a Skill extends the callable table', () => {
         version: '0.0.0',
         skills: [],
         tools: [],
-        images: [image('notes-agent:v1', { defaultSkills: ['agent-libos-skill-navigation', 'test-notes'] }), image('notes-exact:v1', { defaultSkills: ['test-notes'], defaultTools: ['note_count'], toolTablePolicy: 'exact' })],
+        images: [
+          image('notes-agent:v1', { defaultSkills: ['agent-libos-skill-navigation', 'test-notes'] }),
+          image('notes-exact:v1', { defaultSkills: ['test-notes'], defaultTools: ['note_count'], toolTablePolicy: 'exact' }),
+        ],
       }),
     );
     expect((await rt.spawn({ image: 'notes-agent:v1', goal: 'x' })).visibleTools).toEqual(expect.arrayContaining(NOTES_TOOLS));
@@ -148,7 +157,13 @@ describe('activating a Skill extends the callable table', () => {
   });
 
   it('an unknown toolTablePolicy fails the load naming the image', async () => {
-    const bad = definePlugin({ name: 'bad-images', version: '0.0.0', skills: [], tools: [], images: [image('odd-agent:v0', { toolTablePolicy: 'closed' as 'exact' })] });
+    const bad = definePlugin({
+      name: 'bad-images',
+      version: '0.0.0',
+      skills: [],
+      tools: [],
+      images: [image('odd-agent:v0', { toolTablePolicy: 'closed' as 'exact' })],
+    });
     await expect(openRuntime({ path: ':memory:', plugins: [bad] })).rejects.toMatchObject({
       code: 'plugin_invalid',
       message: expect.stringContaining('images[odd-agent:v0].toolTablePolicy: "closed" must be one of extend_on_activation, exact'),
@@ -206,7 +221,9 @@ describe('plugin error codes', () => {
       message: expect.stringContaining('errorCodes.kt_odd: category "teapot" must be one of invalid_argument'),
     });
     const other = definePlugin({ name: 'other', version: '1.0.0', skills: [], tools: [], errorCodes: { kt_shared: 'conflict' } });
-    await expect(openRuntime({ path: ':memory:', plugins: [weather({ kt_shared: 'conflict' }, 'kt_shared'), other] })).rejects.toMatchObject({
+    await expect(
+      openRuntime({ path: ':memory:', plugins: [weather({ kt_shared: 'conflict' }, 'kt_shared'), other] }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining('plugin other: errorCodes.kt_shared: is already declared by plugin test-weather'),
     });
   });
@@ -215,7 +232,12 @@ describe('plugin error codes', () => {
 describe('images spread from the kernel ones (@libos/sdk exports them)', () => {
   it("keeps the kernel image's groups (a group of an unloaded Skill is left out) and checks the tools it adds", async () => {
     const { BASE_AGENT } = await import('@libos/sdk');
-    const notesAgent = { ...BASE_AGENT, id: 'notes-base:v0', defaultSkills: [...BASE_AGENT.defaultSkills, 'test-notes'], defaultTools: [...BASE_AGENT.defaultTools, 'note_count'] };
+    const notesAgent = {
+      ...BASE_AGENT,
+      id: 'notes-base:v0',
+      defaultSkills: [...BASE_AGENT.defaultSkills, 'test-notes'],
+      defaultTools: [...BASE_AGENT.defaultTools, 'note_count'],
+    };
     const rt = await runtime(definePlugin({ name: 'test-spread-images', version: '0.0.0', skills: [], tools: [], images: [notesAgent] }));
     const img = rt.registry.images.get('notes-base:v0')!;
     // Only the kernel's own groups are loaded here (no standard plugins): their tools, then the image's own.
@@ -224,7 +246,9 @@ describe('images spread from the kernel ones (@libos/sdk exports them)', () => {
     const p = await rt.spawn({ image: 'notes-base:v0', goal: 'x' });
     expect(p.visibleTools).toEqual(expect.arrayContaining(NOTES_TOOLS));
     const bad = { ...BASE_AGENT, id: 'bad-base:v0', defaultTools: [...BASE_AGENT.defaultTools, 'ghost_tool'] };
-    await expect(openRuntime({ path: ':memory:', plugins: [definePlugin({ name: 'bad', version: '0.0.0', skills: [], tools: [], images: [bad] })] })).rejects.toMatchObject({
+    await expect(
+      openRuntime({ path: ':memory:', plugins: [definePlugin({ name: 'bad', version: '0.0.0', skills: [], tools: [], images: [bad] })] }),
+    ).rejects.toMatchObject({
       code: 'plugin_invalid',
       message: expect.stringContaining('plugin bad: images[bad-base:v0].defaultTools: unknown tool "ghost_tool"'),
     });

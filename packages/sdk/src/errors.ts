@@ -171,7 +171,9 @@ export function errorCategoryOf(code: unknown): ErrorCategory | undefined {
 export function errorCodeProblem(code: string, category: unknown): string | null {
   if (code.length > 64 || !ERROR_CODE_PATTERN.test(code)) return `must be lower_snake, at most 64 characters (${ERROR_CODE_PATTERN})`;
   if (isErrorCode(code)) return `is a kernel code (category ${ERROR_CODES[code]}); use it as it is instead of declaring it`;
-  if (!(ERROR_CATEGORIES as readonly unknown[]).includes(category)) return `category ${JSON.stringify(category)} must be one of ${ERROR_CATEGORIES.join(', ')}`;
+  if (!(ERROR_CATEGORIES as readonly unknown[]).includes(category)) {
+    return `category ${JSON.stringify(category)} must be one of ${ERROR_CATEGORIES.join(', ')}`;
+  }
   const prev = declared().get(code);
   if (prev && prev.category !== category) return `is already declared by ${prev.owner} under ${prev.category}`;
   return null;
@@ -223,7 +225,9 @@ export class LibosError extends Error {
   constructor(code: AnyErrorCode, message: string, options: LibosErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const category = errorCategoryOf(code);
-    if (category === undefined) throw new TypeError(`LibosError: unknown code ${JSON.stringify(code)} (not a kernel code, and no loaded plugin declared it)`);
+    if (category === undefined) {
+      throw new TypeError(`LibosError: unknown code ${JSON.stringify(code)} (not a kernel code, and no loaded plugin declared it)`);
+    }
     this.code = code;
     this.category = category;
     this.details = options.details;

@@ -39,7 +39,8 @@ export function parseExpiryFlag(text: string, flag: string): string {
   try {
     return parseExpiry(text, flag);
   } catch (err) {
-    if (isLibosError(err)) throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2030-01-01T10:00:00Z (got ${JSON.stringify(text.slice(0, 64))})`);
+    const got = JSON.stringify(text.slice(0, 64));
+    if (isLibosError(err)) throw new UsageError(`${flag} must be an ISO-8601 timestamp such as 2030-01-01T10:00:00Z (got ${got})`);
     throw err;
   }
 }

@@ -1,5 +1,15 @@
 import type { Kysely } from 'kysely';
-import { definePlugin, defineTool, LibosError, skillFromFile, toolTablePolicyOf, z, type ImageDefinition, type Plugin, type ToolContext } from '@libos/sdk';
+import {
+  definePlugin,
+  defineTool,
+  LibosError,
+  skillFromFile,
+  toolTablePolicyOf,
+  z,
+  type ImageDefinition,
+  type Plugin,
+  type ToolContext,
+} from '@libos/sdk';
 import { SKILL_NAVIGATION } from '../images/builtin-images.js';
 import { NAVIGATION_SKILL_URL } from '../skill-files.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';

@@ -1,7 +1,7 @@
 import type { CallOptions } from '../call/call-state.js';
 import { runCall } from '../call/pipeline.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import { inUnitOfWork } from '../store/unit-of-work.js';
+import { inDepsUnit } from '../store/unit-of-work.js';
 import { traceToolCall } from '../telemetry/gen-ai-spans.js';
 import type { ToolCallResult } from './tool-result.js';
 
@@ -14,5 +14,5 @@ export type { CallOptions, CallOrigin } from '../call/call-state.js';
  * durable pending action instead. A call is one unit of work: one commit (inside a quantum's unit, none of its own).
  */
 export function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: unknown, opts: CallOptions = {}): Promise<ToolCallResult> {
-  return traceToolCall(pid, name, opts, () => inUnitOfWork(deps.db, (db) => runCall({ ...deps, db }, pid, name, rawArgs, opts)));
+  return traceToolCall(pid, name, opts, () => inDepsUnit(deps, (d) => runCall(d, pid, name, rawArgs, opts)));
 }

@@ -13,7 +13,7 @@ import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
-import { inUnitOfWork } from '../store/unit-of-work.js';
+import { inDepsUnit } from '../store/unit-of-work.js';
 import { traceModelCall } from '../telemetry/gen-ai-spans.js';
 import type { LlmProfile } from '../config/host-config.js';
 import { recordLlmCall, totalTokens } from './llm-calls.js';
@@ -443,7 +443,7 @@ interface QuantumRun {
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
   const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), provider: opts.provider, resuming: null };
-  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) => inUnitOfWork(deps.db, (db) => phase({ ...deps, db }));
+  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) => inDepsUnit(deps, phase);
   let step = await unit((d) => beginQuantum(d, run, opts));
   for (;;) {
     switch (step.kind) {

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EmittedEvent, type EventSink, type ServiceScope } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import type { AppendLog } from './append-log.js';
+import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
 
 /** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
@@ -103,15 +104,7 @@ export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: 
   try {
     result = await runTransaction(db, (trx) => fn(makeScope(trx, f, actor, callId, commits, rollbacks)));
   } catch (err) {
-    const undoErrors: unknown[] = [];
-    for (const undo of rollbacks.reverse()) {
-      try {
-        undo();
-      } catch (e) {
-        undoErrors.push(e);
-      }
-    }
-    if (undoErrors.length > 0) throw new LibosError('store_poisoned', `rollback hooks failed after: ${(err as Error).message}`, { cause: new AggregateError([err, ...undoErrors]) });
+    undoAll(rollbacks, err);
     throw err;
   }
   for (const done of commits) done();
@@ -132,27 +125,14 @@ async function inSavepoint<T>(trx: Transaction<any>, unit: UnitOfWork, f: ScopeF
   try {
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
   } catch (err) {
-    const undoErrors: unknown[] = [];
+    const rollbackErrors: unknown[] = [];
     try {
       await sql`rollback to ${name}`.execute(trx);
       await sql`release ${name}`.execute(trx);
     } catch (rollbackErr) {
-      undoErrors.push(rollbackErr);
+      rollbackErrors.push(rollbackErr);
     }
-    for (const undo of rollbacks.reverse()) {
-      try {
-        undo();
-      } catch (e) {
-        undoErrors.push(e);
-      }
-    }
-    if (undoErrors.length > 0) {
-      const first = LibosError.from(err);
-      throw new LibosError('store_poisoned', `${first.code}: ${first.message} (and the rollback that followed failed too)`, {
-        details: { error: first.toJSON() },
-        cause: new AggregateError([err, ...undoErrors]),
-      });
-    }
+    undoAll(rollbacks, err, rollbackErrors);
     throw err;
   }
   await sql`release ${name}`.execute(trx);
@@ -160,3 +140,4 @@ async function inSavepoint<T>(trx: Transaction<any>, unit: UnitOfWork, f: ScopeF
   unit.rollbacks.push(...rollbacks);
   return result;
 }
+

@@ -1,5 +1,5 @@
 import type { ControlledTransaction, Kysely } from 'kysely';
-import { LibosError } from '@libos/sdk';
+import { undoAll } from './undo-hooks.js';
 
 /**
  * A unit of work: one store transaction that groups the transactions a call or a phase of a quantum makes. Inside it,
@@ -62,24 +62,22 @@ export async function inUnitOfWork<T>(db: Kysely<any>, fn: (trx: Kysely<any>) =>
 
 /** The unit's commit failed: roll it back (if SQLite has not already) and undo the in-memory effects of its work. */
 async function rollbackUnit(trx: ControlledTransaction<any>, unit: UnitOfWork, cause: unknown): Promise<void> {
-  const errors: unknown[] = [];
+  const rollbackErrors: unknown[] = [];
   try {
     await trx.rollback().execute();
   } catch (err) {
-    errors.push(err);
+    rollbackErrors.push(err);
   }
-  for (const undo of unit.rollbacks.reverse()) {
-    try {
-      undo();
-    } catch (err) {
-      errors.push(err);
-    }
-  }
-  if (errors.length > 0) {
-    const first = LibosError.from(cause);
-    throw new LibosError('store_poisoned', `${first.code}: ${first.message} (and undoing the unit of work failed too)`, {
-      details: { error: first.toJSON() },
-      cause: new AggregateError([cause, ...errors]),
-    });
-  }
+  undoAll(unit.rollbacks, cause, rollbackErrors);
+}
+
+/**
+ * `inUnitOfWork` for anything that carries its store handle as `db` (the kernel's deps): `fn` gets a copy bound to
+ * the unit's transaction.
+ *
+ * @example
+ * await inDepsUnit(deps, (d) => runCall(d, pid, tool, args));
+ */
+export function inDepsUnit<D extends { readonly db: Kysely<any> }, T>(deps: D, fn: (bound: D) => Promise<T>): Promise<T> {
+  return inUnitOfWork(deps.db, (db) => fn({ ...deps, db }));
 }

@@ -76,6 +76,13 @@ export const ERROR_CODES = {
   not_direct_child: 'permission_denied',
   interrupted_by_message: 'cancelled',
   call_already_waiting: 'conflict',
+  // process ends: the `code` of a failed or killed process's outcome (besides cancelled, resource_limit_exceeded and
+  // the code of the error that failed it)
+  terminated: 'cancelled',
+  ancestor_ended: 'cancelled',
+  runtime_reopened: 'cancelled',
+  superseded_by_restore: 'cancelled',
+  pending_action_resume_interrupted: 'internal',
   // capabilities
   resource_invalid: 'invalid_argument',
   rights_invalid: 'invalid_argument',
@@ -133,6 +140,21 @@ export const ERROR_CODES = {
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The codes a failed or killed process's outcome carries when no tool error ended it (`outcome.code`); a process a
+ * tool error failed carries that error's code instead.
+ */
+export const PROCESS_END_CODES = [
+  'cancelled',
+  'terminated',
+  'ancestor_ended',
+  'runtime_reopened',
+  'superseded_by_restore',
+  'pending_action_resume_interrupted',
+  'resource_limit_exceeded',
+] as const satisfies readonly ErrorCode[];
+export type ProcessEndCode = (typeof PROCESS_END_CODES)[number];
 
 /**
  * A code a LibosError may carry: one of the kernel's (`ErrorCode`, autocompleted) or one a plugin declared under a

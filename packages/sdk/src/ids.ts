@@ -29,9 +29,30 @@ export function newId(prefix: string): string {
   return `${prefix}_${nextHex16()}`;
 }
 
-/** True when `id` has the shape `<prefix>_<16 hex>`. */
+/** The body of every id: 16 lowercase hex (a RegExp source, to compose into larger patterns). */
+export const ID_BODY_SOURCE = '[0-9a-f]{16}';
+const ID_BODY = new RegExp(`^${ID_BODY_SOURCE}$`);
+
+/**
+ * True when `id` has the shape `<prefix>_<16 hex>`.
+ *
+ * @example
+ * isId('obj_0000000000000001', 'obj'); // true
+ * isId('obj_1', 'obj');                // false
+ */
 export function isId(id: unknown, prefix: string): id is string {
-  return typeof id === 'string' && id.length === prefix.length + 17 && id.startsWith(`${prefix}_`) && /^[0-9a-f]{16}$/.test(id.slice(prefix.length + 1));
+  return typeof id === 'string' && id.length === prefix.length + 17 && id.startsWith(`${prefix}_`) && ID_BODY.test(id.slice(prefix.length + 1));
+}
+
+/**
+ * The anchored pattern of one kind of id, for schemas: `^<prefix>_<16 hex>$`.
+ *
+ * @example
+ * const schema = z.object({ result_oid: z.string().regex(idPattern('obj')) });
+ */
+export function idPattern(prefix: string): RegExp {
+  if (!/^[a-z][a-z0-9]*$/.test(prefix)) throw new TypeError(`id prefix must match ^[a-z][a-z0-9]*$ (got ${prefix})`);
+  return new RegExp(`^${prefix}_${ID_BODY_SOURCE}$`);
 }
 
 /** A source of ids; inject a deterministic one in tests. */

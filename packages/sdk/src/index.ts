@@ -1,5 +1,7 @@
 export * from './errors.js';
 export * from './ids.js';
+export * from './process-status.js';
+export * from './resources.js';
 export * from './canonical-json.js';
 export * from './json-bounds.js';
 export * from './labels.js';

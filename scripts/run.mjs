@@ -36,6 +36,31 @@ function build() {
   must('npx', [...PNPM, 'exec', 'turbo', 'run', 'build', '--output-logs=errors-only']);
 }
 
+/** Lint and format check, types, then the vitest suite; ends with the `N passed, N failed` line .ci/run reads. */
+function test() {
+  // Biome: lint and format check of the whole tree (biome.jsonc); a finding counts as one failure, the tests still run.
+  const lintOk = run('npx', [...PNPM, 'exec', 'biome', 'check', '--error-on-warnings', '.']) === 0;
+  if (!lintOk) console.error('\nbiome check failed (see above; `npx biome check --write .` fixes formatting)');
+  build();
+  // Types are checked too (tests included); a type error counts as one failure but the tests still run.
+  const typesOk = run('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']) === 0;
+  if (!typesOk) console.error('\ntypecheck failed (see above)');
+  const out = `${root}/.vitest-results.json`;
+  rmSync(out, { force: true });
+  const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...rest]);
+  let passed = 0;
+  let failed = 0;
+  if (existsSync(out)) {
+    const r = JSON.parse(readFileSync(out, 'utf8'));
+    passed = r.numPassedTests ?? 0;
+    failed = (r.numFailedTests ?? 0) + (code !== 0 && (r.numFailedTests ?? 0) === 0 ? 1 : 0);
+  } else failed = 1;
+  if (!typesOk) failed += 1;
+  if (!lintOk) failed += 1;
+  console.log(`${passed} passed, ${failed} failed`);
+  return code !== 0 ? code : typesOk && lintOk ? 0 : 1;
+}
+
 ensureInstalled();
 switch (job) {
   case 'build':
@@ -49,25 +74,9 @@ switch (job) {
     build();
     process.exit(run('node', ['apps/cli/dist/index.js', 'demo', ...rest]));
     break;
-  case 'test': {
-    build();
-    // Types are checked too (tests included); a type error counts as one failure but the tests still run.
-    const typesOk = run('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']) === 0;
-    if (!typesOk) console.error('\ntypecheck failed (see above)');
-    const out = `${root}/.vitest-results.json`;
-    rmSync(out, { force: true });
-    const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...rest]);
-    let passed = 0;
-    let failed = 0;
-    if (existsSync(out)) {
-      const r = JSON.parse(readFileSync(out, 'utf8'));
-      passed = r.numPassedTests ?? 0;
-      failed = (r.numFailedTests ?? 0) + (code !== 0 && (r.numFailedTests ?? 0) === 0 ? 1 : 0);
-    } else failed = 1;
-    if (!typesOk) failed += 1;
-    console.log(`${passed} passed, ${failed} failed`);
-    process.exit(code !== 0 ? code : typesOk ? 0 : 1);
-  }
+  case 'test':
+    process.exit(test());
+    break;
   case 'bench':
     build();
     process.exit(run('node', ['bench/run.mjs', ...rest]));

@@ -15,7 +15,7 @@ function exampleBlock(markdown: string): string {
   const at = markdown.indexOf(MARKER);
   if (at < 0 || markdown.indexOf(MARKER, at + 1) >= 0) throw new Error(`docs/plugins.md must hold the marker ${MARKER} exactly once`);
   const m = /^\r?\n```ts\r?\n([\s\S]*?)\r?\n```\r?$/m.exec(markdown.slice(at + MARKER.length));
-  if (!m || m.index !== 0) throw new Error(`docs/plugins.md: a \`\`\`ts block must follow ${MARKER} on the next line`);
+  if (m?.index !== 0) throw new Error(`docs/plugins.md: a \`\`\`ts block must follow ${MARKER} on the next line`);
   return `${m[1]!}\n`;
 }
 

@@ -144,7 +144,7 @@ describe('llm_calls and accounting', () => {
     const { rt, probe } = await harness();
     const free = await spawnProbe(rt, 'no token budget');
     const summed = (await rt.spawn({ goal: 'budgeted', image: PROBE_IMAGE, budget: { llm_total_tokens: 1_000 } })).pid;
-    const provider = new FnProvider((i, req) => {
+    const provider = new FnProvider((_i, req) => {
       const done = req.messages[1]!.content.includes('probe_touch: ok');
       if (req.pid === free) return { calls: [done ? exit : touch('free')], usage: { prompt_tokens: null, completion_tokens: null, total_tokens: null } };
       return { calls: [done ? exit : touch('summed')], usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: null } };

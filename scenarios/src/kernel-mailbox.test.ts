@@ -222,7 +222,7 @@ describe('receive_process_messages', () => {
     const msg = await rt.sendMessage(pid, { text: 'go' }, { from: 'human:owner' });
     expect((await rt.process(pid)).status).toBe('runnable');
     const callsAtResume: number[] = [];
-    const second = await rt.run({ provider, onQuantum: (q: QuantumResult) => callsAtResume.push(provider.calls) });
+    const second = await rt.run({ provider, onQuantum: (_q: QuantumResult) => callsAtResume.push(provider.calls) });
     const resumed = second.results[0]!;
     expect(resumed).toMatchObject({ kind: 'resumed', stopReason: 'completed', executed: ['receive_process_messages'] });
     expect(callsAtResume[0]).toBe(1);

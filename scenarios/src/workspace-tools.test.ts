@@ -270,6 +270,7 @@ describe('[WS-3] commands: timeout kills the process group; output is capped', (
     });
     process.env.LIBOS_TEST_SECRET = 'leak';
     try {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, for the shell to expand.
       const r = await ok(h.rt, pid, 'run_shell_command', { command: 'echo "${LIBOS_TEST_SECRET:-scrubbed} $MINE"', env: { MINE: 'mine' } });
       expect(r.stdout.text).toBe('scrubbed mine\n');
     } finally {

@@ -136,7 +136,7 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
     if (q.skipped.length) details.push(`skipped: ${q.skipped.join(', ')}`);
     for (const e of woken.splice(0)) details.push(`the ${role(e.data.pid)} woke: ${String(e.data.reason)}`);
     const at = step(`${role(q.pid)} ${parts.map((p) => p.text).join('; ') || `${q.kind} (${q.stopReason ?? '-'})`}`, details);
-    parts.forEach((p) => seen.push({ quantum: q, step: at, call: p.call, result: p.r }));
+    for (const p of parts) seen.push({ quantum: q, step: at, call: p.call, result: p.r });
   };
   const find = (who: string, tool: string, pred: (s: (typeof seen)[number]) => boolean = () => true) => seen.find((s) => role(s.quantum.pid) === who && s.call.name === tool && pred(s));
 
@@ -145,7 +145,7 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   const refused = find('parent', 'create_memory_namespace');
   expect(refused !== undefined && !refused.result.ok && refused.result.error.category === 'permission_denied', refused?.step ?? steps(seen), 'the parent’s create_memory_namespace should be refused with permission_denied');
   const spawned = find('parent', 'spawn_child_process');
-  expect(spawned !== undefined && spawned.result.ok, spawned?.step ?? steps(seen), 'the parent should spawn the worker');
+  expect(spawned?.result.ok === true, spawned?.step ?? steps(seen), 'the parent should spawn the worker');
   const childPid = provider.vars.get('child')!;
   const afterRun1 = await statuses(rt);
   n = step(`scheduler idle after ${run1.quanta} quanta: ${describeStatuses(afterRun1, role)}`);
@@ -170,7 +170,7 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   const toWorker = find('worker', 'receive_process_messages', (s) => s.result.ok && !s.result.wait);
   expect(JSON.stringify(payloads(toWorker)) === JSON.stringify([STORY.reply]), toWorker?.step ?? steps(seen), 'the worker should receive the parent’s reply');
   const waited = find('parent', 'wait_child_process', (s) => s.result.ok && !s.result.wait);
-  expect(waited !== undefined && waited.result.ok && (waited.result.payload as { status: string; ready: boolean }).status === 'exited' && (waited.result.payload as { ready: boolean }).ready, waited?.step ?? steps(seen), 'the parent’s wait should end with the worker exited');
+  expect(waited?.result.ok === true && (waited.result.payload as { status: string; ready: boolean }).status === 'exited' && (waited.result.payload as { ready: boolean }).ready, waited?.step ?? steps(seen), 'the parent’s wait should end with the worker exited');
   const afterRun2 = await statuses(rt);
   n = step(`scheduler idle after ${run2.quanta} quanta: ${describeStatuses(afterRun2, role)}`);
   expect(run2.idle && afterRun2.get(parent.pid)?.status === 'exited' && afterRun2.get(childPid)?.status === 'exited', n, `both should exit (${describeStatuses(afterRun2, role)})`);

@@ -49,6 +49,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   /** Wraps an action: prints errors as one line and sets the stable exit code. */
   // Commander calls an action with (...positionals, options, command); actions here take the command first.
   const act: Act =
+    // biome-ignore lint/suspicious/noConfusingVoidType: an action returns an exit code or nothing at all.
     <A extends unknown[]>(fn: (cmd: Command, ...args: A) => Promise<number | void>) =>
     async (...raw: unknown[]) => {
       const cmd = raw[raw.length - 1] as Command;

@@ -218,7 +218,7 @@ class BudgetEngineImpl implements BudgetEngine {
   async subtree(pid: string): Promise<string[]> {
     const out: string[] = [];
     const root = await this.account(pid);
-    if (!root || root.status !== 'open') return out;
+    if (root?.status !== 'open') return out;
     let frontier = [pid];
     out.push(pid);
     while (frontier.length > 0) {

@@ -98,7 +98,7 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
     }
     if (typeof v !== 'object' || v === null) continue;
     if (Array.isArray(v)) {
-      v.forEach((x, i) => stack.push({ v: x, path: `${path}[${i}]`, depth: depth + 1 }));
+      for (const [i, x] of v.entries()) stack.push({ v: x, path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
     const o = v as Record<string, unknown>;

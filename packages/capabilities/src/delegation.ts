@@ -76,7 +76,7 @@ export function specCovers(p: Omit<GrantSpec, 'subject'>, c: Omit<GrantSpec, 'su
   if (!c.rights.every((r) => p.rights.includes(r))) return false;
   if ((c.effect ?? 'allow') === 'allow' && (p.effect ?? 'allow') !== 'allow') return false;
   for (const [k, v] of Object.entries(p.constraints ?? {})) {
-    const cv = (c.constraints ?? {})[k];
+    const cv = c.constraints?.[k];
     if (cv === undefined || canonicalJson(cv) !== canonicalJson(v)) return false;
   }
   if (p.expiresAt !== undefined) {

@@ -2,7 +2,6 @@ import type { OwnershipResolver, Right } from '@libos/sdk';
 import { RIGHTS } from '@libos/sdk';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CapabilityRecord } from './capability-record.js';
 import type { AuthorityDecision } from './decision.js';
 import { createAuthorityEngine } from './engine.js';
 import type { Db } from './internal/store.js';

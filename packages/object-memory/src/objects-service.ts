@@ -27,7 +27,7 @@ import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
 import { requireFreeName, storeObject } from './internal/store-object.js';
 import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type RootCandidate } from './internal/view-plan.js';
-import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter, type ViewMode } from './internal/view-repo.js';
+import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter } from './internal/view-repo.js';
 import { insertLink, linksFrom as linksFromRepo } from './internal/link-repo.js';
 import { releaseEnded as releaseEndedImpl } from './internal/release.js';
 

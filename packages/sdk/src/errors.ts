@@ -180,7 +180,7 @@ function declared(): Map<string, DeclaredCode> {
 
 /** True when `code` is in the kernel's closed table (`ERROR_CODES`). Plugin codes: `errorCategoryOf`. */
 export function isErrorCode(code: unknown): code is ErrorCode {
-  return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, code);
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
 }
 
 /** The category of a kernel code or a declared plugin code; undefined for an unknown one. */

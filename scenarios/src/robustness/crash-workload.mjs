@@ -333,7 +333,9 @@ async function runSome() {
     provider,
     maxQuanta: 1 + Math.floor(rng() * 6),
     maxEmptyReplies: 3,
-    onQuantum: (q) => q.results.forEach((r) => journalResult(q.pid, r)),
+    onQuantum: (q) => {
+      for (const r of q.results) journalResult(q.pid, r);
+    },
   });
 }
 

@@ -158,7 +158,7 @@ function takeRemains(store: Store): Remains {
   const dir = mkdtempSync(join(tmpdir(), 'libos-crash-check-'));
   dirs.push(dir);
   for (const suffix of ['', '-wal', '-journal'])
-    if (existsSync(store.db + suffix)) copyFileSync(store.db + suffix, join(dir, 'libos.db' + suffix));
+    if (existsSync(store.db + suffix)) copyFileSync(store.db + suffix, join(dir, `libos.db${suffix}`));
   return {
     dir,
     db: join(dir, 'libos.db'),

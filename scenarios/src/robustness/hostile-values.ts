@@ -73,6 +73,7 @@ const strangeStrings = [
   'process:spawn',
   "' OR 1=1 --",
   '"; DROP TABLE processes; --',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile value that looks like a template.
   '${process.exit()}',
   '%00%ff',
   'pid_0000000000000000',

@@ -79,7 +79,7 @@ function render(op: Op, v: Record<string, any>): string {
         `objects: ${o.restored_objects ?? 0} restored, ${(o.rehydrated_payloads ?? []).length} payloads rehydrated, ` +
           `${(o.released_objects ?? []).length} released`,
         `tasks superseded: ${(t.superseded_tasks ?? []).length}; ` +
-          `grants revoked: ${((v.report.capabilities ?? {}).revoked_grants ?? []).length}`,
+          `grants revoked: ${(v.report.capabilities?.revoked_grants ?? []).length}`,
         effects.length
           ? `not undone (effects outside the store): ${effects.map((e) => `${e.tool} by ${e.pid}`).join(', ')}`
           : 'no effects outside the store since the capture',

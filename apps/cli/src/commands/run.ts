@@ -118,7 +118,7 @@ export function quantumLine(n: number, q: QuantumResult): string {
   });
   const skipped = q.skipped.length ? ` (skipped: ${q.skipped.join(', ')})` : '';
   const error = q.error ? ` ${q.error.code}: ${firstLine(q.error.message)}` : '';
-  return `q${n}`.padEnd(5) + `${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}${error}`;
+  return `${`q${n}`.padEnd(5)}${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}${error}`;
 }
 
 /** A provider retry as one progress line (stderr): which process, which attempt of how many, the wait, the error. */

@@ -52,7 +52,7 @@ export async function restoreReservationImpl(env: EngineEnv, scope: ServiceScope
   const db = dbOf(scope);
   const now = env.clock.now().toISOString();
   const row = (await db.selectFrom(T.reservations).selectAll().where('id', '=', reservationId).executeTakeFirst()) as ReservationRow | undefined;
-  if (!row || row.status !== 'reserved') {
+  if (row?.status !== 'reserved') {
     await audit(scope, 'capability.restore_reserved_use_skipped', reservationId, 'skipped', { reservationId, status: row?.status ?? 'unknown' });
     return undefined;
   }

@@ -62,7 +62,7 @@ const ID_TOKEN = /\b[a-z][a-z0-9]*_[0-9a-f]{16}\b/g;
 
 function partOf(part: StatePart): CapabilityPart {
   const d = part.data as CapabilityPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.grants))
+  if (d?.version !== 1 || !Array.isArray(d.grants))
     throw new LibosError('internal_error', 'capabilities: the checkpoint part is not a version 1 capabilities part');
   return d;
 }
@@ -189,7 +189,7 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
           continue;
         }
         const now_ = (await db.selectFrom(T.grants).selectAll().where('id', '=', g.id).executeTakeFirst()) as GrantRow | undefined;
-        if (!now_ || now_.status !== 'active') {
+        if (now_?.status !== 'active') {
           dropped.push(g.id);
           continue;
         }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LibosError } from '@libos/sdk';
+import type { LibosError } from '@libos/sdk';
 import { loadHostConfig, parseHostConfig, resolveLlmProfile } from './host-config.js';
 
 const profile = { provider: 'openai', model: 'gpt-4o-mini', context_window: 4000, max_tokens: 512 };
@@ -12,7 +12,7 @@ function problem(value: unknown): { message: string; paths: string[]; code: stri
     parseHostConfig(value, 'host config test.json');
   } catch (err) {
     const e = err as LibosError;
-    return { message: e.message, code: e.code, paths: (e.details?.problems as { path: string }[]).map((p) => p.path) };
+    return { message: e.message, code: e.code, paths: ((e.details?.problems ?? []) as { path: string }[]).map((p) => p.path) };
   }
   throw new Error('the config was accepted');
 }

@@ -84,7 +84,7 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
         .select((eb) => eb.fn.max('seq').as('seq'))
         .executeTakeFirst();
       const payload = withEventsCursor(w.payload, Number(last?.seq ?? 0));
-      let ref;
+      let ref: Awaited<ReturnType<ObjectsService['replacePayload']>>;
       try {
         ref = await om.replacePayload(oid, payload, {
           expectedVersion: current!.version,

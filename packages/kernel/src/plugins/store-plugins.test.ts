@@ -47,7 +47,7 @@ describe('plugins a store needs', () => {
     );
     expect(err).toMatchObject({ code: 'plugin_missing', category: 'unavailable' });
     const e = err as { message: string; details: { missing_plugins: unknown[]; processes: unknown[] } };
-    expect(e.message).toContain('test-notes 0.0.0 (needed by ' + user.pid + ')');
+    expect(e.message).toContain(`test-notes 0.0.0 (needed by ${user.pid})`);
     expect(e.message).not.toContain(bystander.pid);
     expect(e.details.missing_plugins).toEqual([{ name: 'test-notes', version: '0.0.0', processes: [user.pid] }]);
     expect(e.details.processes).toEqual([

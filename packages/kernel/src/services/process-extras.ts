@@ -41,7 +41,7 @@ export async function recordedExitPayload(scope: TxScope, pid: string): Promise<
     const response = JSON.parse(row.response) as { tool_calls?: { name?: string; arguments?: Record<string, unknown> }[] };
     if (!Array.isArray(response.tool_calls)) continue;
     const exit = [...response.tool_calls].reverse().find((c) => c?.name === 'process_exit');
-    if (exit && exit.arguments && Object.hasOwn(exit.arguments, 'payload')) return { found: true, payload: exit.arguments.payload };
+    if (exit?.arguments && Object.hasOwn(exit.arguments, 'payload')) return { found: true, payload: exit.arguments.payload };
   }
   return { found: false };
 }

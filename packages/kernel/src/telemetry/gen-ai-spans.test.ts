@@ -29,7 +29,7 @@ describe('OpenTelemetry GenAI spans', () => {
     await rt.grant(p.pid, 'skill:*', ['read']);
     const provider = new ScriptedProvider([[{ tool: 'discover_skills', args: {} }]], { model: 'scripted-large' });
     await rt.run({ provider, maxQuanta: 1 });
-    exporter.getFinishedSpans().forEach((s) => expect(s.attributes['libos.pid']).toBe(p.pid));
+    for (const s of exporter.getFinishedSpans()) expect(s.attributes['libos.pid']).toBe(p.pid);
 
     const [chat, ...more] = spans('chat');
     expect(more).toEqual([]);

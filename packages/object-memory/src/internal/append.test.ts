@@ -51,7 +51,7 @@ describe('append', () => {
     expect(appendEntry({}, '', 1).payload).toEqual({ '': [1] });
     const r = appendEntry({}, '__proto__', 1).payload as Record<string, unknown>;
     expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
-    expect(Object.prototype.hasOwnProperty.call(r, '__proto__')).toBe(true);
+    expect(Object.hasOwn(r, '__proto__')).toBe(true);
   });
 
   test('appendTarget names the list and changes nothing', () => {

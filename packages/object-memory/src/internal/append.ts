@@ -19,7 +19,7 @@ export type AppendTarget =
 export function appendTarget(payload: JsonValue, listField: string): AppendTarget {
   if (Array.isArray(payload)) return { key: null, list: payload as readonly JsonValue[] };
   if (isJsonObject(payload)) {
-    const current = Object.prototype.hasOwnProperty.call(payload, listField) ? payload[listField]! : undefined;
+    const current = Object.hasOwn(payload, listField) ? payload[listField]! : undefined;
     if (current !== undefined && !Array.isArray(current)) {
       throw new LibosError(
         'append_field_not_list',

@@ -52,7 +52,7 @@ export function resolvePointer(value: JsonValue, tokens: readonly string[]): Jso
       if (index >= cur.length) throw unresolved(`index ${index} is not below the array length ${cur.length}`);
       cur = (cur as readonly JsonValue[])[index]!;
     } else if (cur !== null && typeof cur === 'object') {
-      if (!Object.prototype.hasOwnProperty.call(cur, token)) throw unresolved(`no key ${JSON.stringify(token)}`);
+      if (!Object.hasOwn(cur, token)) throw unresolved(`no key ${JSON.stringify(token)}`);
       cur = (cur as { readonly [key: string]: JsonValue })[token]!;
     } else {
       throw unresolved(`cannot descend into a ${cur === null ? 'null' : typeof cur}`);

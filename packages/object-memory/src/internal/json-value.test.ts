@@ -12,7 +12,7 @@ describe('JSON values', () => {
   test('NaN, Infinity, undefined, functions, class instances, holes and cycles are not JSON (payload_not_json)', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: a hole in an array is one of the non-JSON values under test.
     for (const bad of [NaN, Infinity, undefined, () => 1, new Date(), [1, , 2], cyclic, { a: { b: [NaN] } }, 10n]) {
       expect(() => requireJson(bad, 'payload')).toThrow(expect.objectContaining({ code: 'payload_not_json' }));
     }

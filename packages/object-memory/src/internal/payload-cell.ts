@@ -132,7 +132,7 @@ export class PayloadCell {
       const obj = base as { readonly [key: string]: JsonValue };
       const next: Record<string, JsonValue> = { ...obj };
       for (const [key, tail] of this.tails) {
-        const head = Object.prototype.hasOwnProperty.call(obj, key!) ? (obj[key!] as readonly JsonValue[]) : [];
+        const head = Object.hasOwn(obj, key!) ? (obj[key!] as readonly JsonValue[]) : [];
         // defineProperty keeps "__proto__" an own data property; an existing key keeps its place.
         Object.defineProperty(next, key!, { value: Object.freeze([...head, ...tail]), enumerable: true, writable: true, configurable: true });
       }

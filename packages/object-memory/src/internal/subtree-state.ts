@@ -52,7 +52,7 @@ const NEXT_SEQ = sql<number>`(select coalesce(max(updated_seq), 0) + 1 from om_o
 
 const partOf = (part: StatePart): ObjectsPart => {
   const d = part.data as ObjectsPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.objects))
+  if (d?.version !== 1 || !Array.isArray(d.objects))
     throw new LibosError('internal_error', 'objects: the checkpoint part is not a version 1 Object Memory part');
   return d;
 };

@@ -60,7 +60,7 @@ describe('validateCompletion', () => {
       'completion_evidence.final_verification cites unobserved tools: process_exit',
     ];
     expect(errors).toHaveLength(phrases.length);
-    errors.forEach((e, i) => expect(e).toContain(phrases[i]));
+    for (const [i, e] of errors.entries()) expect(e).toContain(phrases[i]);
     expect(errors[0]).toContain('msg_2');
   });
 

@@ -30,6 +30,7 @@ describe('runProcess', () => {
   });
 
   it('runs in cwd with exactly the environment given, and feeds stdin', async () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, for the shell to expand.
     const r = await sh('pwd; echo "${SECRET:-unset} $ONLY"; cat', {
       env: { ONLY: 'given', PATH: process.env.PATH ?? '/bin' },
       stdin: 'piped',

@@ -16,9 +16,53 @@ async function proc() {
 it('[S-C1] [S-C3] get_current_time needs clock:now read and returns iso8601 with an explicit offset, unix seconds and the zone as given', async () => {
   const pid = await proc();
   await rt.grant(pid, 'clock:now', ['read']);
-  expect(await rt.call(pid, 'get_current_time', { timezone: 'UTC' })).toMatchObject({ ok: true, payload: { iso8601: '2026-11-30T12:00:00+00:00', unix_seconds: now / 1000, timezone: 'UTC' } });
-  expect(await rt.call(pid, 'get_current_time', { timezone: 'Asia/Shanghai' })).toMatchObject({ ok: true, payload: { iso8601: '2026-11-30T20:00:00+08:00', timezone: 'Asia/Shanghai' } });
+  expect(await rt.call(pid, 'get_current_time', { timezone: 'UTC' })).toMatchObject({
+    ok: true,
+    payload: { iso8601: '2026-11-30T12:00:00+00:00', unix_seconds: now / 1000, timezone: 'UTC' },
+  });
+  expect(await rt.call(pid, 'get_current_time', { timezone: 'Asia/Shanghai' })).toMatchObject({
+    ok: true,
+    payload: { iso8601: '2026-11-30T20:00:00+08:00', timezone: 'Asia/Shanghai' },
+  });
   expect(await rt.call(pid, 'get_current_time', {})).toMatchObject({ ok: true, payload: { timezone: 'UTC' } });
+  // Each read is evidenced: the audit primitive.clock.now and an external_read event, both on clock:now.
+  const audits = await rt.audit({ pid, action: 'primitive.clock.now' });
+  expect(audits.map((a) => [a.target, a.decision, a.details.timezone])).toEqual([
+    ['clock:now', 'ok', 'UTC'],
+    ['clock:now', 'ok', 'Asia/Shanghai'],
+    ['clock:now', 'ok', 'UTC'],
+  ]);
+  expect(audits[1]!.details).toMatchObject({ iso8601: '2026-11-30T20:00:00+08:00', unix_seconds: now / 1000 });
+  const events = await rt.events({ pid, type: 'external_read' });
+  expect(events.map((e) => e.data)).toEqual([
+    {
+      pid,
+      target: 'clock:now',
+      adapter: 'clock',
+      operation: 'now',
+      iso8601: '2026-11-30T12:00:00+00:00',
+      unix_seconds: now / 1000,
+      timezone: 'UTC',
+    },
+    {
+      pid,
+      target: 'clock:now',
+      adapter: 'clock',
+      operation: 'now',
+      iso8601: '2026-11-30T20:00:00+08:00',
+      unix_seconds: now / 1000,
+      timezone: 'Asia/Shanghai',
+    },
+    {
+      pid,
+      target: 'clock:now',
+      adapter: 'clock',
+      operation: 'now',
+      iso8601: '2026-11-30T12:00:00+00:00',
+      unix_seconds: now / 1000,
+      timezone: 'UTC',
+    },
+  ]);
 });
 
 it('[S-C4] [S-C5] an unknown zone fails with invalid_timezone before any authority check', async () => {
@@ -27,6 +71,19 @@ it('[S-C4] [S-C5] an unknown zone fails with invalid_timezone before any authori
   expect(r).toMatchObject({ ok: false, error: { code: 'invalid_timezone' } });
   expect(!r.ok && r.error.message).toContain('unknown timezone');
   expect(await rt.audit({ pid, action: 'capability.authorize' })).toEqual([]);
+  expect(await rt.audit({ pid, action: 'primitive.clock.now' })).toEqual([]);
+});
+
+it('[S-C12] a non-finite sleep is refused as not finite before any authority check: no grant is asked, nothing waits', async () => {
+  const pid = await proc();
+  for (const seconds of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+    const r = await rt.call(pid, 'sleep', { seconds });
+    expect(r).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    expect(!r.ok && r.error.message).toContain('seconds: ');
+    expect(!r.ok && r.error.message).toContain('not a finite number');
+  }
+  expect(await rt.audit({ pid, action: 'capability.authorize' })).toEqual([]);
+  expect((await rt.process(pid)).status).toBe('runnable');
 });
 
 it('[S-C6] [S-C7] without clock:now it is permission_denied naming clock:now; a one-use grant allows exactly one read', async () => {

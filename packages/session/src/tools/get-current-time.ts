@@ -1,4 +1,5 @@
 import { defineTool, LibosError, z } from '@libos/sdk';
+import { readClock, recordClockRead } from './clock-provider.js';
 
 /** The default timezone shown in the schema. */
 export const DEFAULT_TIMEZONE = 'UTC';
@@ -12,7 +13,16 @@ const MAX_FORMATTERS = 64;
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let f = FORMATTERS.get(timeZone);
   if (!f) {
-    const opts = { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
+    const opts = {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    } as const;
     f = new Intl.DateTimeFormat('en-US', opts);
     if (FORMATTERS.size >= MAX_FORMATTERS) FORMATTERS.delete(FORMATTERS.keys().next().value!);
     FORMATTERS.set(timeZone, f);
@@ -39,13 +49,18 @@ function assertTimezone(tz: string): void {
   try {
     formatterFor(tz);
   } catch (err) {
-    throw new LibosError('invalid_timezone', `timezone: unknown timezone: ${tz} (use an IANA name such as UTC or Asia/Shanghai)`, { details: { timezone: tz }, cause: err });
+    throw new LibosError('invalid_timezone', `timezone: unknown timezone: ${tz} (use an IANA name such as UTC or Asia/Shanghai)`, {
+      details: { timezone: tz },
+      cause: err,
+    });
   }
 }
 
 /**
  * `get_current_time` whose `timezone` defaults to `defaultTimezone` (shown in the schema the model sees). Wall clock,
- * not a monotonic timer. Needs read on `clock:now`; an unknown zone fails before any authority check.
+ * not a monotonic timer. Needs read on `clock:now`; an unknown zone fails before any authority check. A read is
+ * audited (`primitive.clock.now`) and emits `external_read` on `clock:now`; a failing clock is `provider_error` with
+ * `details.effect_status: "not_started"`, and the call rolls back (a one-use grant is not spent).
  *
  * @example
  * const tool = getCurrentTimeTool('Asia/Shanghai'); // schema default "Asia/Shanghai"
@@ -64,8 +79,10 @@ export function getCurrentTimeTool(defaultTimezone: string = DEFAULT_TIMEZONE) {
     async run({ timezone }, ctx) {
       assertTimezone(timezone);
       await ctx.authority.require('clock:now', 'read');
-      const now = ctx.clock.now();
-      return { iso8601: isoInZone(now, timezone), unix_seconds: now.getTime() / 1000, timezone };
+      const now = readClock(ctx, 'now');
+      const out = { iso8601: isoInZone(now, timezone), unix_seconds: now.getTime() / 1000, timezone };
+      await recordClockRead(ctx, 'clock:now', 'now', out);
+      return out;
     },
   });
 }

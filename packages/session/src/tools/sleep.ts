@@ -1,4 +1,5 @@
 import { defineTool, LibosError, z } from '@libos/sdk';
+import { readClock, recordClockRead } from './clock-provider.js';
 
 /** The longest delay one call may ask for unless the host config says otherwise (the seed's Host default). */
 export const MAX_SLEEP_SECONDS = 60;
@@ -8,7 +9,10 @@ export const MAX_SLEEP_SECONDS = 60;
  * an event wait. Authority (read on `clock:sleep`) is checked and a finite use spent when timing begins, in the
  * transaction that parks the process in a timer wait; the scheduler wakes it only when the clock reaches the
  * deadline (other processes run meanwhile), and the resumed call reports the requested and the measured seconds.
- * A delay of 0 returns at once.
+ * A delay of 0 returns at once. A completed sleep is audited (`primitive.clock.sleep`) and emits `external_read` on
+ * `clock:sleep`. Everything before the timer commits (the start reading included) rolls back on failure: the error
+ * says `details.effect_status: "not_started"` and no use is spent; once the timer is committed the use stays spent
+ * (a kill mid-sleep does not return it) and a failing end reading says `"unknown"`.
  *
  * @example
  * const tool = sleepTool(5); // 6 seconds is invalid_arguments
@@ -30,13 +34,19 @@ export function sleepTool(maxSeconds: number = MAX_SLEEP_SECONDS) {
       if (ctx.resumed) {
         const w = ctx.resumedWait;
         if (!w || w.kind !== 'timer') throw new LibosError('internal_error', 'sleep resumed without its timer');
-        const elapsed = Math.max(0, (ctx.clock.now().getTime() - Date.parse(w.started_at)) / 1000);
-        return { requested_seconds: seconds, elapsed_seconds: elapsed };
+        const elapsed = Math.max(0, (readClock(ctx, 'sleep.end').getTime() - Date.parse(w.started_at)) / 1000);
+        const out = { requested_seconds: seconds, elapsed_seconds: elapsed };
+        await recordClockRead(ctx, 'clock:sleep', 'sleep', out);
+        return out;
       }
       if (!Number.isFinite(seconds)) throw new LibosError('invalid_arguments', `seconds: must be finite, 0..${maxSeconds}`);
       await ctx.authority.require('clock:sleep', 'read');
-      if (seconds === 0) return { requested_seconds: 0, elapsed_seconds: 0 };
-      const start = ctx.clock.now();
+      if (seconds === 0) {
+        const out = { requested_seconds: 0, elapsed_seconds: 0 };
+        await recordClockRead(ctx, 'clock:sleep', 'sleep', out);
+        return out;
+      }
+      const start = readClock(ctx, 'sleep.start');
       const deadline = new Date(start.getTime() + seconds * 1000).toISOString();
       return ctx.wait({ kind: 'timer', started_at: start.toISOString(), deadline });
     },

@@ -123,7 +123,7 @@ describe('sleep: before and after the timer is committed', () => {
     expect(await usesLeft(r, p.pid, 'clock:sleep')).toBe(0);
   });
 
-  it('[S-C16] [S-C24] the start reading, the spent use and the timer wait commit together: a failure writing the wait leaves none of them', async () => {
+  it('[S-C16] the start reading, the spent use and the timer wait commit together: a failure writing the wait leaves none of them', async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'back off' });

@@ -46,6 +46,8 @@ it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: com
   expect(mine.length).toBeGreaterThanOrEqual(60); // its own turns; the maintenance quanta asked no model
   expect(inner.requests.filter((r) => r.pid === p.pid)).toHaveLength(mine.length);
   expect(rows.every((r) => r.status === 'ok')).toBe(true);
+  // Each row carries the input estimate the maintenance decision projected: every prompt sent was under the window.
+  expect(rows.every((r) => r.inputEstimateTokens !== null && r.inputEstimateTokens + RESERVE <= WINDOW)).toBe(true);
   // Recount every prompt actually sent (its stored messages and the schemas of the tools it named) with the tokenizer.
   const schemas = new Map<string, Map<string, LlmToolSchema>>();
   let largest = 0;

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, providerFromProfile, ScriptedProvider, type HostConfigInput, type Runtime } from '@libos/kernel';
+import { estimateInput, openRuntime, providerFromProfile, ScriptedProvider, type HostConfigInput, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { sequentialIds } from '@libos/sdk';
 import { session } from '@libos/session';
@@ -124,5 +124,28 @@ describe('an openai profile against a local OpenAI-compatible server', () => {
     expect((await r.audit({ pid, action: 'tool.call' })).map((a) => a.target)).toEqual(['tool:process_exit']);
     const [call] = await r.llmCalls({ pid });
     expect(call).toMatchObject({ provider: 'openai', status: 'ok' });
+  });
+});
+
+describe('the input estimate on llm_calls rows', () => {
+  it('a run with a profile records on each row the input estimate maintenance projected: the tokenizer count of the prompt sent', async () => {
+    const model = 'gpt-4o-mini'; // OpenAI family: the real tokenizer counts
+    const { rt: r, pid } = await open({ llm_profiles: { one: { ...profile(), model } } });
+    const provider = new ScriptedProvider([[note('a')], [note('b')], [{ tool: 'process_exit', args: {} }]], { model });
+    await r.run({ provider, profile: 'one' });
+    const rows = await r.llmCalls({ pid });
+    expect(rows).toHaveLength(3);
+    const schemas = new Map((await r.toolSchemas(pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]));
+    for (const row of rows) {
+      const sent = row.request as { messages: { role: 'system' | 'user'; content: string }[]; tools: string[] };
+      const recount = await estimateInput(model, sent.messages, sent.tools.map((n) => schemas.get(n)!));
+      expect(recount.method).toBe('o200k_base');
+      expect(row.inputEstimateTokens).toBe(recount.tokens);
+      expect(row.inputEstimateTokens! + 256).toBeLessThanOrEqual(128_000);
+    }
+    // Without a profile nothing is projected, and the row says so.
+    const other = await r.spawn({ goal: 'no profile' });
+    await r.run({ provider: new ScriptedProvider({ processes: { [other.pid]: [[{ tool: 'process_exit', args: {} }]] } }) });
+    expect((await r.llmCalls({ pid: other.pid })).map((c) => c.inputEstimateTokens)).toEqual([null]);
   });
 });

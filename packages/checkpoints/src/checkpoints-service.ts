@@ -12,6 +12,8 @@ import { blobDigests, encodeBlobs, loadBlobs, storeBlobs } from './internal/blob
 import type { CheckpointLimits } from './internal/bounds.js';
 import { diffItems, type StateDiff } from './internal/diff.js';
 import { checkpointsDb, type CheckpointTable } from './internal/store.js';
+import { resources } from '@libos/sdk';
+import { isId } from '@libos/sdk';
 
 /** Who acts: a pid (its grants decide) or `host` (the CLI's admin actor; no check). */
 export type Actor = string;
@@ -115,7 +117,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
   }
 
   async function load(actor: Actor, checkpointId: string, right: Right): Promise<CheckpointTable> {
-    if (typeof checkpointId !== 'string' || !/^ckpt_[0-9a-f]{16}$/.test(checkpointId)) {
+    if (typeof checkpointId !== 'string' || !isId(checkpointId, 'ckpt')) {
       throw new LibosError('invalid_arguments', `checkpoint_id: must look like ckpt_<16 hex> (got ${JSON.stringify(checkpointId)})`, {
         details: { field: 'checkpoint_id' },
       });
@@ -125,7 +127,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       throw new LibosError('checkpoint_not_found', `checkpoint_id: no checkpoint ${checkpointId}`, {
         details: { field: 'checkpoint_id', checkpoint_id: checkpointId },
       });
-    await authorize(actor, `checkpoint:${checkpointId}`, right);
+    await authorize(actor, resources.checkpoint(checkpointId), right);
     return row;
   }
 
@@ -158,7 +160,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
 
   return {
     async create(actor, ownerPid, opts = {}) {
-      if (typeof ownerPid !== 'string' || !/^pid_[0-9a-f]{16}$/.test(ownerPid)) {
+      if (typeof ownerPid !== 'string' || !isId(ownerPid, 'pid')) {
         throw new LibosError('invalid_arguments', `pid: must look like pid_<16 hex> (got ${JSON.stringify(ownerPid)})`, {
           details: { field: 'pid' },
         });
@@ -194,7 +196,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       // The owner reads its checkpoint by owning it (no stored grant); the record says so. Nothing more is granted.
       await scope
         .authorityFor(ownerPid)
-        .grantTrusted({ subject: ownerPid, resource: `checkpoint:${checkpointId}`, rights: ['read'], ownership: true });
+        .grantTrusted({ subject: ownerPid, resource: resources.checkpoint(checkpointId), rights: ['read'], ownership: true });
       await scope.events.emit('checkpoint_created', {
         pid: ownerPid,
         checkpoint_id: checkpointId,
@@ -204,7 +206,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       });
       await scope.audit.record({
         action: 'checkpoint.create',
-        target: `checkpoint:${checkpointId}`,
+        target: resources.checkpoint(checkpointId),
         decision: 'ok',
         details: {
           owner_pid: ownerPid,
@@ -240,7 +242,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       for (const row of await sel.orderBy('seq', 'desc').execute()) {
         if (out.length >= limit) break;
         // Only what the actor may read; the rest is silently left out (a listing grants nothing).
-        if (actor !== HOST_ACTOR && !(await scope.authorityFor(actor).check(`checkpoint:${row.checkpoint_id}`, 'read')).allowed) continue;
+        if (actor !== HOST_ACTOR && !(await scope.authorityFor(actor).check(resources.checkpoint(row.checkpoint_id), 'read')).allowed) continue;
         out.push(summaryOf(row));
       }
       return out;
@@ -293,7 +295,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       await scope.events.emit('checkpoint_restored', { pid: row.owner_pid, checkpoint_id: checkpointId, restore_id: id, actor });
       await scope.audit.record({
         action: 'checkpoint.restore',
-        target: `checkpoint:${checkpointId}`,
+        target: resources.checkpoint(checkpointId),
         decision: 'restored',
         details: { restore_id: id, owner_pid: row.owner_pid, actor, report: done.facts },
       });
@@ -321,7 +323,7 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       });
       await scope.audit.record({
         action: 'checkpoint.fork',
-        target: `checkpoint:${checkpointId}`,
+        target: resources.checkpoint(checkpointId),
         decision: 'forked',
         details: { fork_id: id, owner_pid: row.owner_pid, root_pid: done.rootPid, actor, report: done.facts },
       });

@@ -24,7 +24,6 @@ export type { LoadedPluginInfo, OpenRuntimeOptions, RuntimeConfig, SkillCatalogE
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';
 export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';
-export { PROCESS_STATUSES, TERMINAL_STATUSES } from './processes/process-record.js';
 export type { SpawnOptions } from './processes/spawn.js';
 export type { AuditRecord, RuntimeEvent } from './events/event-bus.js';
 export type { AuditQuery, EventQuery } from './events/queries.js';

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
 import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
+import { resources } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
@@ -247,7 +248,7 @@ export class Runtime {
       const r = await loadSkillOnProcess(scope.store, this.#deps.registry, pid, skillId, this.clock.now().toISOString());
       if (!r.alreadyActive) {
         await scope.events.emit('skill_loaded', { pid, skill_id: skillId, package_sha256: r.manifest.packageSha256 });
-        await scope.audit.record({ action: 'skill.activate', target: `skill:${skillId}`, details: { pid, package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
+        await scope.audit.record({ action: 'skill.activate', target: resources.skill(skillId), details: { pid, package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
       }
       return getProcess(scope.store, pid);
     });
@@ -353,7 +354,7 @@ export class Runtime {
           : signal === 'resume'
             ? await transition(scope.store, pid, { from: ['paused'], to: 'runnable' }, now)
             : await endProcess(deps, scope, pid, { kind: 'killed', code: signal === 'cancel' ? 'cancelled' : 'terminated', ...(reason ? { reason } : {}) });
-      await scope.audit.record({ action: 'process.signal', target: `process:${pid}`, decision: signal, details: { from: p.status, to: after.status } });
+      await scope.audit.record({ action: 'process.signal', target: resources.process(pid), decision: signal, details: { from: p.status, to: after.status } });
       return after;
     });
   }

@@ -14,6 +14,7 @@ export const mcpToolResource = (server: string, tool: string): string => `mcp:${
 export const MAX_RESULT_BYTES = 1024 * 1024;
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+import { resources } from '@libos/sdk';
 
 /** The text parts of a tools/call result, joined. */
 function textOf(content: unknown): string {

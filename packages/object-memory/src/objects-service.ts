@@ -30,6 +30,7 @@ import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type
 import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter } from './internal/view-repo.js';
 import { insertLink, linksFrom as linksFromRepo } from './internal/link-repo.js';
 import { releaseEnded as releaseEndedImpl } from './internal/release.js';
+import { resources } from '@libos/sdk';
 
 export type { ViewFilter, ViewMode } from './internal/view-repo.js';
 export type { ObjectViewManifestEntry } from './internal/view-plan.js';
@@ -83,7 +84,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await insertNamespace(db, { namespace, parentNamespace: null, metadata: {}, createdBy: 'runtime', at: now() });
     await scope.authorityFor(pid).grantTrusted({
       subject: pid,
-      resource: `object_namespace:${namespace}`,
+      resource: resources.namespace(namespace),
       rights: ['read', 'write', 'admin'],
       metadata: { granted_by: '@libos/object-memory', reason: 'process scope' },
     });
@@ -96,7 +97,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await insertNamespace(db, { namespace, parentNamespace: parent, metadata: {}, createdBy: 'runtime', at: now() });
     await scope.authorityFor(ownerPid).grantTrusted({
       subject: ownerPid,
-      resource: `object_namespace:${namespace}`,
+      resource: resources.namespace(namespace),
       rights: ['read', 'write', 'admin'],
       metadata: { granted_by: '@libos/object-memory', reason: 'process scope child' },
     });
@@ -185,7 +186,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const linkId = newId('link');
     await insertLink(db, { link_id: linkId, src_oid: srcOid, dst_oid: dstOid, relation: rel, metadata: JSON.stringify(requireJson(metadata, 'metadata')), created_at: now() });
     await scope.events.emit('object_linked', { oid: srcOid, dst_oid: dstOid, relation: rel, link_id: linkId, version: src!.version, owner_id: src!.ownerId });
-    await scope.audit.record({ action: 'object.link', target: `object:${srcOid}`, decision: 'allow', details: { dst_oid: dstOid, relation: rel, link_id: linkId } });
+    await scope.audit.record({ action: 'object.link', target: resources.object(srcOid), decision: 'allow', details: { dst_oid: dstOid, relation: rel, link_id: linkId } });
     return { link_id: linkId };
   }
 
@@ -213,7 +214,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const authority = scope.authorityFor(pid);
     const candidates: RootCandidate[] = [];
     for (const root of roots) {
-      const decision = await authority.check(`object:${root.oid}`, 'materialize');
+      const decision = await authority.check(resources.object(root.oid), 'materialize');
       const r = await getObject(db, root.oid);
       const version = r?.version ?? null;
       if (!decision.allowed) candidates.push({ oid: root.oid, version, unavailable: 'capability_denied' });
@@ -285,7 +286,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     writePayload(scope, deps.payloads, oid, value);
     const version = record.version + 1;
     await scope.events.emit('object_replaced', { oid, namespace: record.namespace, name: record.name, version, owner_id: record.ownerId });
-    await scope.audit.record({ action: opts.action ?? 'object.replace', target: `object:${oid}`, decision: 'allow', details: { version, size, tags, labels } });
+    await scope.audit.record({ action: opts.action ?? 'object.replace', target: resources.object(oid), decision: 'allow', details: { version, size, tags, labels } });
     return { oid, namespace: record.namespace, name: record.name, type: record.type, version };
   }
 

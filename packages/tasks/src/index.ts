@@ -1,7 +1,7 @@
 export { tasks, type TasksOptions } from './plugin.js';
 export {
-  ACTIVE_STATUSES,
-  TERMINAL_STATUSES,
+  ACTIVE_TASK_STATUSES,
+  TERMINAL_TASK_STATUSES,
   TASK_STATUSES,
   NOTIFY_KINDS,
   WATCH_EVENTS,
@@ -11,8 +11,8 @@ export {
   taskInfoSchema,
   type TaskInfo,
   type TaskStatus,
-  type ActiveStatus,
-  type TerminalStatus,
+  type ActiveTaskStatus,
+  type TerminalTaskStatus,
   type Notification,
   type OwnerWatch,
 } from './internal/task-info.js';

@@ -7,6 +7,7 @@ import { readTextFile, sha256Of } from './internal/file-io.js';
 import { requireFs } from './internal/fs-access.js';
 import { checkText } from './internal/path-text.js';
 import { resolvePath } from './internal/resolve-path.js';
+import { resources } from '@libos/sdk';
 
 /** Largest file `FilesService.readText` reads by default, in bytes. */
 export const FILES_SERVICE_MAX_READ_BYTES = 1_000_000;
@@ -42,7 +43,7 @@ export function filesService(cfg: WorkspaceConfig, scope: ServiceScope): FilesSe
       const { text, bytes } = readTextFile(p.real, field);
       await scope.audit.record({
         action: 'workspace.file.read',
-        target: `fs:${p.real}`,
+        target: resources.fs(p.real),
         decision: 'ok',
         details: { path: p.real, requested: path, bytes: bytes.length, sha256: sha256Of(bytes), pid },
       });

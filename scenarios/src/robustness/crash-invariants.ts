@@ -3,7 +3,7 @@
 // told (crash-workload.mjs); the effect lines are what crash_effect did to the outside world.
 import { readFileSync, existsSync } from 'node:fs';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
-import { ACTIVE_STATUSES } from '@libos/tasks';
+import { ACTIVE_TASK_STATUSES } from '@libos/tasks';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -139,7 +139,7 @@ export async function integrityViolations(rt: Runtime): Promise<string[]> {
 function nothingRunning(s: Snapshot, opts: { tasks: boolean }): string[] {
   const out = s.processes.filter((p) => p.status === 'running').map((p) => `process ${p.pid} is running`);
   out.push(...s.pending.filter((a) => a.status !== 'pending').map((a) => `saved call ${a.call_id} of ${a.pid} is ${a.status}`));
-  const active = new Set<string>(ACTIVE_STATUSES);
+  const active = new Set<string>(ACTIVE_TASK_STATUSES);
   if (opts.tasks) out.push(...s.tasks.filter((t) => active.has(t.status)).map((t) => `task ${t.task_id} is ${t.status} after the reopen`));
   return out;
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Runtime } from '@libos/kernel';
 import { canonicalJson, LibosError, sha256Hex, type ErrorPayload } from '@libos/sdk';
+import { resources } from '@libos/sdk';
 
 /**
  * The one confirmation policy of the server: which operations are high-risk, how each surface confirms them, and
@@ -84,7 +85,7 @@ export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): 
   if ('grant' in op) {
     if (!isHighRiskGrant(op.grant.resource, op.grant.rights, op.grant.effect)) return undefined;
   } else if (isCall ? !isHighRiskCall(op.tool, op.args) : !isHighRiskSignal(op.signal)) return undefined;
-  const action = 'grant' in op ? `grant:${op.grant.resource}` : isCall ? `tool:${op.tool}` : `signal:${op.signal}`;
+  const action = 'grant' in op ? `grant:${op.grant.resource}` : isCall ? resources.tool(op.tool) : `signal:${op.signal}`;
   const preview =
     'grant' in op
       ? { pid: op.pid, ...op.grant }
@@ -95,7 +96,7 @@ export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): 
   await rt.transaction((scope) =>
     scope.audit.record({
       action: 'gui.confirmation_required',
-      target: `process:${op.pid}`,
+      target: resources.process(op.pid),
       decision: 'confirmation_required',
       details: { via: op.via, action, pid: op.pid, args_sha256: sha256Hex(argsJson), args_bytes: Buffer.byteLength(argsJson) },
     }),

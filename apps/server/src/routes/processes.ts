@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { isAbsolute } from 'node:path';
-import { PROCESS_STATUSES } from '@libos/kernel';
+import { PROCESS_STATUSES } from '@libos/sdk';
 import { BUDGET_FIELDS, type BudgetField } from '@libos/sdk';
 import { z } from 'zod';
 import { jsonBody, queryOf } from '../internal/parse.js';

@@ -16,6 +16,7 @@ import { grantedEvent } from './grant-publish.js';
 import { recordFromRow, type GrantRow } from './grant-store.js';
 import { OWNER_CAP_PREFIX } from './owner-grants.js';
 import { changed, dbOf, parseJsonColumn, T, type Db } from './store.js';
+import { ID_BODY_SOURCE } from '@libos/sdk';
 
 /**
  * The authority engine's share of checkpoints (`SubtreeStateContributor`, key `capabilities`): the stored grants
@@ -58,7 +59,7 @@ interface CapabilityPart {
 /** Resources whose grants a restore never revokes: checkpoint rights belong to the append-only checkpoint history. */
 const KEPT_KINDS = new Set(['checkpoint']);
 
-const ID_TOKEN = /\b[a-z][a-z0-9]*_[0-9a-f]{16}\b/g;
+const ID_TOKEN = new RegExp(`\\b[a-z][a-z0-9]*_${ID_BODY_SOURCE}\\b`, 'g');
 
 function partOf(part: StatePart): CapabilityPart {
   const d = part.data as CapabilityPart | undefined;

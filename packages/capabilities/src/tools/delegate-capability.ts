@@ -1,7 +1,6 @@
 import { LibosError, RIGHTS, SERVICE_NAMES, defineTool, z, type ProcessService } from '@libos/sdk';
+import { isTerminalProcessStatus } from '@libos/sdk';
 import { CAPABILITY_SERVICE_NAME, type CapabilityService } from '../service.js';
-
-const TERMINAL = new Set(['exited', 'failed', 'killed']);
 
 /** Passes a narrowed copy of one of the caller's delegable grants to a live direct child. */
 export const delegateCapability = defineTool({
@@ -20,7 +19,7 @@ export const delegateCapability = defineTool({
   output: z.object({ capability_id: z.string(), child_pid: z.string(), resource: z.string(), rights: z.array(z.string()), expires_at: z.string().nullable() }),
   async run(args, ctx) {
     const child = await ctx.service<ProcessService>(SERVICE_NAMES.processes).get(args.child_pid);
-    if (child.parentPid !== ctx.pid || TERMINAL.has(child.status)) {
+    if (child.parentPid !== ctx.pid || isTerminalProcessStatus(child.status)) {
       throw new LibosError('not_direct_child', `child_pid: ${args.child_pid} is not a live direct child of ${ctx.pid}`, { details: { field: 'child_pid' } });
     }
     const rec = await ctx.service<CapabilityService>(CAPABILITY_SERVICE_NAME).delegate(ctx.pid, args.capability_id, args.child_pid, {

@@ -1,5 +1,6 @@
 import { LibosError, RIGHTS, SERVICE_NAMES, defineTool, z, type HumanService } from '@libos/sdk';
 import { CAPABILITY_SERVICE_NAME, type CapabilityService } from '../service.js';
+import { resources } from '@libos/sdk';
 
 /**
  * Asks a human for a standing permission for the caller itself and waits for the answer. Gates run before any
@@ -33,14 +34,14 @@ export const requestPermission = defineTool({
           {
             approved: r.status === 'approved',
             ...(typeof response.decision === 'string' ? { decision: response.decision } : {}),
-            responder: typeof response.responder === 'string' ? response.responder : `human:${mine.human}`,
+            responder: typeof response.responder === 'string' ? response.responder : resources.human(mine.human),
           },
         );
       }
       return { request_id: r.id, resource: mine.resource, rights: [...mine.rights], status: r.status as 'approved' | 'rejected' | 'cancelled' };
     }
     const req = await caps.checkPermissionRequest(ctx.pid, resource, rights);
-    await ctx.authority.require(`human:${human}`, 'write');
+    await ctx.authority.require(resources.human(human), 'write');
     const r = await humans.create(ctx.pid, { kind: 'permission', prompt: reason, details: { human, resource: req.resource, rights: req.rights } });
     await caps.recordPermissionRequest(ctx.pid, r.id, req.resource, req.rights, human);
     await ctx.events.emit('human_request_created', { pid: ctx.pid, request_id: r.id, kind: 'permission' });

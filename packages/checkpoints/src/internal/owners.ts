@@ -1,5 +1,6 @@
 import type { OwnershipResolver } from '@libos/sdk';
 import { checkpointsDb } from './store.js';
+import { isId } from '@libos/sdk';
 
 /**
  * Owners of `checkpoint:<id>`: the process whose subtree it captured reads it by owning it (the one right creating a
@@ -8,7 +9,7 @@ import { checkpointsDb } from './store.js';
 export const checkpointOwners: OwnershipResolver = {
   kind: 'checkpoint',
   async ownerOf(store, body) {
-    if (!/^ckpt_[0-9a-f]{16}$/.test(body)) return null;
+    if (!isId(body, 'ckpt')) return null;
     const row = await checkpointsDb(store)
       .selectFrom('checkpoints')
       .select(['checkpoint_id', 'owner_pid', 'captured_at'])

@@ -1,12 +1,13 @@
 import { defineTool, z, type ToolContext } from '@libos/sdk';
 import { CHECKPOINTS_SERVICE, type CheckpointsService } from '../checkpoints-service.js';
+import { idPattern } from '@libos/sdk';
 
 const service = (ctx: ToolContext) => ctx.service<CheckpointsService>(CHECKPOINTS_SERVICE);
 const checkpointId = z
   .string()
-  .regex(/^ckpt_[0-9a-f]{16}$/)
+  .regex(idPattern('ckpt'))
   .describe('a checkpoint id (ckpt_<16 hex>)');
-const pid = z.string().regex(/^pid_[0-9a-f]{16}$/);
+const pid = z.string().regex(idPattern('pid'));
 
 /** `create_checkpoint`: captures a process subtree (default the caller's own) in one transaction. */
 export const createCheckpoint = defineTool({

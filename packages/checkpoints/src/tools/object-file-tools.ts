@@ -2,11 +2,12 @@ import { LibosError, SERVICE_NAMES, z, type DataLabels, type FilesService, type 
 import { defineTool } from '@libos/sdk';
 import { jsonStringSize, MAX_OBJECT_PAYLOAD_SIZE } from '../internal/json-size.js';
 import { checkpointsDb } from '../internal/store.js';
+import { namespaces, resources } from '@libos/sdk';
 
 const objects = (ctx: ToolContext) => ctx.service<ObjectsService>(SERVICE_NAMES.objects);
 const files = (ctx: ToolContext) => ctx.service<FilesService>(SERVICE_NAMES.files);
 
-const processScope = (pid: string) => `process:${pid}`;
+const processScope = (pid: string) => namespaces.process(pid);
 const namespaceOf = (ctx: ToolContext, ns: string | null | undefined) => (ns == null || ns.trim() === '' ? processScope(ctx.pid) : ns);
 
 const nameField = z.string().min(1).max(1024).describe('the Object name (exact, after trimming)');
@@ -54,12 +55,12 @@ export const writeObjectToFile = defineTool({
   async run(args, ctx) {
     const namespace = namespaceOf(ctx, args.namespace);
     const om = objects(ctx);
-    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'read', {
+    await ctx.authority.require(resources.namespace(namespace.trim()), 'read', {
       code: 'namespace_denied',
       message: `namespace: ${ctx.pid} may not read ${namespace}`,
     });
     const ref = await om.lookup(namespace, args.name);
-    const readable = ref ? await ctx.authority.check(`object:${ref.oid}`, 'read') : null;
+    const readable = ref ? await ctx.authority.check(resources.object(ref.oid), 'read') : null;
     if (!ref || !readable?.allowed)
       throw new LibosError('object_not_found', `name: no readable Object ${JSON.stringify(args.name.trim())} in ${namespace}`, {
         details: { field: 'name', namespace },
@@ -78,7 +79,7 @@ export const writeObjectToFile = defineTool({
       .execute();
     await ctx.audit.record({
       action: 'object.write_to_file',
-      target: `object:${ref.oid}`,
+      target: resources.object(ref.oid),
       decision: 'ok',
       details: { path: w.path, bytes: w.bytes, sha256: w.sha256, version: ref.version, labels: described.labels },
     });
@@ -116,7 +117,7 @@ export const readFileToObject = defineTool({
   }),
   async run(args, ctx) {
     const namespace = namespaceOf(ctx, args.namespace);
-    await ctx.authority.require(`object_namespace:${namespace.trim()}`, 'write', {
+    await ctx.authority.require(resources.namespace(namespace.trim()), 'write', {
       code: 'namespace_denied',
       message: `namespace: ${ctx.pid} may not write ${namespace}`,
     });
@@ -148,7 +149,7 @@ export const readFileToObject = defineTool({
     });
     await ctx.audit.record({
       action: 'object.read_from_file',
-      target: `object:${created.oid}`,
+      target: resources.object(created.oid),
       decision: 'ok',
       details: { path: f.path, bytes: f.bytes, sha256: f.sha256, labels, binding: bound !== undefined },
     });

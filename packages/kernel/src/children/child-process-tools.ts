@@ -2,12 +2,13 @@ import { defineTool, LibosError, SERVICE_NAMES, z, type ObjectsService, type Too
 import { createHumanRequest, getHumanRequest } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { endProcess } from '../processes/exit.js';
-import { TERMINAL_STATUSES, type ProcessInfo } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
 import { spawnInScope } from '../processes/spawn.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import { transition } from '../processes/transition.js';
 import type { TxScope } from '../store/transaction.js';
+import { resources } from '@libos/sdk';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
@@ -48,7 +49,7 @@ export function childProcessTools(deps: () => KernelDeps) {
       await ctx.authority.require('process:spawn', 'write');
       const parent = await getProcess(scopeOf(ctx).store, ctx.pid);
       const imageId = image ?? parent.imageId;
-      if (imageId !== parent.imageId) await ctx.authority.require(`image:${imageId}`, 'read');
+      if (imageId !== parent.imageId) await ctx.authority.require(resources.image(imageId), 'read');
       const d = deps();
       const specs = inherit_capabilities as { resource: string; rights: never[] }[];
       const labels = await ctx.flow.labels();
@@ -74,13 +75,13 @@ export function childProcessTools(deps: () => KernelDeps) {
     input: z.object({ child_pid: z.string().min(1), block: z.boolean().default(true) }),
     async run({ child_pid, block }, ctx) {
       const child = await directChild(ctx, child_pid);
-      if (!TERMINAL_STATUSES.has(child.status)) {
+      if (!TERMINAL_PROCESS_STATUSES.has(child.status)) {
         if (block) ctx.wait({ kind: 'child', child_pid });
         return { child_pid, status: child.status, ready: false, result_oid: null, wait_state: child.waitState, outcome: null, state_generation: child.stateGeneration };
       }
       const resultOid = (child.outcome?.result_oid as string | null | undefined) ?? null;
       if (resultOid && deps().registry.services.has(SERVICE_NAMES.objects)) {
-        await ctx.authority.grantTrusted({ subject: ctx.pid, resource: `object:${resultOid}`, rights: ['read', 'materialize'] });
+        await ctx.authority.grantTrusted({ subject: ctx.pid, resource: resources.object(resultOid), rights: ['read', 'materialize'] });
         await ctx.service<ObjectsService>(SERVICE_NAMES.objects).attachRoot(ctx.pid, resultOid);
       }
       return { child_pid, status: child.status, ready: true, result_oid: resultOid, wait_state: null, outcome: child.outcome, state_generation: child.stateGeneration };
@@ -93,7 +94,7 @@ export function childProcessTools(deps: () => KernelDeps) {
     async run({ child_pid, signal, reason }, ctx) {
       if (signal === 'interrupt') throw new LibosError('invalid_arguments', 'signal: interrupt is not a signal; send_process_message with delivery "interrupt" instead');
       const child = await directChild(ctx, child_pid);
-      if (TERMINAL_STATUSES.has(child.status)) throw new LibosError('invalid_state', `child_pid: ${child_pid} is already ${child.status}`);
+      if (TERMINAL_PROCESS_STATUSES.has(child.status)) throw new LibosError('invalid_state', `child_pid: ${child_pid} is already ${child.status}`);
       const db = scopeOf(ctx).store;
       let after: ProcessInfo;
       if (signal === 'pause') {
@@ -104,7 +105,7 @@ export function childProcessTools(deps: () => KernelDeps) {
         after = await endProcess(deps(), scopeOf(ctx), child_pid, { kind: 'killed', code: signal === 'cancel' ? 'cancelled' : 'terminated', ...(reason ? { reason } : {}) });
       }
       await ctx.events.emit('process_signalled', { pid: child_pid, signal, by: ctx.pid });
-      await ctx.audit.record({ action: 'process.signal', target: `process:${child_pid}`, decision: signal, details: { status: after.status } });
+      await ctx.audit.record({ action: 'process.signal', target: resources.process(child_pid), decision: signal, details: { status: after.status } });
       return { child_pid, signal, status: after.status, state_generation: after.stateGeneration };
     },
   });
@@ -125,7 +126,7 @@ export function childProcessTools(deps: () => KernelDeps) {
         if (req.status !== 'approved') throw new LibosError(req.status === 'cancelled' ? 'cancelled' : 'permission_denied', `human ${human} ${req.status} the question ${req.id}`, { details: { request_id: req.id, status: req.status } });
         return { request_id: req.id, status: req.status, answer: (req.response?.answer as string | undefined) ?? null };
       }
-      await ctx.authority.require(`human:${human}`, 'write');
+      await ctx.authority.require(resources.human(human), 'write');
       // The question carries what the process has observed: it leaves only for a human cleared for it.
       await clearSink(deps().engine, ctx, ctx.pid, humanSink(human, 'question'), { labels: await ctx.flow.labels(), field: 'question' });
       const req = await createHumanRequest(db, ctx.pid, { kind: 'question', prompt: question, details: { human } }, nowIso(ctx));

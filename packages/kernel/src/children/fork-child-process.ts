@@ -3,6 +3,8 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
 import { spawnInScope } from '../processes/spawn.js';
 import type { TxScope } from '../store/transaction.js';
+import { resources } from '@libos/sdk';
+import { idPattern } from '@libos/sdk';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 
@@ -16,7 +18,7 @@ export function forkChildProcess(deps: () => KernelDeps) {
     description: 'Fork a worker child of your own image that sees the named roots of your MemoryView (default all) read-only and keeps your Skills. Grants nothing else.',
     input: z.object({
       goal: z.string().min(1).max(32_000).optional().describe("the worker's goal; default your own goal"),
-      root_oids: z.array(z.string().regex(/^obj_[0-9a-f]{16}$/)).max(64).optional().describe('roots of your view to share; default all'),
+      root_oids: z.array(z.string().regex(idPattern('obj'))).max(64).optional().describe('roots of your view to share; default all'),
       mode: z.enum(['worker']).default('worker').describe('worker: read-only view of the shared roots'),
     }),
     async run({ goal, root_oids, mode }, ctx) {
@@ -30,7 +32,7 @@ export function forkChildProcess(deps: () => KernelDeps) {
       const foreign = shared.filter((o) => !mine.includes(o));
       if (foreign.length) throw new LibosError('invalid_arguments', `root_oids: ${foreign.join(', ')} ${foreign.length === 1 ? 'is' : 'are'} not roots of your MemoryView`, { details: { root_oids: foreign } });
       // A fork shares only what the parent may read itself: visibility is never authority.
-      for (const oid of shared) await ctx.authority.require(`object:${oid}`, 'read', { consume: false });
+      for (const oid of shared) await ctx.authority.require(resources.object(oid), 'read', { consume: false });
       const child = await spawnInScope(d, scopeOf(ctx), {
         goal: goal ?? parent.goal,
         image: parent.imageId,
@@ -41,20 +43,20 @@ export function forkChildProcess(deps: () => KernelDeps) {
           const childAuthority = ctx.authorityFor(pid);
           const namespaces = new Set<string>();
           for (const oid of shared) {
-            await childAuthority.grantTrusted({ subject: pid, resource: `object:${oid}`, rights: ['read', 'materialize'], metadata: { granted_by: 'fork_child_process', parent: ctx.pid } });
+            await childAuthority.grantTrusted({ subject: pid, resource: resources.object(oid), rights: ['read', 'materialize'], metadata: { granted_by: 'fork_child_process', parent: ctx.pid } });
             await objects.attachRoot(pid, oid);
             const described = await objects.describe(oid);
             if (described) namespaces.add(described.namespace);
           }
           // Lookup by name needs namespace read; listing it still shows only the Objects the fork may read.
-          for (const ns of namespaces) await childAuthority.grantTrusted({ subject: pid, resource: `object_namespace:${ns}`, rights: ['read'], metadata: { granted_by: 'fork_child_process', parent: ctx.pid } });
+          for (const ns of namespaces) await childAuthority.grantTrusted({ subject: pid, resource: resources.namespace(ns), rights: ['read'], metadata: { granted_by: 'fork_child_process', parent: ctx.pid } });
           const fresh = await getProcess(scopeOf(ctx).store, pid);
           // Same image, same Skills: the fork's callable table is the parent's (what activation added included).
           const table = [...new Set([...fresh.toolTable, ...parent.toolTable])];
           await updateLoadedSkills(scopeOf(ctx).store, fresh, { ...fresh.loadedSkills, ...parent.loadedSkills }, ctx.clock.now().toISOString(), table);
         },
       });
-      await ctx.audit.record({ action: 'process.fork', target: `process:${child.pid}`, decision: mode, details: { parent: ctx.pid, root_oids: shared } });
+      await ctx.audit.record({ action: 'process.fork', target: resources.process(child.pid), decision: mode, details: { parent: ctx.pid, root_oids: shared } });
       return { pid: child.pid, parent_pid: ctx.pid, image: child.imageId, mode, root_oids: shared, status: child.status };
     },
   });

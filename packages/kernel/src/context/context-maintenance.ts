@@ -10,6 +10,7 @@ import { inTransaction } from '../store/transaction.js';
 import { findContextRow, updateContextRow, type PressureState } from './context-store.js';
 import { estimateInput, type InputEstimate } from './input-estimate.js';
 import { DEFAULT_MAINTENANCE_TOOL, maintenanceSettings, type MaintenanceSettings } from './maintenance-settings.js';
+import { resources } from '@libos/sdk';
 
 export {
   contextManagementProblems,
@@ -64,7 +65,7 @@ const fingerprintOf = (s: MaintenanceSettings) => sha256Hex(canonicalJson({ mode
 
 async function audit(deps: KernelDeps, pid: string, decision: string, details: Record<string, unknown>): Promise<void> {
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
-    scope.audit.record({ action: 'llm.context_maintenance', target: `process:${pid}`, decision, details }),
+    scope.audit.record({ action: 'llm.context_maintenance', target: resources.process(pid), decision, details }),
   );
 }
 

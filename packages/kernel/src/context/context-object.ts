@@ -7,6 +7,7 @@ import { observe } from './context-observations.js';
 import { asContextPayload, contextObjectName, LLM_CONTEXT_KIND, type ContextPayload } from './context-payload.js';
 import { ensureContextRow, updateContextRow } from './context-store.js';
 import { renderContext } from './render-context.js';
+import { resources } from '@libos/sdk';
 
 /** Why a process has a context Object: the host policy, a `context:enrichment` grant, or an `image_only` image. */
 export type ContextSource = 'host_policy' | 'capability' | 'image_only';
@@ -110,7 +111,7 @@ export async function refreshContext(deps: KernelDeps, p: ProcessInfo, opts: Ref
       await updateContextRow(scope.store, p.pid, { oid }, at);
       await scope.audit.record({
         action: 'llm.context_created',
-        target: `object:${oid}`,
+        target: resources.object(oid),
         decision: 'ok',
         details: { pid: p.pid, oid, generation: row.generation, source, replaces: row.oid },
       });

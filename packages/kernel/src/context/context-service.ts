@@ -12,6 +12,7 @@ import type { TxScope } from '../store/transaction.js';
 import { asContextPayload, contextObjectName } from './context-payload.js';
 import { findContextRow, newGeneration, updateContextRow } from './context-store.js';
 import { estimateContextTokens, renderContext } from './render-context.js';
+import { namespaces, resources } from '@libos/sdk';
 
 /** The payload with its captured events cursor moved to `seq` (never back). */
 function withEventsCursor(payload: unknown, seq: number): unknown {
@@ -56,7 +57,7 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
       let recreated = false;
       if (!current?.payloadAvailable) {
         // The Object's payload did not survive a reopen: unless a new context took its name, re-create the source.
-        const holder = await om.lookup(`process:${w.pid}`, contextObjectName(w.pid));
+        const holder = await om.lookup(namespaces.process(w.pid), contextObjectName(w.pid));
         const live = holder && holder.oid !== oid ? await om.describe(holder.oid) : null;
         if (live?.payloadAvailable) throw changed(oid, w.sourceVersion, `a new context Object ${live.oid}`);
         const ref = await om.createForProcess(w.pid, {
@@ -102,7 +103,7 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
       await updateContextRow(tx.store, w.pid, { generation, labels, oid }, at);
       await scope.audit.record({
         action: 'llm.context_generation',
-        target: `object:${oid}`,
+        target: resources.object(oid),
         decision: 'compacted',
         details: {
           pid: w.pid,

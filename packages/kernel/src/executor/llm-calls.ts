@@ -14,6 +14,11 @@ export interface LlmCallRecord {
   readonly promptTokens: number | null;
   readonly completionTokens: number | null;
   readonly totalTokens: number | null;
+  /**
+   * The input tokens context maintenance estimated for this prompt before sending it (the figure it projected with
+   * the profile's `max_tokens` against the window): null without a profile, and for a corrective retry.
+   */
+  readonly inputEstimateTokens: number | null;
   readonly latencyMs: number;
   readonly error: string | null;
   readonly createdAt: string;
@@ -32,6 +37,8 @@ export interface LlmCallInput {
   readonly error: string | null;
   readonly latencyMs: number;
   readonly createdAt: string;
+  /** The input estimate maintenance projected for this prompt (null: none was made). */
+  readonly inputEstimateTokens?: number | null;
   /** Store full prompts and replies (default); false keeps previews and hashes only. */
   readonly persistFullIo: boolean;
 }
@@ -122,6 +129,7 @@ export async function recordLlmCall(db: Kysely<any>, c: LlmCallInput): Promise<v
       prompt_tokens: c.response?.usage.prompt_tokens ?? null,
       completion_tokens: c.response?.usage.completion_tokens ?? null,
       total_tokens: totalTokens(c.response),
+      input_estimate_tokens: c.inputEstimateTokens ?? null,
       latency_ms: Math.round(c.latencyMs),
       error: c.error,
       created_at: c.createdAt,
@@ -146,6 +154,7 @@ export async function queryLlmCalls(db: Kysely<any>, q: { pid?: string; limit?: 
     promptTokens: r.prompt_tokens,
     completionTokens: r.completion_tokens,
     totalTokens: r.total_tokens,
+    inputEstimateTokens: r.input_estimate_tokens ?? null,
     latencyMs: r.latency_ms,
     error: r.error,
     createdAt: r.created_at,

@@ -230,6 +230,8 @@ interface ModelRequest {
   readonly prompt: RenderedPrompt;
   readonly messages: LlmMessage[];
   readonly attempt: number;
+  /** The input tokens maintenance estimated for `prompt` (null without a profile); recorded on the first attempt's row. */
+  readonly inputEstimate: number | null;
 }
 
 /**
@@ -248,7 +250,8 @@ async function prepareModelCall(deps: KernelDeps, turn: ModelTurn, opts: Quantum
   }
   const prompt = maintained.prompt;
   await clearPrompt(deps, turn.process.pid, `llm:${opts.provider.name}`, prompt.labels);
-  const request: ModelRequest = { turn, prompt, messages: [...prompt.messages], attempt: 1 };
+  const inputEstimate = maintained.pressure?.input ?? null;
+  const request: ModelRequest = { turn, prompt, messages: [...prompt.messages], attempt: 1, inputEstimate };
   await chargeAttempt(deps, request);
   return { kind: 'ask', request };
 }
@@ -305,7 +308,7 @@ async function takeAnswer(deps: KernelDeps, req: ModelRequest, answer: ModelAnsw
   const id = deps.ids.next('llm');
   const tokens = totalTokens(response);
   await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-    await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: answer.latencyMs, createdAt: iso(deps), persistFullIo: opts.persistFullIo ?? true });
+    await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: answer.latencyMs, createdAt: iso(deps), inputEstimateTokens: req.attempt === 1 ? req.inputEstimate : null, persistFullIo: opts.persistFullIo ?? true });
     await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
   });
   if (error) {

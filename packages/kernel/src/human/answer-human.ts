@@ -4,6 +4,7 @@ import { waitsForHuman, wakeIfWaiting } from '../processes/wake.js';
 import { inTransaction } from '../store/transaction.js';
 import { installPermissionDecision } from './approvals.js';
 import { getHumanRequest, settleHumanRequest } from './human-queue.js';
+import { resources } from '@libos/sdk';
 
 export interface HumanAnswer {
   /** Approve (answer a question / grant a permission) or reject. */
@@ -57,7 +58,7 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
     const settled = await settleHumanRequest(scope.store, id, a.approved ? 'approved' : 'rejected', response, scope.clock.now().toISOString());
     if (req.kind === 'permission') await installPermissionDecision(deps, scope, settled, a.approved, a.decision, a.responder ?? 'human:owner');
     await scope.events.emit('human_request_answered', { pid: req.pid, request_id: id, status: settled.status });
-    await scope.audit.record({ action: 'human.answer', target: `human_request:${id}`, decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
+    await scope.audit.record({ action: 'human.answer', target: resources.humanRequest(id), decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
     const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
     await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} ${settled.status}`);
     return settled;
@@ -75,7 +76,7 @@ export async function cancelHuman(deps: KernelDeps, id: string, reason: string, 
     if (!req) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
     const settled = await settleHumanRequest(scope.store, id, 'cancelled', { reason, cancelled_by: actor }, scope.clock.now().toISOString());
     await scope.events.emit('human_request_cancelled', { pid: req.pid, request_id: id });
-    await scope.audit.record({ action: 'human.cancel', target: `human_request:${id}`, decision: 'cancelled', details: { pid: req.pid, kind: req.kind } });
+    await scope.audit.record({ action: 'human.cancel', target: resources.humanRequest(id), decision: 'cancelled', details: { pid: req.pid, kind: req.kind } });
     const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
     await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} cancelled`);
     return settled;

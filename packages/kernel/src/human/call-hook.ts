@@ -3,6 +3,7 @@ import type { CallHook } from '../call/hooks.js';
 import { savePendingAction } from '../processes/pending-actions.js';
 import { transition } from '../processes/transition.js';
 import { createHumanRequest, getHumanRequest } from './human-queue.js';
+import { resources } from '@libos/sdk';
 
 /** The first settled-but-not-approved per-use permission request among a wait's requests, if any. */
 async function rejectedApproval(db: Parameters<typeof getHumanRequest>[0], requestIds: readonly string[]) {
@@ -56,7 +57,7 @@ export const humanCallHook: CallHook = {
         right,
         request_id: req.id,
       };
-      await scope.audit.record({ action: 'tool.call', target: `tool:${call.toolName}`, decision: 'approval_required', details: audit });
+      await scope.audit.record({ action: 'tool.call', target: resources.tool(call.toolName), decision: 'approval_required', details: audit });
       return wait;
     },
   },

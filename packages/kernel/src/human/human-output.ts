@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { joinLabels, LibosError, type HumanOutputInput, type HumanOutputReceipt, type ServiceScope } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
+import { resources } from '@libos/sdk';
 
 /** Upper bound on one human output's text. */
 export const MAX_HUMAN_OUTPUT_CHARS = 8_000;
@@ -54,7 +55,7 @@ export async function deliverHumanOutput(
   await scope.events.emit('human_output', { pid, output_id: receipt.output_id, human: out.human, kind, text: out.text });
   await scope.audit.record({
     action: 'human.output',
-    target: `human:${out.human}`,
+    target: resources.human(out.human),
     decision: 'delivered',
     details: { pid, output_id: receipt.output_id, sink, kind, chars: receipt.chars, sha256 },
   });

@@ -5,6 +5,7 @@ import { getProcess } from '../processes/process-store.js';
 import { AGENT_IMAGES_SKILL_URL } from '../skill-files.js';
 import { tableWithSkill } from '../skills/skill-navigation.js';
 import type { TxScope } from '../store/transaction.js';
+import { resources } from '@libos/sdk';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 
@@ -29,7 +30,7 @@ export function execProcessTool(deps: () => KernelDeps) {
       const target = d.registry.images.get(image);
       const db = scopeOf(ctx).store;
       const before = await getProcess(db, ctx.pid);
-      if (image !== before.imageId) await ctx.authority.require(`image:${image}`, 'read');
+      if (image !== before.imageId) await ctx.authority.require(resources.image(image), 'read');
       if (!target) throw new LibosError('image_not_found', `image: ${JSON.stringify(image)} is not registered`, { details: { image } });
       const loaded: Record<string, LoadedSkill> = {};
       let table: string[] = [...target.defaultTools];
@@ -70,7 +71,7 @@ export function execProcessTool(deps: () => KernelDeps) {
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${ctx.pid} changed concurrently; exec was not applied`);
       await ctx.events.emit('process_exec', { pid: ctx.pid, from_image: before.imageId, to_image: image });
-      await ctx.audit.record({ action: 'process.exec', target: `process:${ctx.pid}`, decision: 'ok', details: { from_image: before.imageId, to_image: image, revoked, goal_changed: goal !== undefined } });
+      await ctx.audit.record({ action: 'process.exec', target: resources.process(ctx.pid), decision: 'ok', details: { from_image: before.imageId, to_image: image, revoked, goal_changed: goal !== undefined } });
       return { pid: ctx.pid, image, previous_image: before.imageId, tool_table: table, skills: Object.keys(loaded), revoked_capabilities: revoked, goal_oid: goalOid };
     },
   });

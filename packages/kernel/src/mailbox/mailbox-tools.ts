@@ -6,6 +6,7 @@ import { clearSink } from '../sinks/clear-sink.js';
 import type { TxScope } from '../store/transaction.js';
 import { ackMessages, assertMessagePayload, messagesLabels, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
 import { postMessage } from './post-message.js';
+import { resources } from '@libos/sdk';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
@@ -81,7 +82,7 @@ export function mailboxTools(deps: () => KernelDeps) {
       assertNotMintingGrant(payload, 'payload');
       // Sink clearance: the content carries the sender's flow labels to the recipient.
       const labels = await ctx.flow.labels();
-      await clearSink(deps().engine, ctx, ctx.pid, `process:${to_pid}`, { labels, field: 'to_pid' });
+      await clearSink(deps().engine, ctx, ctx.pid, resources.process(to_pid), { labels, field: 'to_pid' });
       const m = await postMessage(scopeOf(ctx), {
         labels,
         recipientPid: to_pid,

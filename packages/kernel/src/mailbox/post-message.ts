@@ -1,9 +1,10 @@
 import { LibosError } from '@libos/sdk';
-import { TERMINAL_STATUSES } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES } from '../processes/process-record.js';
 import { findProcess } from '../processes/process-store.js';
 import { wakeIfWaiting } from '../processes/wake.js';
 import type { TxScope } from '../store/transaction.js';
 import { insertMessage, messageMatches, type NewMessage, type ProcessMessage } from './messages.js';
+import { resources } from '@libos/sdk';
 
 /**
  * Posts a message and, in the same transaction, wakes the recipient if it waits for a message this one matches.
@@ -13,11 +14,11 @@ import { insertMessage, messageMatches, type NewMessage, type ProcessMessage } f
 export async function postMessage(scope: TxScope, m: NewMessage): Promise<ProcessMessage> {
   const recipient = await findProcess(scope.store, m.recipientPid);
   if (!recipient) throw new LibosError('process_not_found', `to_pid: process ${m.recipientPid} does not exist`);
-  if (TERMINAL_STATUSES.has(recipient.status)) throw new LibosError('invalid_state', `to_pid: process ${m.recipientPid} is ${recipient.status} and receives no messages`);
+  if (TERMINAL_PROCESS_STATUSES.has(recipient.status)) throw new LibosError('invalid_state', `to_pid: process ${m.recipientPid} is ${recipient.status} and receives no messages`);
   const channel = m.channel ?? (m.sender.startsWith('human:') ? 'human' : undefined);
   const msg = await insertMessage(scope.store, { ...m, ...(channel ? { channel } : {}) }, scope.clock.now().toISOString());
   await scope.events.emit('message_posted', { pid: m.recipientPid, message_id: msg.message_id, sender: msg.sender, channel: msg.channel, delivery: msg.delivery });
-  await scope.audit.record({ action: 'message.post', target: `process:${m.recipientPid}`, decision: msg.delivery, details: { message_id: msg.message_id, sender: msg.sender, channel: msg.channel, kind: msg.kind, correlation_id: msg.correlation_id } });
+  await scope.audit.record({ action: 'message.post', target: resources.process(m.recipientPid), decision: msg.delivery, details: { message_id: msg.message_id, sender: msg.sender, channel: msg.channel, kind: msg.kind, correlation_id: msg.correlation_id } });
   await wakeIfWaiting(scope, m.recipientPid, (p) => p.waitState?.kind === 'message' && messageMatches(msg, p.waitState.filters as never), `message ${msg.message_id}`);
   return msg;
 }

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { LibosError, type Migration } from '@libos/sdk';
-import { PROCESS_STATUSES, TERMINAL_STATUSES, type LoadedSkill, type ProcessStatus } from '../processes/process-record.js';
+import { PROCESS_STATUSES, TERMINAL_PROCESS_STATUSES, type LoadedSkill, type ProcessStatus } from '../processes/process-record.js';
 import type { Registry } from './registry.js';
 
 /** The migration set's owner name (its own set, so the kernel's core schema is untouched). */
@@ -70,7 +70,7 @@ export async function recordedPlugins(db: Kysely<any>): Promise<RecordedPlugin[]
 /** Every live (non-terminal) process's image, loaded Skills and tool-table entries that `registry` lacks. */
 async function unmetNeeds(db: Kysely<any>, registry: Registry): Promise<ProcessNeeds[]> {
   // Through the status index: a store's ended processes (most of its history) are never read here.
-  const live = PROCESS_STATUSES.filter((st) => !TERMINAL_STATUSES.has(st));
+  const live = PROCESS_STATUSES.filter((st) => !TERMINAL_PROCESS_STATUSES.has(st));
   const rows = (await db
     .selectFrom('processes')
     .select(['pid', 'status', 'image_id', 'tool_table', 'loaded_skills', 'created_at'])

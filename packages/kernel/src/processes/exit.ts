@@ -3,12 +3,13 @@ import { cancelHumanRequestsOf } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { TxScope } from '../store/transaction.js';
 import { dropPendingAction } from './pending-actions.js';
-import { TERMINAL_STATUSES, type ProcessInfo } from './process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from './process-record.js';
 import type { Outcome } from './process-state.js';
 import { getProcess } from './process-store.js';
 import { runnerEnded } from './runners.js';
 import { transition } from './transition.js';
 import { waitsForChild, wakeIfWaiting } from './wake.js';
+import { resources } from '@libos/sdk';
 
 const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exited: 'exited', failed: 'failed', killed: 'killed' };
 
@@ -20,14 +21,14 @@ const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exi
  */
 export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
   const p = await getProcess(scope.store, pid);
-  if (TERMINAL_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, { details: { pid, status: p.status } });
+  if (TERMINAL_PROCESS_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, { details: { pid, status: p.status } });
   const now = scope.clock.now().toISOString();
   const ended = await transition(scope.store, pid, { to: STATUS_OF[outcome.kind], outcome }, now);
   await dropPendingAction(scope.store, pid);
   const cancelled = await cancelHumanRequestsOf(scope.store, pid, now);
   await deps.engine.budgets(scope).closeAccount(pid);
   await scope.events.emit('process_exited', { pid, status: ended.status, outcome, cancelled_human_requests: cancelled });
-  await scope.audit.record({ action: 'process.exit', target: `process:${pid}`, decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
+  await scope.audit.record({ action: 'process.exit', target: resources.process(pid), decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
   // A runner's observer (an ObjectTask) learns of its end in this transaction, whatever ended it.
   await runnerEnded(deps, scope, ended);
   if (p.parentPid) await wakeIfWaiting(scope, p.parentPid, waitsForChild(pid), `child ${pid} ${ended.status}`);
@@ -41,5 +42,5 @@ export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, 
 /** Direct children of `pid` that are not terminal. */
 export async function liveChildren(scope: TxScope, pid: string): Promise<string[]> {
   const rows = await scope.store.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid).execute();
-  return rows.filter((r) => !TERMINAL_STATUSES.has(r.status as never)).map((r) => r.pid as string);
+  return rows.filter((r) => !TERMINAL_PROCESS_STATUSES.has(r.status as never)).map((r) => r.pid as string);
 }

@@ -10,6 +10,7 @@ import type { Outcome } from './process-state.js';
 import { getProcess } from './process-store.js';
 import { spawnInScope } from './spawn.js';
 import { wakeIfWaiting } from './wake.js';
+import { resources } from '@libos/sdk';
 
 /**
  * Host-managed runners (docs/behaviour/object-tasks.md): a child of its creator whose tool table is exactly one tool and
@@ -123,7 +124,7 @@ export async function spawnRunner(deps: KernelDeps, scope: TxScope, req: RunnerS
   });
   await deps.engine.budgets(scope).charge(child.pid, { tool_calls: 1 });
   await scope.events.emit('runner_spawned', { pid: child.pid, parent_pid: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId });
-  await scope.audit.record({ action: 'process.runner_spawn', target: `process:${child.pid}`, decision: 'ok', details: { creator: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId, grants: req.grants.length, inherited: inherit.length } });
+  await scope.audit.record({ action: 'process.runner_spawn', target: resources.process(child.pid), decision: 'ok', details: { creator: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId, grants: req.grants.length, inherited: inherit.length } });
   return { pid: child.pid, callId };
 }
 

@@ -3,8 +3,9 @@ import type { BudgetLimits } from '@libos/capabilities';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { loadSkillOnProcess } from '../skills/skill-navigation.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
-import { TERMINAL_STATUSES, type ProcessInfo } from './process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from './process-record.js';
 import { getProcess } from './process-store.js';
+import { resources } from '@libos/sdk';
 
 export interface SpawnOptions {
   /** Registered image id (default `base-agent:v0`). */
@@ -49,7 +50,7 @@ export async function spawnInScope(deps: KernelDeps, scope: TxScope, opts: Spawn
   let cwd = opts.workingDirectory ?? '.';
   if (parentPid) {
     const parent = await getProcess(scope.store, parentPid);
-    if (TERMINAL_STATUSES.has(parent.status)) throw new LibosError('invalid_state', `parentPid: process ${parentPid} is ${parent.status}; a terminal process cannot have new children`);
+    if (TERMINAL_PROCESS_STATUSES.has(parent.status)) throw new LibosError('invalid_state', `parentPid: process ${parentPid} is ${parent.status}; a terminal process cannot have new children`);
     cwd = opts.workingDirectory ?? parent.workingDirectory;
   }
   const now = deps.clock.now().toISOString();
@@ -96,6 +97,6 @@ export async function spawnInScope(deps: KernelDeps, scope: TxScope, opts: Spawn
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) !== 1) throw new LibosError('internal_error', `spawn of ${pid} lost its created row`);
   await scope.events.emit('process_created', { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid });
-  await scope.audit.record({ action: 'process.spawn', target: `process:${pid}`, decision: 'ok', details: { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid, goal_chars: opts.goal.length } });
+  await scope.audit.record({ action: 'process.spawn', target: resources.process(pid), decision: 'ok', details: { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid, goal_chars: opts.goal.length } });
   return getProcess(scope.store, pid);
 }

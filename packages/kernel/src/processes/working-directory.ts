@@ -1,6 +1,6 @@
 import { LibosError, type ServiceScope, type WorkingDirectoryService } from '@libos/sdk';
 import type { TxScope } from '../store/transaction.js';
-import { TERMINAL_STATUSES } from './process-record.js';
+import { TERMINAL_PROCESS_STATUSES } from './process-record.js';
 import { getProcess } from './process-store.js';
 
 /** Longest working directory text the kernel stores. */
@@ -27,7 +27,7 @@ export function workingDirectoryService(scope: ServiceScope): WorkingDirectorySe
         });
       }
       const p = await getProcess(store, pid);
-      if (TERMINAL_STATUSES.has(p.status))
+      if (TERMINAL_PROCESS_STATUSES.has(p.status))
         throw new LibosError('invalid_state', `process ${pid} is ${p.status}; its working directory can no longer change`, {
           details: { pid },
         });

@@ -8,6 +8,8 @@ import {
   type ServiceScope,
   type ToolResultInput,
 } from '@libos/sdk';
+import { namespaces } from '@libos/sdk';
+import { idPattern } from '@libos/sdk';
 
 /** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
 export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
@@ -16,10 +18,10 @@ export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
 export const RESULT_PREVIEW_CHARS = 4_000;
 
 /** Where published results live: a child of the process scope, so they never crowd the model's own listing. */
-export const toolResultsNamespace = (pid: string) => `process:${pid}/tool_results`;
+export const toolResultsNamespace = (pid: string): string => namespaces.toolResults(pid);
 
 /** Only Object ids become parent Objects (a flow's sources may name messages and other things too). */
-const OBJECT_ID = /^obj_[0-9a-f]{16}$/;
+const OBJECT_ID = idPattern('obj');
 
 /**
  * Publishes a tool's result as an immutable `tool_result` Object in the pid's tool-results namespace, labelled with

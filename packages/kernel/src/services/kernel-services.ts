@@ -16,7 +16,7 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import { humanMessagesOf } from '../mailbox/human-messages.js';
 import { postMessage } from '../mailbox/post-message.js';
 import { endProcess, liveChildren } from '../processes/exit.js';
-import { TERMINAL_STATUSES } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
 import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
 import { resultsService } from '../results/publish-result.js';
@@ -53,7 +53,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
             const details = { result_oid: outcome.resultOid };
             throw new LibosError('object_not_found', `result_oid: no live Object ${outcome.resultOid}`, { details });
           }
-          await clearSink(deps().engine, scope, pid, `process:${me.parentPid}`, { labels: result.labels, field: 'result' });
+          await clearSink(deps().engine, scope, pid, resources.process(me.parentPid), { labels: result.labels, field: 'result' });
         }
         const ended = await endProcess(deps(), scope as TxScope, pid, { kind: 'exited', result_oid: outcome.resultOid });
         return { pid, status: 'exited', result_oid: outcome.resultOid, state_generation: ended.stateGeneration };
@@ -79,7 +79,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         get: (pid) => runnerState(tx.store, pid),
         async end(pid, how) {
           const p = await findProcess(tx.store, pid);
-          if (!p || TERMINAL_STATUSES.has(p.status)) return false;
+          if (!p || TERMINAL_PROCESS_STATUSES.has(p.status)) return false;
           await endProcess(deps(), tx, pid, outcomeOf(how));
           return true;
         },
@@ -90,7 +90,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       async post(m) {
         // What a subsystem posts (e.g. an ObjectTask's notification) carries its labels to the recipient: cleared first.
         const labels = m.labels ?? DEFAULT_LABELS;
-        await clearSink(deps().engine, scope, m.sender, `process:${m.recipientPid}`, { labels, field: 'message' });
+        await clearSink(deps().engine, scope, m.sender, resources.process(m.recipientPid), { labels, field: 'message' });
         const msg = await postMessage(scope as TxScope, {
           recipientPid: m.recipientPid,
           sender: m.sender,

@@ -2,6 +2,7 @@ import type { AuthorityEngine, EgressDecision } from '@libos/capabilities';
 import { LibosError, type DataLabels, type ServiceScope } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { inTransaction } from '../store/transaction.js';
+import { resources } from '@libos/sdk';
 
 /** A clearance that let the data go (the engine's decision, payload-free). */
 export type SinkClearance = EgressDecision & { readonly releaseCapId?: string; readonly generation: number };
@@ -16,7 +17,7 @@ export interface ClearSinkOptions {
 }
 
 /** Where a question or permission request to a human goes: `human:<recipient>:<channel>`, e.g. `human:owner:question`. */
-export const humanSink = (human: string, channel: string): string => `human:${human}:${channel}`;
+export const humanSink = (human: string, channel: string): string => resources.human(human, channel);
 
 /** The sink of a result an external MCP client receives (unmatched by default: untrusted, normal data at most). */
 export const MCP_CLIENT_SINK = 'mcp:client';

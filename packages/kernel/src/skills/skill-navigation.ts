@@ -15,6 +15,7 @@ import { NAVIGATION_SKILL_URL } from '../skill-files.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
 import { visibleTools, type LoadedSkill, type ProcessInfo } from '../processes/process-record.js';
 import type { Registry } from '../plugins/registry.js';
+import { resources } from '@libos/sdk';
 
 const db = (ctx: ToolContext) => ctx.store as Kysely<any>;
 
@@ -111,11 +112,11 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
       expected_package_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     }),
     async run({ skill_id, expected_package_sha256 }, ctx) {
-      await ctx.authority.require(`skill:${skill_id}`, 'execute');
+      await ctx.authority.require(resources.skill(skill_id), 'execute');
       const r = await loadSkillOnProcess(db(ctx), registry(), ctx.pid, skill_id, ctx.clock.now().toISOString(), expected_package_sha256);
       if (!r.alreadyActive) {
         await ctx.events.emit('skill_loaded', { pid: ctx.pid, skill_id, package_sha256: r.manifest.packageSha256 });
-        await ctx.audit.record({ action: 'skill.activate', target: `skill:${skill_id}`, details: { package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
+        await ctx.audit.record({ action: 'skill.activate', target: resources.skill(skill_id), details: { package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
       }
       return { pid: ctx.pid, skill_id, name: r.manifest.name, tool_names: r.toolNames, package_sha256: r.manifest.packageSha256, already_active: r.alreadyActive };
     },
@@ -126,7 +127,7 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
     description: 'Remove a loaded Skill: its instructions and the tools only it made visible. Revokes nothing.',
     input: z.object({ skill_id: z.string().min(1).max(64) }),
     async run({ skill_id }, ctx) {
-      await ctx.authority.require(`skill:${skill_id}`, 'execute');
+      await ctx.authority.require(resources.skill(skill_id), 'execute');
       if (skill_id === SKILL_NAVIGATION) throw new LibosError('invalid_state', `skill_id: ${SKILL_NAVIGATION} cannot be unloaded (it is how a process finds Skills)`);
       const p = await getProcess(db(ctx), ctx.pid);
       const skill = loadedSkill(p, skill_id);
@@ -138,7 +139,7 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
       const after = new Set(visibleTools(table, loaded));
       const removed_tools = p.visibleTools.filter((t) => !after.has(t));
       await ctx.events.emit('skill_unloaded', { pid: ctx.pid, skill_id });
-      await ctx.audit.record({ action: 'skill.unload', target: `skill:${skill_id}`, details: { removed_tools } });
+      await ctx.audit.record({ action: 'skill.unload', target: resources.skill(skill_id), details: { removed_tools } });
       return { pid: ctx.pid, skill_id, removed_tools };
     },
   });

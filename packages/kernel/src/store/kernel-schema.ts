@@ -201,5 +201,13 @@ export const kernelMigrations: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    name: '0008_llm_call_input_estimate',
+    async up(raw) {
+      // The input estimate a model call's context maintenance projected against its profile's window (issue 11):
+      // null when the run had no profile, and on the row of a corrective retry (whose extra message it never saw).
+      await (raw as Kysely<any>).schema.alterTable('llm_calls').addColumn('input_estimate_tokens', 'integer').execute();
+    },
+  },
 ];
 

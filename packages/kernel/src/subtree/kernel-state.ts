@@ -12,12 +12,13 @@ import {
 import { newGeneration } from '../context/context-store.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { endProcess } from '../processes/exit.js';
-import { TERMINAL_STATUSES, type ProcessRow, type ProcessStatus } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessRow, type ProcessStatus } from '../processes/process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from '../processes/process-state.js';
 import { waitColumns } from '../processes/wait-columns.js';
 import type { TxScope } from '../store/transaction.js';
 import { rowsWhereIn } from './rows.js';
 import { settleRestoredWaits } from './settle-waits.js';
+import { resources } from '@libos/sdk';
 
 /**
  * The kernel's share of checkpoints (key `kernel`): process rows, saved calls, runner records, the mailbox of the
@@ -141,7 +142,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
         const r = (await s.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst()) as
           | { status: ProcessStatus }
           | undefined;
-        if (!r || TERMINAL_STATUSES.has(r.status)) continue;
+        if (!r || TERMINAL_PROCESS_STATUSES.has(r.status)) continue;
         await endProcess(deps(), scope as TxScope, pid, {
           kind: 'killed',
           code: 'superseded_by_restore',
@@ -248,7 +249,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
         await scope.events.emit('process_restored', { pid: p.pid, checkpoint_id: ctx.checkpointId, status: capturedState(p).status });
       await scope.audit.record({
         action: 'process.checkpoint_restore',
-        target: `process:${subtree.rootPid}`,
+        target: resources.process(subtree.rootPid),
         decision: 'restored',
         details: {
           checkpoint_id: ctx.checkpointId,
@@ -276,7 +277,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const now = scope.clock.now().toISOString();
       const runners = new Set(d.runners.map((r) => r.pid as string));
       const root = d.processes.find((p) => p.pid === subtree.rootPid);
-      if (!root || TERMINAL_STATUSES.has(root.status as ProcessStatus)) {
+      if (!root || TERMINAL_PROCESS_STATUSES.has(root.status as ProcessStatus)) {
         throw new LibosError(
           'invalid_state',
           `fork: the checkpoint's owner ${subtree.rootPid} had ended when it was captured; there is nothing to run`,
@@ -287,7 +288,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       // its forked parent: a process whose parent does not follow does not either.
       const forked: string[] = [];
       for (const p of d.processes) {
-        const live = !TERMINAL_STATUSES.has(p.status as ProcessStatus) && !runners.has(p.pid);
+        const live = !TERMINAL_PROCESS_STATUSES.has(p.status as ProcessStatus) && !runners.has(p.pid);
         if (!live || (p.pid !== root.pid && !forked.includes(p.parent_pid ?? ''))) continue;
         forked.push(p.pid);
         const pid = ctx.rename(p.pid);
@@ -344,7 +345,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const skipped = d.processes.map((p) => p.pid).filter((p) => !forked.includes(p));
       await scope.audit.record({
         action: 'process.fork_checkpoint',
-        target: `process:${ctx.rootPid}`,
+        target: resources.process(ctx.rootPid),
         decision: 'ok',
         details: { checkpoint_id: ctx.checkpointId, pids: Object.fromEntries(forked.map((p) => [p, ctx.rename(p)])), not_forked: skipped },
       });

@@ -1,7 +1,7 @@
 import type { MessageFilters } from '@libos/sdk';
 import { getHumanRequest } from '../human/human-queue.js';
 import { queryMessages } from '../mailbox/messages.js';
-import { TERMINAL_STATUSES, type ProcessStatus } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessStatus } from '../processes/process-record.js';
 import { findProcess } from '../processes/process-store.js';
 import type { TxScope } from '../store/transaction.js';
 import { wakeIfWaiting } from '../processes/wake.js';
@@ -23,7 +23,7 @@ export async function settleRestoredWaits(scope: TxScope, pids: readonly string[
       for (const id of w.request_ids as string[]) if ((await getHumanRequest(scope.store, id))?.status === 'pending') answered = false;
     } else if (w.kind === 'child') {
       const child = await findProcess(scope.store, w.child_pid as string);
-      answered = !child || TERMINAL_STATUSES.has(child.status as ProcessStatus);
+      answered = !child || TERMINAL_PROCESS_STATUSES.has(child.status as ProcessStatus);
     } else if (w.kind === 'task') answered = true;
     else if (w.kind === 'message') {
       answered =

@@ -1,11 +1,12 @@
 import { LibosError } from '@libos/sdk';
+import { namespaces } from '@libos/sdk';
 
 /** Hardening bounds (the reference has none): namespace ≤1,024 and name ≤256 code points. */
 export const MAX_NAMESPACE_CHARS = 1_024;
 export const MAX_NAME_CHARS = 256;
 
 /** The scope a process gets at spawn: `process:<pid>`. */
-export const processNamespace = (pid: string): string => `process:${pid}`;
+export const processNamespace = (pid: string): string => namespaces.process(pid);
 
 /** True when an optional text argument counts as omitted (null, absent, or blank after trim). */
 export const isOmitted = (value: string | null | undefined): value is null | undefined => value == null || value.trim() === '';

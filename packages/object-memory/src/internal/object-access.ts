@@ -3,6 +3,7 @@ import { lookupName } from './object-repo.js';
 import type { ObjectRecord } from './records.js';
 import type { OmDb } from './schema.js';
 import type { PayloadStore } from '../payload-store.js';
+import { resources } from '@libos/sdk';
 
 /** The message and error for a name that is missing or unreadable: identical on purpose (no existence oracle). */
 export function objectNotFound(namespace: string, name: string): LibosError {
@@ -26,13 +27,13 @@ export async function requireRight(authority: Authority, resource: string, right
  * caller can spend one finite grant once for all the rights it needs; the transaction restores spent uses on failure.
  */
 export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
-  await requireRight(authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
+  await requireRight(authority, resources.namespace(namespace), 'read', 'namespace_denied', 'namespace');
   const { namespaceExists, object: record } = await lookupName(db, namespace, name);
   if (!namespaceExists) {
     throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
   }
   if (record === null) throw objectNotFound(namespace, name);
-  const read = await authority.check(`object:${record.oid}`, 'read');
+  const read = await authority.check(resources.object(record.oid), 'read');
   if (!read.allowed) throw objectNotFound(namespace, name);
   return { record, read };
 }

@@ -6,10 +6,9 @@ import {
   type ServiceScope,
   type SubtreeStateService,
 } from '@libos/sdk';
+import { isTerminalProcessStatus, resources } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
-
-const TERMINAL = new Set(['exited', 'failed', 'killed']);
 
 async function statusOf(processes: ProcessService, pid: string): Promise<{ status: string; parentPid: string | null } | null> {
   try {
@@ -63,14 +62,14 @@ export async function releaseObjects(scope: ServiceScope, payloads: PayloadStore
 export async function releaseEnded(scope: ServiceScope, payloads: PayloadStore, pid: string): Promise<string[]> {
   const processes = scope.service<ProcessService>(SERVICE_NAMES.processes);
   const me = await statusOf(processes, pid);
-  if (!me || !TERMINAL.has(me.status)) return [];
+  if (!me || !isTerminalProcessStatus(me.status)) return [];
   if (me.parentPid !== null) {
     const parent = await statusOf(processes, me.parentPid);
-    if (parent && !TERMINAL.has(parent.status)) return [];
+    if (parent && !isTerminalProcessStatus(parent.status)) return [];
   }
   const tree = await scope.service<SubtreeStateService>(SERVICE_NAMES.subtreeState).subtree(pid);
   const ended: string[] = [];
-  for (const p of tree.pids) if (TERMINAL.has((await statusOf(processes, p))?.status ?? 'exited')) ended.push(p);
+  for (const p of tree.pids) if (isTerminalProcessStatus((await statusOf(processes, p))?.status ?? 'exited')) ended.push(p);
   const db = scope.store as OmDb;
   const owned: string[] = [];
   for (let i = 0; i < ended.length; i += 500) {
@@ -92,7 +91,7 @@ export async function releaseEnded(scope: ServiceScope, payloads: PayloadStore, 
   await releaseObjects(scope, payloads, released, `process ${pid} ended`);
   await scope.audit.record({
     action: 'object.release_ended',
-    target: `process:${pid}`,
+    target: resources.process(pid),
     decision: 'released',
     details: { pids: ended, released: released.length, oids: released.slice(0, 100), pinned: [...pinned].slice(0, 100) },
   });

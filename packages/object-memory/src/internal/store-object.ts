@@ -7,6 +7,7 @@ import { writePayload } from './payload-writes.js';
 import type { ObjectRecord, Provenance } from './records.js';
 import { PAYLOAD_PRESENT_MARKER, type OmDb, type OwnerKind } from './schema.js';
 import { attachNewRoot } from './view-repo.js';
+import { resources } from '@libos/sdk';
 
 /** Rights a creator holds on its new Object: `write` only when it is mutable. */
 export function creatorRights(immutable: boolean): Right[] {
@@ -80,7 +81,7 @@ export async function storeObject(scope: ServiceScope, payloads: PayloadStore, i
   writePayload(scope, payloads, input.oid, input.payload);
   const capabilityId = await scope.authorityFor(input.ownerId).grantTrusted({
     subject: input.ownerId,
-    resource: `object:${input.oid}`,
+    resource: resources.object(input.oid),
     rights: creatorRights(input.immutable),
     ownership: true,
   });
@@ -95,7 +96,7 @@ export async function storeObject(scope: ServiceScope, payloads: PayloadStore, i
   });
   await scope.audit.record({
     action: input.action,
-    target: `object:${input.oid}`,
+    target: resources.object(input.oid),
     decision: 'allow',
     details: {
       namespace: input.namespace,

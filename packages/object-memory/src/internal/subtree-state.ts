@@ -23,6 +23,7 @@ import {
 } from './schema.js';
 import { writePayload } from './payload-writes.js';
 import { sql } from 'kysely';
+import { ID_BODY_SOURCE, namespaces as nsNames, resources } from '@libos/sdk';
 
 /**
  * Object Memory's share of checkpoints (key `objects`). What a subtree owns: the process scopes of its pids
@@ -61,7 +62,7 @@ const blobRef = (oid: string) => `object:${oid}`;
 
 /** The process scope's pid of a namespace (`process:<pid>` or below), or null. */
 function scopePid(namespace: string): string | null {
-  const m = /^process:(pid_[0-9a-f]{16})(?:\/|$)/.exec(namespace);
+  const m = PROCESS_SCOPE.exec(namespace);
   return m ? m[1]! : null;
 }
 
@@ -82,7 +83,7 @@ async function scoped(db: OmDb, pids: readonly string[]): Promise<{ namespaces: 
         .where((eb) =>
           eb.or([
             eb('created_by', 'in', c),
-            ...c.flatMap((p) => [eb('namespace', '=', `process:${p}`), eb('namespace', 'like', `process:${p}/%`)]),
+            ...c.flatMap((p) => [eb('namespace', '=', nsNames.process(p)), eb('namespace', 'like', `process:${p}/%`)]),
           ]),
         )
         .execute(),
@@ -208,7 +209,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       const dropped: string[] = [];
       for (const n of current.namespaces) {
         // A process's own scope stays with its process row (rows are never deleted; a later process is only ended).
-        if (ns.has(n.namespace) || subtree.pids.some((p) => n.namespace === `process:${p}`)) continue;
+        if (ns.has(n.namespace) || subtree.pids.some((p) => n.namespace === nsNames.process(p))) continue;
         const alive = await db
           .selectFrom('om_objects')
           .select('oid')
@@ -227,7 +228,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
         await db.deleteFrom('om_namespaces').where('namespace', '=', n).execute();
       await scope.audit.record({
         action: 'object.checkpoint_restore',
-        target: `process:${subtree.rootPid}`,
+        target: resources.process(subtree.rootPid),
         decision: 'restored',
         details: {
           checkpoint_id: ctx.checkpointId,
@@ -255,7 +256,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       const forkedNs = (ns: string): string | undefined => {
         const pid = scopePid(ns);
         const to = pid ? ctx.renamed(pid) : undefined;
-        return pid && to ? ns.replace(`process:${pid}`, `process:${to}`) : undefined;
+        return pid && to ? ns.replace(nsNames.process(pid), nsNames.process(to)) : undefined;
       };
       const rename = (id: string) => ctx.renamed(id) ?? id;
       const notForked: string[] = [];
@@ -342,7 +343,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
       }
       await scope.audit.record({
         action: 'object.fork_checkpoint',
-        target: `process:${ctx.rootPid}`,
+        target: resources.process(ctx.rootPid),
         decision: 'ok',
         details: { checkpoint_id: ctx.checkpointId, objects: copied.length, not_forked_namespaces: notForked },
       });

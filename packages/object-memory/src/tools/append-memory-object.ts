@@ -9,6 +9,7 @@ import { objectNotFound, openReadableObject, requireAvailable, spendOnce } from 
 import { getObject, writeAppend } from '../internal/object-repo.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
+import { resources } from '@libos/sdk';
 
 const input = z.object({
   name: z.string().describe('Exact Object name (trimmed).'),
@@ -50,7 +51,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
       const { record, read } = await openReadableObject(db, ctx.authority, namespace, name);
-      const write = await ctx.authority.check(`object:${record.oid}`, 'write');
+      const write = await ctx.authority.check(resources.object(record.oid), 'write');
       if (!write.allowed) {
         throw new LibosError('object_denied', `name: the caller may read but not write ${record.namespace}/${record.name}`, { details: { field: 'name', oid: record.oid } });
       }
@@ -104,7 +105,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       await ctx.events.emit('object_appended', { oid: record.oid, namespace: record.namespace, name: record.name, version, list_field: outcome.listField, length: outcome.length });
       await ctx.audit.record({
         action: 'object.append',
-        target: `object:${record.oid}`,
+        target: resources.object(record.oid),
         decision: 'allow',
         details: { version, list_field: outcome.listField, length: outcome.length, entry_size: entrySize, labels },
       });

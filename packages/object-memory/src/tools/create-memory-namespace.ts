@@ -4,6 +4,7 @@ import { getNamespace, insertNamespace } from '../internal/namespace-repo.js';
 import { isOmitted, normalizeNamespace, pathParent } from '../internal/names.js';
 import { omDb } from '../internal/schema.js';
 import { requireRight } from '../internal/object-access.js';
+import { resources } from '@libos/sdk';
 
 const input = z.object({
   namespace: z.string().describe('Slash-delimited namespace to create, e.g. "proj/research". Create parents first.'),
@@ -51,7 +52,7 @@ export const createMemoryNamespace = defineTool({
       });
     }
     if (impliedParent !== null) {
-      await requireRight(ctx.authority, `object_namespace:${impliedParent}`, 'write', 'namespace_denied', 'parent_namespace');
+      await requireRight(ctx.authority, resources.namespace(impliedParent), 'write', 'namespace_denied', 'parent_namespace');
       if ((await getNamespace(db, impliedParent)) === null) {
         throw new LibosError('namespace_not_found', `parent_namespace: ${JSON.stringify(impliedParent)} does not exist; create parents first`, {
           details: { field: 'parent_namespace', namespace: impliedParent },
@@ -66,12 +67,12 @@ export const createMemoryNamespace = defineTool({
     await insertNamespace(db, { namespace, parentNamespace: impliedParent, metadata, createdBy: ctx.pid, at: ctx.clock.now().toISOString() });
     await ctx.authority.grantTrusted({
       subject: ctx.pid,
-      resource: `object_namespace:${namespace}`,
+      resource: resources.namespace(namespace),
       rights: ['read', 'write', 'admin'],
       metadata: { granted_by: '@libos/object-memory', reason: 'namespace creator' },
     });
     await ctx.events.emit('object_namespace_created', { namespace, parent_namespace: impliedParent, created_by: ctx.pid });
-    await ctx.audit.record({ action: 'object_namespace.create', target: `object_namespace:${namespace}`, decision: 'allow', details: { parent_namespace: impliedParent } });
+    await ctx.audit.record({ action: 'object_namespace.create', target: resources.namespace(namespace), decision: 'allow', details: { parent_namespace: impliedParent } });
     return { namespace, parent_namespace: impliedParent, created: true as const };
   },
 });

@@ -12,6 +12,7 @@ import { OBJECT_TYPES, requireObjectType } from '../internal/object-types.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
 import { requireFreeName, storeObject } from '../internal/store-object.js';
+import { resources } from '@libos/sdk';
 
 const input = z.object({
   type: z.string().meta({ enum: [...OBJECT_TYPES], description: 'Object type (classifies; imposes no payload schema).' }),
@@ -64,7 +65,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const oid = newId('obj');
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = args.name == null || args.name === '' ? `${type}:${oid}` : normalizeName(args.name);
-      await requireRight(ctx.authority, `object_namespace:${namespace}`, 'write', 'namespace_denied', 'namespace');
+      await requireRight(ctx.authority, resources.namespace(namespace), 'write', 'namespace_denied', 'namespace');
       const lookup = await lookupName(db, namespace, name);
       if (!lookup.namespaceExists) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, { details: { field: 'namespace', namespace } });
@@ -77,7 +78,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           throw new LibosError('parent_invalid', `parent_oids[${i}]: must be a non-empty OID string`, { details: { field: 'parent_oids' } });
         }
         // Authority before existence: an unreadable OID must not reveal whether it exists.
-        const decision = await ctx.authority.check(`object:${parent}`, 'read');
+        const decision = await ctx.authority.check(resources.object(parent), 'read');
         if (!decision.allowed) {
           throw new LibosError('parent_unavailable', `parent_oids[${i}]: ${JSON.stringify(parent)} is not readable by the caller; correct the OID or obtain read authority`, {
             details: { field: 'parent_oids', oid: parent },

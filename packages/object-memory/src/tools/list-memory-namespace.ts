@@ -8,6 +8,7 @@ import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { allSeenAfterReopen } from '../internal/lazy-sweep.js';
 import { objectsPage } from '../internal/object-repo.js';
 import { omDb, type OmDb } from '../internal/schema.js';
+import { resources } from '@libos/sdk';
 
 const input = z.object({
   namespace: z
@@ -87,7 +88,7 @@ async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, 
   const objects = await boundedScan(
     async (offset, n) => allSeenAfterReopen(db, deps.payloads, await objectsPage(db, namespace, offset, n)),
     async (o) => {
-      if (!(await readable(authority, `object:${o.oid}`))) return null;
+      if (!(await readable(authority, resources.object(o.oid)))) return null;
       labels.push(o.labels);
       const entry = { oid: o.oid, namespace: o.namespace, name: o.name, type: o.type, version: o.version };
       return o.lifecycle === 'live' ? entry : { ...entry, payload_available: false as const };
@@ -101,7 +102,7 @@ async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, 
       ? []
       : await boundedScan(
           (offset, n) => childNamespacesPage(db, namespace, offset, n),
-          async (c) => ((await readable(authority, `object_namespace:${c.namespace}`)) ? { namespace: c.namespace, parent_namespace: c.parentNamespace } : null),
+          async (c) => ((await readable(authority, resources.namespace(c.namespace))) ? { namespace: c.namespace, parent_namespace: c.parentNamespace } : null),
           remaining,
           'child namespaces',
         );
@@ -126,7 +127,7 @@ export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
     async run(args, ctx) {
       const db = omDb(ctx.store);
       const namespace = resolveNamespace(args.namespace, ctx.pid);
-      await requireRight(ctx.authority, `object_namespace:${namespace}`, 'read', 'namespace_denied', 'namespace');
+      await requireRight(ctx.authority, resources.namespace(namespace), 'read', 'namespace_denied', 'namespace');
       if ((await getNamespace(db, namespace)) === null) {
         throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
       }

@@ -10,6 +10,7 @@ import {
   type ProcessService,
   type ToolContext,
 } from '@libos/sdk';
+import { isTerminalProcessStatus, namespaces, resources } from '@libos/sdk';
 import { chunkEntries } from './chunks.js';
 import { asJob, failJob, loadJob, sameJob, saveJob, type CompactionJob } from './compaction-job.js';
 import { CONTEXT_COMPRESSOR_IMAGE, stageObjectName } from './compressor-image.js';
@@ -21,8 +22,6 @@ export interface CompactionTestHooks {
   /** Runs right after the context's compare-and-swap write, in the call's transaction (a throw fails the call). */
   readonly afterWriteback?: (pid: string) => void | Promise<void>;
 }
-
-const TERMINAL = new Set(['exited', 'failed', 'killed']);
 
 export const compactInput = z.object({
   target_tokens: z
@@ -109,11 +108,11 @@ async function loadContext(
 ): Promise<{ oid: string; version: number; payload: Record<string, unknown>; labels: DataLabels } | null> {
   const { objects, contexts } = services(ctx);
   const name = contexts.objectName(ctx.pid);
-  const ref = await objects.lookup(`process:${ctx.pid}`, name);
+  const ref = await objects.lookup(namespaces.process(ctx.pid), name);
   const d = ref ? await objects.describe(ref.oid) : null;
   if (!d?.payloadAvailable) return null;
   for (const right of ['read', 'write', 'materialize'] as const) {
-    await ctx.authority.require(`object:${d.oid}`, right, {
+    await ctx.authority.require(resources.object(d.oid), right, {
       code: 'object_denied',
       message: `${name}: compaction needs read, write and materialize on ${d.oid}; ${right} is not held`,
     });
@@ -216,7 +215,7 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
     await saveJob(ctx, job);
     await ctx.audit.record({
       action: 'context.compaction_started',
-      target: `object:${job.context_oid}`,
+      target: resources.object(job.context_oid),
       decision: 'active',
       details: {
         pid: ctx.pid,
@@ -260,7 +259,7 @@ async function spawnStage(
   const { objects, processes, contexts } = services(ctx);
   await ctx.authority.require('process:spawn', 'write');
   const me = await processes.get(ctx.pid);
-  if (me.imageId !== CONTEXT_COMPRESSOR_IMAGE) await ctx.authority.require(`image:${CONTEXT_COMPRESSOR_IMAGE}`, 'read');
+  if (me.imageId !== CONTEXT_COMPRESSOR_IMAGE) await ctx.authority.require(resources.image(CONTEXT_COMPRESSOR_IMAGE), 'read');
   const remaining = (await ctx.budgets.remaining(ctx.pid)).child_processes;
   const needed = job.total_stages - job.stage_index;
   if (remaining !== null && remaining !== undefined && remaining < needed) {
@@ -307,7 +306,7 @@ async function collectStage(ctx: ToolContext, job: CompactionJob): Promise<Compa
   const { objects, processes } = services(ctx);
   const childPid = job.current_child_pid!;
   const child = await processes.get(childPid);
-  if (!TERMINAL.has(child.status)) return job;
+  if (!isTerminalProcessStatus(child.status)) return job;
   const resultOid = typeof child.outcome?.result_oid === 'string' ? child.outcome.result_oid : null;
   if (child.status !== 'exited' || resultOid === null) {
     throw new LibosError('invalid_state', `context compressor child ended without a result: ${childPid} status=${child.status}`, {
@@ -324,7 +323,7 @@ async function collectStage(ctx: ToolContext, job: CompactionJob): Promise<Compa
     if (!recorded.found) {
       await ctx.audit.record({
         action: 'context.compressor_discarded',
-        target: `process:${childPid}`,
+        target: resources.process(childPid),
         decision: 'result_unavailable',
         details: { pid: ctx.pid, stage_index: job.stage_index + 1 },
       });
@@ -421,7 +420,7 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
     });
     await ctx.audit.record({
       action: 'context.compacted',
-      target: `object:${written.oid}`,
+      target: resources.object(written.oid),
       decision: 'compacted',
       details: { ...result, generation: written.generation, recreated: written.recreated },
     });

@@ -1,4 +1,5 @@
 import { canonicalJson, LibosError, SERVICE_NAMES, type ErrorPayload, type ObjectsService, type ServiceScope } from '@libos/sdk';
+import { namespaces, resources } from '@libos/sdk';
 
 /** The job Object's name in the caller's namespace: `context_compaction_job:<pid>`. */
 export const jobObjectName = (pid: string): string => `context_compaction_job:${pid}`;
@@ -62,7 +63,7 @@ export function asJob(value: unknown, field: string): CompactionJob {
 /** The caller's job, or null when it has none (or its payload did not survive a reopen). */
 export async function loadJob(scope: ServiceScope, pid: string): Promise<{ job: CompactionJob; oid: string; version: number } | null> {
   const om = objects(scope);
-  const ref = await om.lookup(`process:${pid}`, jobObjectName(pid));
+  const ref = await om.lookup(namespaces.process(pid), jobObjectName(pid));
   if (!ref) return null;
   const d = await om.describe(ref.oid);
   if (!d?.payloadAvailable) return null;
@@ -74,7 +75,7 @@ export async function saveJob(scope: ServiceScope, job: CompactionJob): Promise<
   const om = objects(scope);
   const pid = job.caller_pid;
   const stored = { ...job, updated_at: scope.clock.now().toISOString() };
-  const ref = await om.lookup(`process:${pid}`, jobObjectName(pid));
+  const ref = await om.lookup(namespaces.process(pid), jobObjectName(pid));
   const d = ref ? await om.describe(ref.oid) : null;
   if (ref && d?.payloadAvailable) {
     await om.replacePayload(ref.oid, stored, { expectedVersion: d.version, action: 'context.compaction_job' });
@@ -95,7 +96,7 @@ export async function failJob(scope: ServiceScope, job: CompactionJob, error: Er
   await saveJob(scope, { ...job, status: 'failed', current_child_pid: null, error });
   await scope.audit.record({
     action: 'context.compaction_failed',
-    target: `object:${job.context_oid}`,
+    target: resources.object(job.context_oid),
     decision: error.code,
     details: {
       pid: job.caller_pid,

@@ -1,10 +1,9 @@
 import { SERVICE_NAMES, type ObjectsService, type ProcessService, type ServiceScope } from '@libos/sdk';
+import { isTerminalProcessStatus, namespaces, resources } from '@libos/sdk';
 import { chunkEntries } from './chunks.js';
 import { asJob } from './compaction-job.js';
 import { stageObjectName } from './compressor-image.js';
 import { buildStageGoal } from './stage-goal.js';
-
-const TERMINAL = new Set(['exited', 'failed', 'killed']);
 
 /**
  * The session plugin's open hook: a compaction stage whose compressor is still live after a reopen lost its stage
@@ -24,8 +23,8 @@ export async function rebuildStageGoals(scope: ServiceScope): Promise<string[]> 
     const job = asJob(saved.args._resume_job, '_resume_job');
     const childPid = saved.wait.child_pid;
     const child = await processes.get(childPid);
-    if (TERMINAL.has(child.status) || job.current_child_pid !== childPid) continue;
-    const ref = await objects.lookup(`process:${childPid}`, stageObjectName(childPid));
+    if (isTerminalProcessStatus(child.status) || job.current_child_pid !== childPid) continue;
+    const ref = await objects.lookup(namespaces.process(childPid), stageObjectName(childPid));
     const d = ref ? await objects.describe(ref.oid) : null;
     if (d?.payloadAvailable) continue;
     const chunks = chunkEntries(job.source_payload.entries, job.max_chunks);
@@ -40,7 +39,7 @@ export async function rebuildStageGoals(scope: ServiceScope): Promise<string[]> 
     });
     await scope.audit.record({
       action: 'context.compaction_stage_rebuilt',
-      target: `process:${childPid}`,
+      target: resources.process(childPid),
       decision: 'rebuilt',
       details: { pid: saved.pid, child_pid: childPid, stage_index: job.stage_index + 1, total_stages: job.total_stages },
     });

@@ -4,6 +4,7 @@ import { buildReview, type CompletionReview } from './build-review.js';
 import type { CompletionEvidence } from './completion-evidence.js';
 import { loadReviewState } from './review-state.js';
 import { validateCompletion } from './validate-evidence.js';
+import { resources } from '@libos/sdk';
 
 /** What a review-gated `process_exit` call carries. */
 export interface GatedExitArgs extends ExitResultInput {
@@ -51,7 +52,7 @@ export async function gatedExit(ctx: ToolContext, args: GatedExitArgs): Promise<
   if (probe || errors.length > 0 || evidence === undefined) {
     await ctx.audit.record({
       action: 'process.exit_review_required',
-      target: `process:${ctx.pid}`,
+      target: resources.process(ctx.pid),
       decision: probe ? 'probe' : 'rejected',
       details: {
         review_token: state.reviewToken,
@@ -66,7 +67,7 @@ export async function gatedExit(ctx: ToolContext, args: GatedExitArgs): Promise<
   }
   await ctx.audit.record({
     action: 'process.exit_review_passed',
-    target: `process:${ctx.pid}`,
+    target: resources.process(ctx.pid),
     decision: 'passed',
     details: { review_token: state.reviewToken, goal_source: state.goal.source, evidence_sha256: canonicalSha256(evidence), acceptance_check_count: evidence.acceptance_checks.length, authority_changed: false },
   });

@@ -1,4 +1,6 @@
 import { LibosError, SERVICE_NAMES, type DataLabels, type ObjectsService, type ToolContext } from '@libos/sdk';
+import { resources } from '@libos/sdk';
+import { isId } from '@libos/sdk';
 
 /** The result inputs of an exit. */
 export interface ExitResultInput {
@@ -29,7 +31,7 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
   if (args.result_oid !== undefined) {
     const objects = hasObjects();
     // Unreadable looks exactly like missing.
-    const readable = await ctx.authority.check(`object:${args.result_oid}`, 'read');
+    const readable = await ctx.authority.check(resources.object(args.result_oid), 'read');
     const obj = readable.allowed ? await objects.describe(args.result_oid) : null;
     if (!obj) throw new LibosError('object_not_found', `result_oid: no readable Object ${args.result_oid}`, { details: { result_oid: args.result_oid } });
     // The parent gets a standing read+materialize handle on the result: a finite read must not turn into one.
@@ -57,6 +59,6 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
 async function derivedFrom(ctx: ToolContext, objects: ObjectsService): Promise<{ labels: DataLabels; parentOids: string[] }> {
   const labels = await ctx.flow.labels(); // loads the process's sources too
   const parentOids: string[] = [];
-  for (const oid of ctx.flow.sources()) if (/^obj_[0-9a-f]{16}$/.test(oid) && (await objects.describe(oid))) parentOids.push(oid);
+  for (const oid of ctx.flow.sources()) if (isId(oid, 'obj') && (await objects.describe(oid))) parentOids.push(oid);
   return { labels, parentOids };
 }

@@ -1,4 +1,5 @@
 import { defineTool, SERVICE_NAMES, z, type HumanService } from '@libos/sdk';
+import { resources } from '@libos/sdk';
 
 /** Upper bound on one message to a human (the kernel's bound on a human output's text). */
 export const MAX_HUMAN_OUTPUT_CHARS = 8_000;
@@ -34,7 +35,7 @@ export const humanOutput = defineTool({
     delivered_at: z.string(),
   }),
   async run({ message, human, kind }, ctx) {
-    await ctx.authority.require(`human:${human}`, 'write');
+    await ctx.authority.require(resources.human(human), 'write');
     const labels = await ctx.flow.labels();
     return ctx.service<HumanService>(SERVICE_NAMES.human).output(ctx.pid, { human, text: message, kind, labels });
   },

@@ -2,6 +2,7 @@ import { defineTool, SERVICE_NAMES, z, type ProcessService } from '@libos/sdk';
 import { completionEvidenceSchema } from '../review/completion-evidence.js';
 import { gatedExit } from '../review/gated-exit.js';
 import { resolveExitResult } from './exit-result.js';
+import { idPattern } from '@libos/sdk';
 
 /** Upper bound on the `message` text of an exit. */
 export const MAX_EXIT_MESSAGE_CHARS = 32_000;
@@ -17,7 +18,7 @@ export const processExit = defineTool({
   description:
     'Finish this process. Call it alone, after every write, wait and required output is done. Result precedence: result_oid (an existing readable Object) > payload (becomes a summary Object) > message (becomes {"message": ...}) > none. Only status "exited" confirms completion; "completion_review_required" means the process is still live: follow the review.',
   input: z.object({
-    result_oid: z.string().regex(/^obj_[0-9a-f]{16}$/).optional().describe('an existing Object you can read; overrides payload and message'),
+    result_oid: z.string().regex(idPattern('obj')).optional().describe('an existing Object you can read; overrides payload and message'),
     payload: z.json().optional().describe('structured final summary; becomes a new summary Object'),
     message: z.string().max(MAX_EXIT_MESSAGE_CHARS).optional().describe('internal note; becomes {"message": ...}; not human output'),
     review_token: z.string().max(128).optional().describe('only for review-gated images: the review_token of the newest review'),

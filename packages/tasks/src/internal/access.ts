@@ -1,6 +1,7 @@
 import { LibosError, type Decision, type ToolContext } from '@libos/sdk';
 import type { TaskInfo } from './task-info.js';
 import { findTask, tasksDb } from './task-store.js';
+import { resources } from '@libos/sdk';
 
 /** The task, or `task_not_found` naming the id. */
 export async function requireTask(ctx: ToolContext, taskId: string): Promise<TaskInfo> {
@@ -15,7 +16,7 @@ export async function requireTask(ctx: ToolContext, taskId: string): Promise<Tas
  */
 export async function requireView(ctx: ToolContext, t: TaskInfo, opts: { readonly consume: boolean }): Promise<void> {
   if (t.creator_pid === ctx.pid) return;
-  const d = await ctx.authority.check(`object:${t.owner_oid}`, 'read');
+  const d = await ctx.authority.check(resources.object(t.owner_oid), 'read');
   if (!d.allowed) {
     throw new LibosError('object_denied', `task_id: ${ctx.pid} did not create ${t.task_id} and lacks read on its owner object:${t.owner_oid}`, { details: { field: 'task_id', task_id: t.task_id, missing_right: 'read' } });
   }
@@ -25,7 +26,7 @@ export async function requireView(ctx: ToolContext, t: TaskInfo, opts: { readonl
 /** Whether the caller may see the task in a list (no use spent): the decision behind it, or null for its creator. */
 export async function viewDecision(ctx: ToolContext, t: TaskInfo): Promise<{ readonly visible: boolean; readonly decision: Decision | null }> {
   if (t.creator_pid === ctx.pid) return { visible: true, decision: null };
-  const d = await ctx.authority.check(`object:${t.owner_oid}`, 'read');
+  const d = await ctx.authority.check(resources.object(t.owner_oid), 'read');
   return { visible: d.allowed, decision: d.allowed ? d : null };
 }
 
@@ -35,7 +36,7 @@ export async function viewDecision(ctx: ToolContext, t: TaskInfo): Promise<{ rea
  */
 export async function requireManage(ctx: ToolContext, t: TaskInfo): Promise<Decision | null> {
   if (t.creator_pid === ctx.pid) return null;
-  const d = await ctx.authority.check(`object:${t.owner_oid}`, 'write');
+  const d = await ctx.authority.check(resources.object(t.owner_oid), 'write');
   if (!d.allowed) {
     throw new LibosError('object_denied', `task_id: ${ctx.pid} did not create ${t.task_id} and lacks write on its owner object:${t.owner_oid}`, { details: { field: 'task_id', task_id: t.task_id, missing_right: 'write' } });
   }

@@ -15,18 +15,18 @@ import {
   type ServiceScope,
   type WaitSpec,
 } from '@libos/sdk';
+import { isTerminalProcessStatus, resources, namespaces } from '@libos/sdk';
 import type { TasksState } from './state.js';
-import { ACTIVE_STATUSES, isActive, TASK_STATUSES, type TaskInfo, type TaskStatus } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, isActive, TASK_STATUSES, type TaskInfo, type TaskStatus } from './task-info.js';
 import { findTask, tasksDb, updateTask, type TaskPatch } from './task-store.js';
 
-const TERMINAL_PROCESS = new Set(['exited', 'failed', 'killed']);
 /** Terminal statuses whose notification is posted (and retried): abandoned, superseded and unavailable never are. */
 const NOTIFIED = new Set<string>(['succeeded', 'failed', 'cancelled']);
 const PHASE: Partial<Record<TaskStatus, 'completed' | 'failed' | 'cancelled'>> = { succeeded: 'completed', failed: 'failed', cancelled: 'cancelled' };
 const WAITING = ['waiting_human', 'waiting_process', 'waiting_message'] as const;
 
 /** Where a task's result Object lives: the creator's tool-results namespace, so the creator can read it by name. */
-export const resultNamespace = (creatorPid: string) => `process:${creatorPid}/tool_results`;
+export const resultNamespace = (creatorPid: string): string => namespaces.toolResults(creatorPid);
 export const resultName = (taskId: string) => `object_task_result:${taskId}`;
 
 /** The task status and `wait` record of a runner wait. */
@@ -60,7 +60,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
   async function liveProcess(pid: string) {
     try {
       const p = await processes().get(pid);
-      return TERMINAL_PROCESS.has(p.status) ? null : p;
+      return isTerminalProcessStatus(p.status) ? null : p;
     } catch (err) {
       if (err instanceof LibosError && err.code === 'process_not_found') return null;
       throw err;
@@ -97,7 +97,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
         if (terminal) state.testHooks.beforeNotify?.(task);
         const m = await scope.service<MailboxService>(SERVICE_NAMES.mailbox).post({
           recipientPid: n.recipient_pid,
-          sender: `object_task:${task.task_id}`,
+          sender: resources.objectTask(task.task_id),
           channel: n.channel,
           kind: 'object_task',
           delivery: n.kind,
@@ -114,7 +114,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
         outcome = { status: ended ? 'undelivered_terminal' : 'failed', message_id: null, error: e ? `${e.code}: ${e.message}` : `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}` };
       }
     }
-    await scope.audit.record({ action: 'object_task.notify', target: `object_task:${task.task_id}`, decision: outcome.status, details: { phase, recipient_pid: n.recipient_pid, message_id: outcome.message_id, error: outcome.error } });
+    await scope.audit.record({ action: 'object_task.notify', target: resources.objectTask(task.task_id), decision: outcome.status, details: { phase, recipient_pid: n.recipient_pid, message_id: outcome.message_id, error: outcome.error } });
     if (!terminal) return task;
     if (outcome.status !== 'delivered') await scope.events.emit('object_task_notification_undelivered', { pid: task.creator_pid, task_id: task.task_id, status: outcome.status, error: outcome.error });
     const updated = await updateTask(db, task.task_id, TASK_STATUSES, { notification: { ...n, subject, ...outcome } }, now());
@@ -127,11 +127,11 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
    */
   async function finish(task: TaskInfo, status: 'succeeded' | 'failed' | 'cancelled' | 'abandoned', patch: TaskPatch): Promise<TaskInfo> {
     const at = now();
-    const done = await updateTask(db, task.task_id, ACTIVE_STATUSES, { ...patch, status, completed_at: at }, at);
+    const done = await updateTask(db, task.task_id, ACTIVE_TASK_STATUSES, { ...patch, status, completed_at: at }, at);
     if (!done) return (await findTask(db, task.task_id)) ?? task;
     const event = status === 'succeeded' ? 'completed' : status;
     await scope.events.emit(`object_task_${event}`, { pid: done.creator_pid, task_id: done.task_id, status, runner_pid: done.runner_pid, result_oid: done.result_oid, error: done.error });
-    await scope.audit.record({ action: `object_task.${event}`, target: `object_task:${done.task_id}`, decision: status, details: { owner_oid: done.owner_oid, runner_pid: done.runner_pid, tool: done.tool, result_oid: done.result_oid, error: done.error } });
+    await scope.audit.record({ action: `object_task.${event}`, target: resources.objectTask(done.task_id), decision: status, details: { owner_oid: done.owner_oid, runner_pid: done.runner_pid, tool: done.tool, result_oid: done.result_oid, error: done.error } });
     await runners().wakeTaskWaiters(done.task_id);
     scope.afterCommit(() => state.live.delete(done.task_id));
     const phase = PHASE[status];
@@ -157,7 +157,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       owner: { kind: 'object_task', id: task.task_id },
     });
     if (await liveProcess(task.creator_pid)) {
-      await scope.authorityFor(task.creator_pid).grantTrusted({ subject: task.creator_pid, resource: `object:${ref.oid}`, rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id } });
+      await scope.authorityFor(task.creator_pid).grantTrusted({ subject: task.creator_pid, resource: resources.object(ref.oid), rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id } });
       await objects().attachRoot(task.creator_pid, ref.oid);
     }
     // owner -produced-> result: what the owner's history says the task made (a watching runner hears `linked`).
@@ -170,13 +170,13 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     const recipient = task.notification.recipient_pid;
     const wantsGrant = state.live.get(task.task_id)?.grantResultToNotify === true && recipient !== null && recipient !== task.creator_pid;
     const creator = scope.authorityFor(task.creator_pid);
-    const grant = wantsGrant ? await creator.check(`object:${resultOid}`, 'grant') : null;
+    const grant = wantsGrant ? await creator.check(resources.object(resultOid), 'grant') : null;
     // Throwing here rolls the call back with its result: the task fails instead, and nothing is left behind.
     if (grant && !grant.allowed) throw new LibosError('permission_denied', `cannot grant object task result ${resultOid} to ${recipient}: ${task.creator_pid} lacks grant on object:${resultOid}`);
     const done = await finish(task, 'succeeded', { result_oid: resultOid, error: null });
     if (grant && done.status === 'succeeded' && done.notification.status === 'delivered') {
       await creator.consume(grant);
-      await scope.authorityFor(recipient!).grantTrusted({ subject: recipient!, resource: `object:${resultOid}`, rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id, from: task.creator_pid } });
+      await scope.authorityFor(recipient!).grantTrusted({ subject: recipient!, resource: resources.object(resultOid), rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id, from: task.creator_pid } });
     }
     await runners().end(runner.pid, { kind: 'exited', resultOid });
   }
@@ -212,10 +212,10 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       if (!t) return;
       const w = waitStatus(outcome.wait);
       const at = now();
-      const moved = await updateTask(db, t.task_id, ACTIVE_STATUSES, { status: w.status, wait: w.wait, error: w.text, started_at: t.started_at ?? at }, at);
+      const moved = await updateTask(db, t.task_id, ACTIVE_TASK_STATUSES, { status: w.status, wait: w.wait, error: w.text, started_at: t.started_at ?? at }, at);
       if (!moved) return;
       await scope.events.emit('object_task_waiting', { pid: t.creator_pid, task_id: t.task_id, status: w.status, wait: w.wait });
-      await scope.audit.record({ action: 'object_task.waiting', target: `object_task:${t.task_id}`, decision: w.status, details: { wait: w.wait } });
+      await scope.audit.record({ action: 'object_task.waiting', target: resources.objectTask(t.task_id), decision: w.status, details: { wait: w.wait } });
       await runners().wakeTaskWaiters(t.task_id);
       await notify(moved, 'waiting');
     },
@@ -241,7 +241,7 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     let task = t;
     if (isActive(task.status) && task.runner_pid) {
       const r = await runners().get(task.runner_pid);
-      if (!r || TERMINAL_PROCESS.has(r.status)) task = await endedEarly(task, r?.status ?? 'killed', r?.outcome ?? null);
+      if (!r || isTerminalProcessStatus(r.status)) task = await endedEarly(task, r?.status ?? 'killed', r?.outcome ?? null);
       else if ((WAITING as readonly string[]).includes(task.status) && (r.status === 'runnable' || r.status === 'running')) {
         task = (await updateTask(db, task.task_id, WAITING, { status: 'running' }, now())) ?? task;
       }

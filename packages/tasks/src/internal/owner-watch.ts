@@ -3,6 +3,7 @@ import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { isActive, type TaskInfo, type WatchEvent } from './task-info.js';
 import { listTasks, tasksDb } from './task-store.js';
+import { resources } from '@libos/sdk';
 
 /** The change an Object Memory event describes, as an owner watch names it, or null for other events. */
 export function ownerChangeOf(e: EmittedEvent): { oid: string; event: WatchEvent; version: number | null; change: Record<string, unknown>; relation: string | null; dstOid: string | null; linkId: string | null } | null {
@@ -52,7 +53,7 @@ export async function notifyOwnerChange(scope: ServiceScope, state: TasksState, 
     } catch (err) {
       const text = err instanceof LibosError ? `${err.code}: ${err.message}` : String(err);
       await scope.events.emit('object_task_owner_change_undelivered', { pid: t.creator_pid, task_id: t.task_id, runner_pid: t.runner_pid, event: change.event, error: text });
-      await scope.audit.record({ action: 'object_task.owner_watch', target: `object_task:${t.task_id}`, decision: 'undelivered', details: { event: change.event, error: text } });
+      await scope.audit.record({ action: 'object_task.owner_watch', target: resources.objectTask(t.task_id), decision: 'undelivered', details: { event: change.event, error: text } });
     }
   }
 }

@@ -1,7 +1,7 @@
 import { SERVICE_NAMES, type ObjectsService, type RunnerService, type ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
-import { ACTIVE_STATUSES, type TaskInfo } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type TaskInfo } from './task-info.js';
 import { taskPage, tasksDb, updateTask } from './task-store.js';
 
 /** Tasks handled per page of the reopen sweep. */
@@ -46,7 +46,7 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
   const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
 
   const abandoned: string[] = [];
-  await eachTask(scope, ACTIVE_STATUSES, async (t) => {
+  await eachTask(scope, ACTIVE_TASK_STATUSES, async (t) => {
     const done = await life.finish(t, 'abandoned', { error: 'runtime reopened before object task completed' });
     if (done.status !== 'abandoned') return;
     abandoned.push(t.task_id);

@@ -1,7 +1,7 @@
 import type { ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
-import { ACTIVE_STATUSES } from './task-info.js';
+import { ACTIVE_TASK_STATUSES } from './task-info.js';
 import { listTasks, tasksDb } from './task-store.js';
 
 /**
@@ -32,7 +32,7 @@ export async function pinnedOwners(scope: ServiceScope, oids: readonly string[])
       .selectFrom('object_tasks')
       .select('owner_oid')
       .where('owner_oid', 'in', oids.slice(i, i + 400))
-      .where('status', 'in', [...ACTIVE_STATUSES])
+      .where('status', 'in', [...ACTIVE_TASK_STATUSES])
       .execute();
     for (const r of rows) out.add(r.owner_oid);
   }

@@ -9,8 +9,9 @@ import {
   type Subtree,
   type SubtreeStateContributor,
 } from '@libos/sdk';
-import { ACTIVE_STATUSES, type TaskInfo } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type TaskInfo } from './task-info.js';
 import { tasksDb, updateTask, type TaskTable } from './task-store.js';
+import { resources } from '@libos/sdk';
 
 /**
  * ObjectTasks' share of checkpoints (key `tasks`): the task records the subtree created or runs. A task's arguments
@@ -48,13 +49,13 @@ async function scopedTasks(
       .selectFrom('object_tasks')
       .selectAll()
       .where((eb) => eb.or([eb('creator_pid', 'in', c), eb('runner_pid', 'in', c)]));
-    if (opts.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_STATUSES]);
+    if (opts.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_TASK_STATUSES]);
     for (const r of await sel.execute()) out.set(r.task_id, r);
   }
   // A task of someone else on an Object the subtree owns is in scope too (checked for the few active ones, and for
   // every terminal one through its owner's current owner).
   let others = db.selectFrom('object_tasks').selectAll();
-  if (opts.activeOnly) others = others.where('status', 'in', [...ACTIVE_STATUSES]);
+  if (opts.activeOnly) others = others.where('status', 'in', [...ACTIVE_TASK_STATUSES]);
   const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
   const owners = new Map<string, boolean>();
   for (const r of await others.execute()) {
@@ -107,7 +108,7 @@ export function tasksState(): SubtreeStateContributor {
       // "Finished after the capture" is read off the capture itself, not clocks: a task the capture did not hold, or
       // held active, finished since; one it held terminal had finished before.
       const finishedBefore = (t: TaskTable) =>
-        ACTIVE_STATUSES.every((s) => s !== captured.get(t.task_id)?.status) && captured.has(t.task_id);
+        ACTIVE_TASK_STATUSES.every((s) => s !== captured.get(t.task_id)?.status) && captured.has(t.task_id);
       for (const t of await scopedTasks(scope, subtree.pids)) {
         const wait = JSON.parse(t.wait) as Record<string, unknown>;
         if (t.status === 'result_unavailable_after_reopen' && finishedBefore(t) && typeof wait.previous_result_oid === 'string') {
@@ -168,7 +169,7 @@ export function tasksState(): SubtreeStateContributor {
       if (superseded.length || revived.length) {
         await scope.audit.record({
           action: 'object_task.checkpoint_restore',
-          target: `process:${subtree.rootPid}`,
+          target: resources.process(subtree.rootPid),
           decision: 'superseded_by_restore',
           details: { checkpoint_id: ctx.checkpointId, superseded, revived },
         });

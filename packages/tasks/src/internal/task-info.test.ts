@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ACTIVE_STATUSES, isActive, isTerminal, TASK_STATUSES, taskInfoSchema, TERMINAL_STATUSES, type TaskInfo } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, isActive, isTerminal, TASK_STATUSES, taskInfoSchema, TERMINAL_TASK_STATUSES, type TaskInfo } from './task-info.js';
 
 const succeeded: TaskInfo = {
   task_id: 'task_0000000000000001',
@@ -22,12 +22,12 @@ const succeeded: TaskInfo = {
 
 describe('TaskInfo', () => {
   it('[OT-77] statuses are exactly the seed\'s eleven names: five active, six terminal', () => {
-    expect(ACTIVE_STATUSES).toEqual(['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message']);
-    expect(TERMINAL_STATUSES).toEqual(['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen']);
+    expect(ACTIVE_TASK_STATUSES).toEqual(['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message']);
+    expect(TERMINAL_TASK_STATUSES).toEqual(['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen']);
     for (const s of TASK_STATUSES) expect(taskInfoSchema.safeParse({ ...succeeded, status: s }).success).toBe(true);
     for (const s of ['completed', 'waiting', 'done', 'SUCCEEDED']) expect(taskInfoSchema.safeParse({ ...succeeded, status: s }).success).toBe(false);
-    expect(TASK_STATUSES.filter(isActive)).toEqual([...ACTIVE_STATUSES]);
-    expect(TASK_STATUSES.filter(isTerminal)).toEqual([...TERMINAL_STATUSES]);
+    expect(TASK_STATUSES.filter(isActive)).toEqual([...ACTIVE_TASK_STATUSES]);
+    expect(TASK_STATUSES.filter(isTerminal)).toEqual([...TERMINAL_TASK_STATUSES]);
   });
 
   it('[OT-77] a succeeded TaskInfo has exactly the spec\'s keys: no result content, arguments or grant intent', () => {

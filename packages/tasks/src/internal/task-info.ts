@@ -1,18 +1,18 @@
 import { z } from 'zod';
 
 /** Active statuses (object-tasks seed): the task can still change. */
-export const ACTIVE_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message'] as const;
+export const ACTIVE_TASK_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message'] as const;
 /** Terminal statuses: the task never changes again (except the rewrites at reopen and restore). */
-export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen'] as const;
-export const TASK_STATUSES = [...ACTIVE_STATUSES, ...TERMINAL_STATUSES] as const;
+export const TERMINAL_TASK_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen'] as const;
+export const TASK_STATUSES = [...ACTIVE_TASK_STATUSES, ...TERMINAL_TASK_STATUSES] as const;
 
-export type ActiveStatus = (typeof ACTIVE_STATUSES)[number];
-export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+export type ActiveTaskStatus = (typeof ACTIVE_TASK_STATUSES)[number];
+export type TerminalTaskStatus = (typeof TERMINAL_TASK_STATUSES)[number];
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-const ACTIVE: ReadonlySet<string> = new Set(ACTIVE_STATUSES);
-export const isActive = (status: string): status is ActiveStatus => ACTIVE.has(status);
-export const isTerminal = (status: string): status is TerminalStatus => !ACTIVE.has(status);
+const ACTIVE: ReadonlySet<string> = new Set(ACTIVE_TASK_STATUSES);
+export const isActive = (status: string): status is ActiveTaskStatus => ACTIVE.has(status);
+export const isTerminal = (status: string): status is TerminalTaskStatus => !ACTIVE.has(status);
 
 /** How a notification is posted: an ordinary message, or one that stops the recipient's next non-message tool call. */
 export const NOTIFY_KINDS = ['normal', 'interrupt'] as const;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from '@libos/sdk';
-import { ACTIVE_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from './task-info.js';
 
 /** `object_tasks`: one durable row per task. JSON columns are text. No arguments, delegations or grant intents. */
 export interface TaskTable {
@@ -143,14 +143,14 @@ export async function findTask(db: TasksDb, taskId: string): Promise<TaskInfo | 
 export async function listTasks(db: TasksDb, q: { readonly ownerOid?: string; readonly activeOnly?: boolean } = {}): Promise<TaskInfo[]> {
   let sel = db.selectFrom('object_tasks').selectAll();
   if (q.ownerOid !== undefined) sel = sel.where('owner_oid', '=', q.ownerOid);
-  if (q.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_STATUSES]);
+  if (q.activeOnly) sel = sel.where('status', 'in', [...ACTIVE_TASK_STATUSES]);
   const rows = await sel.orderBy('updated_at', 'desc').orderBy('created_at', 'desc').orderBy('task_id', 'asc').execute();
   return rows.map(toInfo);
 }
 
 /** Active tasks, globally or on one owner. */
 export async function countActive(db: TasksDb, ownerOid?: string): Promise<number> {
-  let sel = db.selectFrom('object_tasks').where('status', 'in', [...ACTIVE_STATUSES]);
+  let sel = db.selectFrom('object_tasks').where('status', 'in', [...ACTIVE_TASK_STATUSES]);
   if (ownerOid !== undefined) sel = sel.where('owner_oid', '=', ownerOid);
   const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(n);

@@ -1,10 +1,9 @@
 import { defineTool, LibosError, newId, SERVICE_NAMES, z, type Decision, type ObjectsService, type ProcessService, type RunnerService, type ToolContext } from '@libos/sdk';
+import { isTerminalProcessStatus, namespaces, resources } from '@libos/sdk';
 import { TASKS_OBSERVER_SERVICE, type TasksState } from '../internal/state.js';
 import { DEFAULT_NOTIFY_CHANNEL, NOTIFY_KINDS, taskInfoSchema, type TaskInfo } from '../internal/task-info.js';
 import { countActive, insertTask, tasksDb } from '../internal/task-store.js';
 import { normalizeChannel, watchAtStart } from '../internal/validate.js';
-
-const TERMINAL_PROCESS = new Set(['exited', 'failed', 'killed']);
 
 const input = z.object({
   owner_oid: z.string().max(128).optional().describe('OID of the owner Object; when non-empty it wins over owner_name'),
@@ -49,7 +48,7 @@ async function checkRequest(ctx: ToolContext, a: StartArgs) {
     if (err instanceof LibosError && err.code === 'process_not_found') throw new LibosError('process_not_found', `notify_pid: process ${notifyPid} does not exist`, { details: { field: 'notify_pid', pid: notifyPid } });
     throw err;
   }
-  if (TERMINAL_PROCESS.has(target.status)) throw new LibosError('invalid_state', `notify_pid: process ${notifyPid} is ${target.status} and can receive no notification`, { details: { field: 'notify_pid', pid: notifyPid, status: target.status } });
+  if (isTerminalProcessStatus(target.status)) throw new LibosError('invalid_state', `notify_pid: process ${notifyPid} is ${target.status} and can receive no notification`, { details: { field: 'notify_pid', pid: notifyPid, status: target.status } });
   const me = await processes.get(ctx.pid);
   if (notifyPid !== ctx.pid && notifyPid !== me.parentPid && target.parentPid !== ctx.pid) {
     throw new LibosError('permission_denied', `notify_pid: ${ctx.pid} may notify only itself, its parent or a direct child (not ${notifyPid})`, { details: { field: 'notify_pid', pid: notifyPid } });
@@ -62,14 +61,14 @@ async function checkOwner(ctx: ToolContext, a: StartArgs, ownerOid: string, owne
   const objects = ctx.service<ObjectsService>(SERVICE_NAMES.objects);
   let oid = ownerOid;
   if (oid === '') {
-    const namespace = a.namespace?.trim() ? a.namespace : `process:${ctx.pid}`;
+    const namespace = a.namespace?.trim() ? a.namespace : namespaces.process(ctx.pid);
     const ref = await objects.lookup(namespace, ownerName);
     if (!ref) throw new LibosError('object_not_found', `owner_name: no Object named ${JSON.stringify(ownerName)} in namespace ${JSON.stringify(namespace.trim())}`, { details: { field: 'owner_name', namespace, name: ownerName } });
     oid = ref.oid;
   }
   const decisions: Decision[] = [];
   for (const right of ['read', 'write', 'link'] as const) {
-    const d = await ctx.authority.check(`object:${oid}`, right);
+    const d = await ctx.authority.check(resources.object(oid), right);
     if (!d.allowed) {
       const field = ownerOid !== '' ? 'owner_oid' : 'owner_name';
       throw new LibosError('object_denied', `${field}: ${ctx.pid} lacks ${right} on the owner object:${oid} (an ObjectTask owner needs read, write and link; immutable Objects lack write)`, {
@@ -129,7 +128,7 @@ export function startObjectTask(state: TasksState) {
         tool: tool.name,
         args,
         goal: JSON.stringify({ type: 'object_task', task_id: taskId, owner_oid: owner.oid, tool: tool.name }),
-        grants: [{ resource: `object:${owner.oid}`, rights: ['read', 'materialize'] }],
+        grants: [{ resource: resources.object(owner.oid), rights: ['read', 'materialize'] }],
         inherit: a.inherit_capabilities,
       });
       const now = ctx.clock.now().toISOString();
@@ -158,7 +157,7 @@ export function startObjectTask(state: TasksState) {
         ctx.onRollback(() => state.live.delete(taskId));
       }
       await ctx.events.emit('object_task_started', { pid: ctx.pid, task_id: taskId, owner_oid: owner.oid, runner_pid: runner.pid, tool: tool.name });
-      await ctx.audit.record({ action: 'object_task.start', target: `object_task:${taskId}`, decision: 'queued', details: { owner_oid: owner.oid, runner_pid: runner.pid, tool: tool.name, notify_pid: req.notifyPid, inherited: a.inherit_capabilities.length } });
+      await ctx.audit.record({ action: 'object_task.start', target: resources.objectTask(taskId), decision: 'queued', details: { owner_oid: owner.oid, runner_pid: runner.pid, tool: tool.name, notify_pid: req.notifyPid, inherited: a.inherit_capabilities.length } });
       return { task };
     },
   });

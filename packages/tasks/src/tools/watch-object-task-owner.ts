@@ -6,6 +6,7 @@ import { isActive, NOTIFY_KINDS, taskInfoSchema } from '../internal/task-info.js
 import { tasksDb, updateTask } from '../internal/task-store.js';
 import { watchChange } from '../internal/validate.js';
 import { taskIdInput } from './get-object-task.js';
+import { resources } from '@libos/sdk';
 
 /**
  * `watch_object_task_owner`: changes which owner changes an active task's runner is told about. Creator,
@@ -32,7 +33,7 @@ export function watchObjectTaskOwner(state: TasksState) {
       const owner_watch = watchChange(t.owner_watch, { enabled, watch_events, watch_channel, watch_kind });
       const updated = await updateTask(tasksDb(ctx.store), task_id, [t.status], { owner_watch }, ctx.clock.now().toISOString());
       if (!updated) throw new LibosError('conflict', `task_id: object task ${task_id} changed concurrently; read it again`, { details: { field: 'task_id' } });
-      await ctx.audit.record({ action: 'object_task.watch', target: `object_task:${task_id}`, decision: owner_watch.enabled ? 'enabled' : 'disabled', details: { owner_watch } });
+      await ctx.audit.record({ action: 'object_task.watch', target: resources.objectTask(task_id), decision: owner_watch.enabled ? 'enabled' : 'disabled', details: { owner_watch } });
       return { task: updated };
     },
   });

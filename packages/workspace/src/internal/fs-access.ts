@@ -2,9 +2,10 @@ import type { Right, ToolContext } from '@libos/sdk';
 import { refuse } from './errors.js';
 import { isGitMetadata, resolvePath, type ResolvedPath } from './resolve-path.js';
 import { workingDirectoryOf } from './working-directory.js';
+import { resources } from '@libos/sdk';
 
 /** The `fs:` resource of an absolute path. */
-export const fsResource = (absolutePath: string) => `fs:${absolutePath}`;
+export const fsResource = (absolutePath: string) => resources.fs(absolutePath);
 
 export interface AccessOptions {
   readonly field: string;

@@ -10,6 +10,7 @@ import { checkPathText } from './path-text.js';
 import { isInside, resolvePath } from './resolve-path.js';
 import { runProcess, type RunOutcome } from './run-process.js';
 import { workingDirectoryOf } from './working-directory.js';
+import { resources } from '@libos/sdk';
 
 /**
  * Settings every git command runs with: no hooks, no fsmonitor command, no pager, no colour, no signing program, paths
@@ -62,7 +63,7 @@ export async function requireRepo(ctx: ToolContext, cfg: WorkspaceConfig, path: 
   const root = findRepoRoot(start);
   if (root === null)
     throw refuse('not_found', 'not_a_git_repository', `path: ${p.real} is not inside a git repository`, { field: 'path', path: p.real });
-  const resource = `git:${root}`;
+  const resource = resources.git(root);
   await ctx.authority.require(resource, right);
   return { root, resource, cwd };
 }

@@ -2,6 +2,7 @@ import type { ToolContext } from '@libos/sdk';
 import { refuse } from './errors.js';
 import { findProgram, isExecutableFile } from './find-program.js';
 import { resolvePath } from './resolve-path.js';
+import { resources } from '@libos/sdk';
 
 /** A program a command runs: the `shell:` resource that grants it and the file that is executed. */
 export interface ProgramRef {
@@ -26,7 +27,7 @@ const BARE_NAME = /^[A-Za-z0-9._+-]{1,255}$/;
 export async function requireProgram(ctx: ToolContext, argv0: string, cwd: string, pathVar: string | undefined): Promise<ProgramRef> {
   if (argv0.includes('/')) {
     const p = resolvePath(cwd, argv0, { followFinal: true, field: 'argv[0]' });
-    const resource = `shell:${p.real}`;
+    const resource = resources.shell(p.real);
     await ctx.authority.require(resource, 'execute');
     if (p.kind !== 'file' || !isExecutableFile(p.real)) {
       throw refuse('not_found', 'program_not_found', `argv[0]: ${p.real} is not an executable file; the command did not start`, {
@@ -41,7 +42,7 @@ export async function requireProgram(ctx: ToolContext, argv0: string, cwd: strin
     throw refuse('invalid_arguments', 'program_not_found', `argv[0]: a program name must match ${BARE_NAME} or be a path with "/"`, {
       field: 'argv',
     });
-  const resource = `shell:${argv0}`;
+  const resource = resources.shell(argv0);
   await ctx.authority.require(resource, 'execute');
   const file = findProgram(argv0, pathVar);
   if (file === null)

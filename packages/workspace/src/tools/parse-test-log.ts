@@ -8,14 +8,16 @@ import { observeExternal } from '../internal/observe.js';
 import { MAX_PATH_CHARS } from '../internal/path-text.js';
 import { parseTestLogText } from '../test-logs/parse-log.js';
 import { TEST_LOG_FORMATS } from '../test-logs/test-report.js';
+import { namespaces } from '@libos/sdk';
+import { idPattern } from '@libos/sdk';
 
 /** Where `parse_test_log` keeps its `test_result` Objects: a child of the process scope. */
-export const testResultsNamespace = (pid: string) => `process:${pid}/test_results`;
+export const testResultsNamespace = (pid: string): string => namespaces.testResults(pid);
 
 /** Largest log given inline, in characters (a larger one is read from a file). */
 export const MAX_INLINE_LOG_CHARS = 900_000;
 
-const OBJECT_ID = /^obj_[0-9a-f]{16}$/;
+const OBJECT_ID = idPattern('obj');
 
 /**
  * `parse_test_log`: reads a test runner's log (Jest/Vitest JSON, TAP, pytest, JUnit XML; detected by default),

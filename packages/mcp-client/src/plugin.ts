@@ -8,7 +8,7 @@ import { libosToolName } from './internal/tool-names.js';
 export const mcpSkillName = (server: string): string => `mcp-${server}`;
 
 /** The resource a call of `tool` on `server` needs `execute` on: `mcp:<server>/<tool>` (`mcp:<server>/*` covers all). */
-export const mcpToolResource = (server: string, tool: string): string => `mcp:${server}/${tool}`;
+export const mcpToolResource = (server: string, tool: string): string => resources.mcp(server, tool);
 
 /** The largest result (as JSON) one external call may hand back. */
 export const MAX_RESULT_BYTES = 1024 * 1024;

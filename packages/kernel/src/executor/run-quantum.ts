@@ -7,7 +7,7 @@ import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import { unreadByDelivery } from '../mailbox/unread-mail.js';
 import { endProcess } from '../processes/exit.js';
 import { claimPendingAction, findPendingAction, type PendingAction } from '../processes/pending-actions.js';
-import { TERMINAL_STATUSES, type ProcessInfo, type ProcessStatus } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessInfo, type ProcessStatus } from '../processes/process-record.js';
 import { findProcess } from '../processes/process-store.js';
 import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
@@ -70,7 +70,7 @@ const iso = (deps: KernelDeps) => deps.clock.now().toISOString();
 async function failProcess(deps: KernelDeps, pid: string, code: string, message: string): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);
-    if (!p || TERMINAL_STATUSES.has(p.status)) return;
+    if (!p || TERMINAL_PROCESS_STATUSES.has(p.status)) return;
     await endProcess(deps, scope, pid, { kind: 'failed', code, message: message.slice(0, 2000) });
   });
 }
@@ -110,7 +110,7 @@ async function recordRetry(deps: KernelDeps, pid: string, provider: LlmProvider,
 async function failInterruptedResume(deps: KernelDeps, pid: string, call: { readonly tool: string; readonly callId: string }, e: LibosError): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);
-    if (!p || TERMINAL_STATUSES.has(p.status)) return;
+    if (!p || TERMINAL_PROCESS_STATUSES.has(p.status)) return;
     await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: `process:${pid}`, decision: 'failed', details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() } });
     await endProcess(deps, scope, pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `${call.tool} failed to resume (${e.code}: ${e.message})`.slice(0, 2000) });
   });
@@ -120,7 +120,7 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     for (const pid of pids) {
       const p = await findProcess(scope.store, pid);
-      if (p && !TERMINAL_STATUSES.has(p.status)) await endProcess(deps, scope, pid, { kind: 'killed', code: 'resource_limit_exceeded', reason: message.slice(0, 2000) });
+      if (p && !TERMINAL_PROCESS_STATUSES.has(p.status)) await endProcess(deps, scope, pid, { kind: 'killed', code: 'resource_limit_exceeded', reason: message.slice(0, 2000) });
     }
   });
 }
@@ -160,7 +160,7 @@ async function dispatchBatch(
       executed.push(call.name);
       results.push(r);
       const s = callStopReason(r);
-      if (TERMINAL_STATUSES.has(await statusOf(deps, pid))) stop = 'process_terminal';
+      if (TERMINAL_PROCESS_STATUSES.has(await statusOf(deps, pid))) stop = 'process_terminal';
       else if (s) stop = s;
       else if (deps.registry.tools.get(call.name)?.tool.exclusive && i < calls.length - 1) stop = 'exclusive';
       if (stop !== 'completed') {
@@ -386,7 +386,7 @@ async function resumeSaved(deps: KernelDeps, turn: ResumeTurn): Promise<QuantumR
   const resume = { token: saved.resumeToken, callId: saved.callId, wait: saved.wait, firstRun };
   const origin = turn.runner ? { kind: 'runner' as const, runner: turn.runner } : { kind: 'model' as const };
   const r = await callTool(deps, pid, saved.tool, saved.args, { resume, origin });
-  const ended = TERMINAL_STATUSES.has(await statusOf(deps, pid));
+  const ended = TERMINAL_PROCESS_STATUSES.has(await statusOf(deps, pid));
   const stopReason: StopReason = ended ? 'process_terminal' : (callStopReason(r) ?? 'completed');
   return { pid, kind: 'resumed', stopReason, executed: [saved.tool], skipped: [], results: [r] };
 }
@@ -532,7 +532,7 @@ async function closeQuantum(deps: KernelDeps, run: QuantumRun, result: QuantumRe
   const seconds = Math.max(0, (deps.clock.now().getTime() - run.startedAt) / 1000);
   const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
     const row = await scope.store.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
-    if (!row || TERMINAL_STATUSES.has(row.status as ProcessStatus)) return null;
+    if (!row || TERMINAL_PROCESS_STATUSES.has(row.status as ProcessStatus)) return null;
     const charged = await deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
     if (charged.exceeded || !handBack || row.status !== 'running') return charged;
     await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));

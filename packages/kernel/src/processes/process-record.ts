@@ -1,22 +1,7 @@
-/** Process statuses (docs/behaviour/kernel.md). Terminal: exited, failed, killed. */
-export const PROCESS_STATUSES = [
-  'created',
-  'runnable',
-  'running',
-  'waiting_event',
-  'waiting_tool',
-  'waiting_human',
-  'paused',
-  'suspended',
-  'exited',
-  'failed',
-  'killed',
-] as const;
-export type ProcessStatus = (typeof PROCESS_STATUSES)[number];
+import type { ProcessStatus } from '@libos/sdk';
 
-export const TERMINAL_STATUSES: ReadonlySet<ProcessStatus> = new Set(['exited', 'failed', 'killed']);
-/** Statuses in which a process may call tools. */
-export const TOOL_CALLABLE_STATUSES: ReadonlySet<ProcessStatus> = new Set(['runnable', 'running']);
+// The process vocabulary lives in @libos/sdk (process-status.ts); the kernel re-exports it for its own modules.
+export { PROCESS_STATUSES, TERMINAL_PROCESS_STATUSES, TOOL_CALLABLE_STATUSES, isTerminalProcessStatus, type ProcessStatus } from '@libos/sdk';
 
 /** A Skill loaded on one process: a snapshot of its package hash and tools. */
 export interface LoadedSkill {

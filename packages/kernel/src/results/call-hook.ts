@@ -1,6 +1,6 @@
 import { SERVICE_NAMES } from '@libos/sdk';
 import type { CallHook } from '../call/hooks.js';
-import { TERMINAL_STATUSES, type ProcessStatus } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES, type ProcessStatus } from '../processes/process-record.js';
 import { publishToolResult } from './publish-result.js';
 
 /**
@@ -14,7 +14,7 @@ export const resultsCallHook: CallHook = {
     if (call.origin.kind !== 'model' || !call.deps.registry.services.has(SERVICE_NAMES.objects)) return;
     // A call that ended its process (process_exit) has nobody left to read its result.
     const row = await scope.store.selectFrom('processes').select('status').where('pid', '=', call.pid).executeTakeFirstOrThrow();
-    if (TERMINAL_STATUSES.has(row.status as ProcessStatus)) return;
+    if (TERMINAL_PROCESS_STATUSES.has(row.status as ProcessStatus)) return;
     await publishToolResult(scope, {
       pid: call.pid,
       name: `tool_result:${call.callId}`,

@@ -25,6 +25,7 @@ import type { TxScope } from '../store/transaction.js';
 import { llmContextService } from '../context/context-service.js';
 import { recordedExitPayload, savedCallsOf, spawnChildForHost } from './process-extras.js';
 import { subtreeStateService } from '../subtree/subtree-state-service.js';
+import { resources } from '@libos/sdk';
 
 /**
  * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners`,

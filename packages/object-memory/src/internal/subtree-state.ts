@@ -60,6 +60,9 @@ const partOf = (part: StatePart): ObjectsPart => {
 
 const blobRef = (oid: string) => `object:${oid}`;
 
+/** A process's own namespace or one under it: `process:<pid>` or `process:<pid>/...`. */
+const PROCESS_SCOPE = new RegExp(`^process:(pid_${ID_BODY_SOURCE})(?:/|$)`);
+
 /** The process scope's pid of a namespace (`process:<pid>` or below), or null. */
 function scopePid(namespace: string): string | null {
   const m = PROCESS_SCOPE.exec(namespace);

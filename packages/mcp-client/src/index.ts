@@ -7,5 +7,5 @@ export {
   type McpServerSpec,
   type McpToolInfo,
 } from './connect.js';
-export { mcpClientPlugin, mcpSkillName, mcpToolResource, MAX_RESULT_BYTES } from './plugin.js';
+export { mcpClientPlugin, mcpSkillName, mcpToolResource, mcpToolSink, MAX_RESULT_BYTES } from './plugin.js';
 export { MCP_CLIENT_ERRORS } from './errors.js';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { capabilities } from '@libos/capabilities';
+import { capabilities, DEFAULT_SINK_RULES } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectMcpServers, type McpConnections } from './connect.js';
@@ -135,6 +135,54 @@ describe('external MCP servers as a Skill', () => {
       ['tool:mcp_weather_outage', 'permission_denied'],
       ['tool:mcp_weather_outage', 'mcp_tool_error'],
     ]);
+  });
+
+  it('[K-59] arguments leave through the sink mcp:<server>/<tool>: refused after confidential data, sent once cleared', async () => {
+    const log = callLog();
+    const mcp = await connectMcpServers({ weather: { command: process.execPath, args: [SERVER], env: { CALL_LOG: log.path } } });
+    const rt = await runtimeWith(mcp);
+    const { pid } = await rt.spawn({ goal: 'check the weather after reading a confidential note' });
+    await rt.grant(pid, 'skill:mcp-weather', ['execute']);
+    await rt.grant(pid, 'mcp:weather/*', ['execute']);
+    expect(await rt.call(pid, 'activate_skill', { skill_id: 'mcp-weather' })).toMatchObject({ ok: true });
+    // The process has read confidential data: whatever it writes next may carry it.
+    await rt.transaction((scope) => rt.authority.flow(scope, pid).taint({ sensitivity: 'confidential', tenant: 'acme' }));
+
+    // An unmatched sink is untrusted (normal data at most): the call is refused and nothing reaches the server.
+    const refused = await rt.call(pid, 'mcp_weather_forecast', { city: 'Oslo' });
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        code: 'egress_denied',
+        category: 'permission_denied',
+        details: { field: 'arguments', sink: 'mcp:weather/forecast', rule: null },
+      },
+    });
+    const message = (refused as { error: { message: string } }).error.message;
+    expect(message).toMatch(/may not send confidential \(tenant acme\) data to mcp:weather\/forecast/);
+    expect(log.calls()).toEqual([]);
+
+    // The host clears the server's tools up to confidential: the same call goes through. The grant alone never did.
+    const rule = {
+      pattern: 'mcp:weather/*',
+      trustLevel: 'trusted',
+      maxSensitivity: 'confidential',
+      tenants: ['acme'],
+      principals: '*',
+    } as const;
+    await rt.transaction((scope) => rt.authority.setSinkRules(scope, 'host', [...DEFAULT_SINK_RULES, rule]));
+    expect(await rt.call(pid, 'mcp_weather_forecast', { city: 'Oslo' })).toMatchObject({
+      ok: true,
+      payload: { structured_content: { city: 'Oslo' } },
+    });
+    expect(log.calls()).toEqual([{ name: 'forecast', arguments: { city: 'Oslo' } }]);
+    const cleared = await rt.audit({ action: 'data_flow.decision' });
+    expect(cleared.at(-1)).toMatchObject({ target: 'mcp:weather/forecast', decision: 'allow' });
+
+    // Clearance has a ceiling: after secret data the cleared server is refused again.
+    await rt.transaction((scope) => rt.authority.flow(scope, pid).taint({ sensitivity: 'secret' }));
+    expect(await rt.call(pid, 'mcp_weather_forecast', { city: 'Lima' })).toMatchObject({ ok: false, error: { code: 'egress_denied' } });
+    expect(log.calls()).toHaveLength(1);
   });
 
   it('a Streamable HTTP server works the same way', async () => {

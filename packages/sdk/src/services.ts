@@ -19,6 +19,7 @@ export const SERVICE_NAMES = {
   subtreeState: 'subtree_state',
   files: 'files',
   objectPins: 'object_pins',
+  sinks: 'sinks',
 } as const;
 
 /** An object created by the host on behalf of a process (goals, tool results, exit results). */
@@ -350,6 +351,42 @@ export interface HumanOutputReceipt {
   readonly chars: number;
   readonly sha256: string;
   readonly delivered_at: string;
+}
+
+/**
+ * The kernel's one sink clearance, for a plugin tool that sends data out of the runtime (provided by the kernel as
+ * `sinks`): may data with these labels leave `pid` for `sink` (e.g. `mcp:<server>/<tool>`) under the host's sink
+ * rules? `clear` answers the decision when it is `allow`; otherwise it throws `egress_denied` naming the sink, the
+ * labels, the rule and the reason, and the tool must send nothing. An unmatched sink is untrusted: normal data at
+ * most. The decision is audited payload-free (`data_flow.decision`). Clearance never replaces a capability check.
+ *
+ * @example
+ * const labels = await ctx.flow.labels();
+ * await ctx.service<SinksService>(SERVICE_NAMES.sinks).clear(ctx.pid, 'mcp:weather/forecast', { labels, field: 'arguments' });
+ */
+export interface SinksService {
+  clear(pid: string, sink: string, opts?: SinkClearOptions): Promise<SinkClearance>;
+}
+
+export interface SinkClearOptions {
+  /** Labels of the data; default: the pid's flow high-water (everything it has observed). */
+  readonly labels?: DataLabels;
+  /** The argument that carries the data, named first in the error (e.g. `arguments`). */
+  readonly field?: string;
+  /** sha256 of the exact payload: lets a bound one-shot `data_release:<sink>` release a conditional sink once. */
+  readonly payloadSha256?: string;
+}
+
+/** A clearance that let the data go (payload-free). */
+export interface SinkClearance {
+  readonly sink: string;
+  readonly decision: 'allow';
+  /** The sink rule that cleared it, or null for an unmatched sink (normal data at most). */
+  readonly rule: string | null;
+  readonly reason: string;
+  readonly labelsSha256: string;
+  /** The one-shot release spent, when a conditional sink needed one. */
+  readonly releaseCapId?: string;
 }
 
 /** A tool as a runner would call it: its name, owning Skill and policy. */

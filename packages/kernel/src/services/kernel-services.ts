@@ -25,11 +25,12 @@ import type { TxScope } from '../store/transaction.js';
 import { llmContextService } from '../context/context-service.js';
 import { recordedExitPayload, savedCallsOf, spawnChildForHost } from './process-extras.js';
 import { subtreeStateService } from '../subtree/subtree-state-service.js';
+import { sinksService } from '../sinks/sinks-service.js';
 import { resources } from '@libos/sdk';
 
 /**
  * Services the kernel itself provides to plugins (by the sdk's interfaces): `processes`, `human`, `runners`,
- * `mailbox` and `results` (the one tool-result publisher).
+ * `mailbox`, `results` (the one tool-result publisher) and `sinks` (the one sink clearance, for data a plugin sends out).
  */
 export function kernelServices(deps: () => KernelDeps): Record<string, (scope: ServiceScope) => unknown> {
   return {
@@ -110,6 +111,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
     results: resultsService,
     [SERVICE_NAMES.llmContext]: llmContextService,
     [SERVICE_NAMES.subtreeState]: (scope) => subtreeStateService(deps, scope),
+    [SERVICE_NAMES.sinks]: (scope) => sinksService(deps, scope),
     human: (scope): HumanService => ({
       async create(pid, req) {
         // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.

@@ -103,6 +103,59 @@ describe('libos mcp --pid P (stdio)', { timeout: 120_000 }, () => {
 });
 
 describe('external MCP servers from the host config', { timeout: 120_000 }, () => {
+  it("[K-60] libos plugins lists the config's MCP servers without starting them; --connect lists their tools", () => {
+    const { db } = tempStore('libos-mcp-');
+    const log = join(dirname(db), 'calls.jsonl');
+    const weather = { command: process.execPath, args: [WEATHER_SERVER], env: { CALL_LOG: log } };
+    const config = join(dirname(db), 'servers.json');
+    writeFileSync(config, JSON.stringify({ mcp_servers: { weather, docs: { url: 'http://127.0.0.1:9/mcp' } } }));
+    const { json, run } = libosOn(db);
+    type Row = { name: string; origin: string };
+    const listed = (json('--config', config, 'plugins') as Row[]).filter((p) => p.origin === 'mcp_server');
+    expect(listed).toEqual([
+      {
+        name: 'weather',
+        version: null,
+        origin: 'mcp_server',
+        transport: 'stdio',
+        spec: `${process.execPath} ${WEATHER_SERVER}`,
+        skills: ['mcp-weather'],
+        tools: null,
+        server: null,
+      },
+      {
+        name: 'docs',
+        version: null,
+        origin: 'mcp_server',
+        transport: 'http',
+        spec: 'http://127.0.0.1:9/mcp',
+        skills: ['mcp-docs'],
+        tools: null,
+        server: null,
+      },
+    ]);
+    // Nothing was contacted: the docs address has no server, and the listing worked anyway (no store was created).
+    const text = run('--config', config, 'plugins');
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/weather\s+-\s+mcp_server \(stdio\)\s+\S+node\S* \S+weather-mcp-server\.mjs\s+mcp-weather\s+\?/);
+    expect(text.stdout).toMatch(/docs\s+-\s+mcp_server \(http\)\s+http:\/\/127\.0\.0\.1:9\/mcp\s+mcp-docs\s+\?/);
+    expect(text.stdout).toContain('libos plugins --connect starts them and lists their tools');
+
+    // --connect reaches each server (an unreachable one fails naming it); a reachable one shows its tools and version.
+    expectRefused(run('--config', config, 'plugins', '--connect'), 1, 'mcp_server_unavailable: mcp server docs');
+    writeFileSync(config, JSON.stringify({ mcp_servers: { weather } }));
+    expect((json('--config', config, 'plugins', '--connect') as Row[]).filter((p) => p.origin === 'mcp_server')).toEqual([
+      expect.objectContaining({
+        name: 'weather',
+        version: '1.2.3',
+        tools: ['mcp_weather_forecast', 'mcp_weather_outage'],
+        server: { name: 'weather-test', version: '1.2.3' },
+      }),
+    ]);
+    expect(run('--config', config, 'plugins', '--connect').stdout).toContain('weather: mcp_weather_forecast mcp_weather_outage');
+    expect(json('--config', config, 'plugins').map((p: Row) => p.name)).not.toContain('@libos/mcp-client');
+  });
+
   it('[issue 12] mcp_servers: a process activates mcp-weather, calls its tool with the grant, is refused without it', async () => {
     const { db } = tempStore('libos-mcp-');
     const log = join(dirname(db), 'calls.jsonl');

@@ -175,7 +175,7 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(existsSync(record)).toBe(false);
   });
 
-  it('the other store commands go through the server too (spawn, call, send, human, objects, skills, pause...); run refuses', async () => {
+  it('[K-61] the other store commands go through the server too (spawn, call, send, human, objects, pause...); run refuses', async () => {
     const { db, dir } = tempStore('libos-served-');
     await startServe(db);
     const { json, run } = libosOn(db);
@@ -193,11 +193,15 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(json('resume', p.pid)).toMatchObject({ status: 'runnable' });
     expectRefused(run('call', 'pid_0000000000000000', 'get_current_time'), 1, 'process_not_found');
     const script = writeScript(dir, 'turns.json', '[]');
-    expectRefused(run('run', '--script', script), 1, 'is served by libos serve');
+    // libos run needs the store to itself: one line saying what to do, exit 1, nothing run.
+    const refused = run('run', '--script', script);
+    expectRefused(refused, 1, `store_locked: store ${realpathSync(db)} is served by libos serve`);
+    expect(refused.stderr).toContain('which runs no scheduler: this command needs the store to itself; stop the server');
+    expect(refused.stderr).toContain('or restart it with libos serve --provider openai|script');
     expectRefused(run('scheduler', 'pause'), 1, 'no background scheduler');
   });
 
-  it('libos serve --provider script runs the scheduler in the background; libos scheduler pause holds new work until resume', async () => {
+  it('[K-61] serve --provider script runs the scheduler in the background; pause holds new work until resume; run refuses', async () => {
     const { db, dir } = tempStore('libos-served-');
     const script = writeScript(
       dir,
@@ -216,6 +220,10 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(json('show', second).status).toBe('runnable');
     expect(json('scheduler', 'resume')).toMatchObject({ state: 'running' });
     await untilStatus(db, second, 'exited');
+    // libos run on this store: the server's scheduler already runs the processes; one line says so and how to follow.
+    const refused = libosOn(db).run('run', '--script', script);
+    expectRefused(refused, 1, 'whose scheduler runs its processes in the background (running): nothing to run here');
+    expect(refused.stderr).toContain('libos events --follow');
     expect(json('events', '--type', 'scheduler_paused')).toHaveLength(1);
   });
 

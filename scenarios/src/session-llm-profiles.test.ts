@@ -135,10 +135,16 @@ describe('the input estimate on llm_calls rows', () => {
     await r.run({ provider, profile: 'one' });
     const rows = await r.llmCalls({ pid });
     expect(rows).toHaveLength(3);
-    const schemas = new Map((await r.toolSchemas(pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]));
+    const schemas = new Map(
+      (await r.toolSchemas(pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]),
+    );
     for (const row of rows) {
       const sent = row.request as { messages: { role: 'system' | 'user'; content: string }[]; tools: string[] };
-      const recount = await estimateInput(model, sent.messages, sent.tools.map((n) => schemas.get(n)!));
+      const recount = await estimateInput(
+        model,
+        sent.messages,
+        sent.tools.map((n) => schemas.get(n)!),
+      );
       expect(recount.method).toBe('o200k_base');
       expect(row.inputEstimateTokens).toBe(recount.tokens);
       expect(row.inputEstimateTokens! + 256).toBeLessThanOrEqual(128_000);

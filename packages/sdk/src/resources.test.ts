@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, PROCESS_END_CODES, idPattern, isId, isTerminalProcessStatus, namespaces, PROCESS_STATUSES, resources, sequentialIds } from './index.js';
+import {
+  ERROR_CODES,
+  PROCESS_END_CODES,
+  idPattern,
+  isId,
+  isTerminalProcessStatus,
+  namespaces,
+  PROCESS_STATUSES,
+  resources,
+  sequentialIds,
+} from './index.js';
 
 describe('the sdk vocabulary', () => {
   it('builds each resource kind once', () => {

@@ -87,13 +87,13 @@ function notifyToolListChanges(rt: Runtime, pid: string, mcp: McpServer): void {
         last = now;
         if (mcp.isConnected()) mcp.sendToolListChanged();
       })
-      .catch(() => rt.bus.off('event', onEvent)); // the runtime closed: nothing more to watch
+      .catch(() => unwatch()); // the runtime closed: nothing more to watch
   };
   void visible().then((now) => (last ??= now), () => undefined);
-  rt.bus.on('event', onEvent);
+  const unwatch = rt.watch({ event: onEvent });
   const previous = mcp.server.onclose;
   mcp.server.onclose = () => {
-    rt.bus.off('event', onEvent);
+    unwatch();
     previous?.();
   };
 }

@@ -42,7 +42,7 @@ export interface EventStreamOptions {
 }
 
 /**
- * An SSE response over the runtime's events. It subscribes to `rt.bus` first (buffering), then replays the durable
+ * An SSE response over the runtime's events. It watches the runtime first (`rt.watch`, buffering), then replays the durable
  * events after `cursor` from the store (`id: <seq>`), then streams live ones, each seq at most once and in order.
  * A cursor ahead of the store, or more than `replayLimit` events behind it, gets one `event.invalidated`
  * (`reason: "sse_cursor_not_replayable"`, `id` = the head, so a reconnect resumes there) and then live events.
@@ -68,13 +68,11 @@ export function eventStream(rt: Runtime, opts: EventStreamOptions): Response {
       };
       const onEvent = (event: RuntimeEvent) => (live ? deliver({ kind: 'event', event }) : void buffered.push({ kind: 'event', event }));
       const onAudit = (record: AuditRecord) => (live ? deliver({ kind: 'audit', record }) : void buffered.push({ kind: 'audit', record }));
-      rt.bus.on('event', onEvent);
-      rt.bus.on('audit', onAudit);
+      const unwatch = rt.watch({ event: onEvent, audit: onAudit });
       const heartbeat = setInterval(() => send(': heartbeat\n\n'), opts.heartbeatMs);
       cleanup = () => {
         clearInterval(heartbeat);
-        rt.bus.off('event', onEvent);
-        rt.bus.off('audit', onAudit);
+        unwatch();
       };
       // Listening starts before anything is read, so this first comment tells a client that no later event is missed.
       send(': connected\n\n');

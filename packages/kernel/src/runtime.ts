@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
+import { LibosError, randomIds, systemClock, type AuditEntry, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
 import { resources } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
@@ -292,6 +292,61 @@ export class Runtime {
 
   async events(q: EventQuery = {}): Promise<RuntimeEvent[]> {
     return queryEvents(this.#live().db, q);
+  }
+
+  /**
+   * Listens to what the runtime commits: each durable event and each audit record, after its transaction commits.
+   * Returns the function that stops listening. (Hosts use it to stream and to wake; they do not reach the bus.)
+   *
+   * @example
+   * const stop = rt.watch({ event: (e) => console.log(e.seq, e.type) });
+   * stop();
+   */
+  watch(listener: { readonly event?: (e: RuntimeEvent) => void; readonly audit?: (r: AuditRecord) => void }): () => void {
+    const { event, audit } = listener;
+    if (event) this.bus.on('event', event);
+    if (audit) this.bus.on('audit', audit);
+    return () => {
+      if (event) this.bus.off('event', event);
+      if (audit) this.bus.off('audit', audit);
+    };
+  }
+
+  /** The sequence number of the newest durable event (0 for an empty store). */
+  async lastEventSeq(): Promise<number> {
+    const row = await this.#live()
+      .db.selectFrom('events')
+      .select((eb) => eb.fn.max('seq').as('head'))
+      .executeTakeFirst();
+    return Number(row?.head ?? 0);
+  }
+
+  /**
+   * Records what a host component did, in one host transaction: an event (`type`, `data`), an audit record, or both.
+   *
+   * @example
+   * await rt.record({ event: { type: 'scheduler_paused', data: {} }, audit: { action: 'scheduler.pause', target: 'scheduler' } });
+   */
+  async record(entry: { readonly event?: { readonly type: string; readonly data?: Record<string, unknown> }; readonly audit?: AuditEntry }): Promise<void> {
+    await this.transaction(async (scope) => {
+      if (entry.event) await scope.events.emit(entry.event.type, entry.event.data ?? {});
+      if (entry.audit) await scope.audit.record(entry.audit);
+    });
+  }
+
+  /** The names of every registered tool, sorted. */
+  toolNames(): string[] {
+    return [...this.registry.tools.keys()].sort();
+  }
+
+  /**
+   * A host read through a plugin's service (`objects`, `tasks`, ...), in a read transaction as the host.
+   *
+   * @example
+   * const objects = await rt.readService<{ listObjects(q: object): Promise<unknown[]> }>('objects', (s) => s.listObjects({ limit: 10 }));
+   */
+  async readService<S, T = unknown>(name: string, read: (service: S) => Promise<T>): Promise<T> {
+    return this.transaction((scope) => read(scope.service<S>(name)));
   }
 
   /**

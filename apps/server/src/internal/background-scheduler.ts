@@ -131,9 +131,9 @@ export class BackgroundScheduler {
 
   async #record(type: string, action: string, data: Record<string, unknown>): Promise<void> {
     const details = { provider: this.#provider.name, model: this.#provider.model, ...data };
-    await this.#rt.transaction(async (scope) => {
-      await scope.events.emit(type, details);
-      await scope.audit.record({ action, target: 'scheduler', decision: action.slice('scheduler.'.length), details });
+    await this.#rt.record({
+      event: { type, data: details },
+      audit: { action, target: 'scheduler', decision: action.slice('scheduler.'.length), details },
     });
   }
 
@@ -154,8 +154,7 @@ export class BackgroundScheduler {
       this.#kick?.();
     };
     // Every committed change emits an event or an audit record (a host resume only audits): either may wake work.
-    this.#rt.bus.on('event', onEvent);
-    this.#rt.bus.on('audit', onEvent);
+    const unwatch = this.#rt.watch({ event: onEvent, audit: onEvent });
     try {
       while (this.#state !== 'stopped') {
         if (this.#state === 'paused') {
@@ -190,8 +189,7 @@ export class BackgroundScheduler {
         if (quanta === 0 && !this.#dirty && !this.#stop.signal.aborted) await this.#idle();
       }
     } finally {
-      this.#rt.bus.off('event', onEvent);
-      this.#rt.bus.off('audit', onEvent);
+      unwatch();
     }
   }
 }

@@ -93,14 +93,14 @@ export async function checkConfirmation(rt: Runtime, op: ConfirmableOperation): 
         ? { pid: op.pid, tool: op.tool, args: op.args }
         : { pid: op.pid, signal: op.signal, ...(op.reason ? { reason: op.reason } : {}) };
   const argsJson = canonicalJson('grant' in op ? op.grant : isCall ? op.args : null);
-  await rt.transaction((scope) =>
-    scope.audit.record({
+  await rt.record({
+    audit: {
       action: 'gui.confirmation_required',
       target: resources.process(op.pid),
       decision: 'confirmation_required',
       details: { via: op.via, action, pid: op.pid, args_sha256: sha256Hex(argsJson), args_bytes: Buffer.byteLength(argsJson) },
-    }),
-  );
+    },
+  });
   const confirm = CONFIRM_WITH[op.via];
   const error = new LibosError('conflict', `${action} on ${op.pid} is high-risk: ${confirm.how}`, {
     details: { confirmation_required: true, action, confirm_with: { [confirm.field]: true } },

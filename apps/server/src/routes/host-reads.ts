@@ -53,8 +53,8 @@ export function hostReadRoutes(ctx: ServerContext) {
         ...(q.pid !== undefined ? { ownerPid: q.pid } : {}),
         ...(q.limit !== undefined ? { limit: q.limit } : {}),
       };
-      return c.json(await rt.transaction((scope) => scope.service<ObjectLister>('objects').listObjects(query)));
+      return c.json(await rt.readService<ObjectLister, unknown[]>('objects', (objects) => objects.listObjects(query)));
     })
     .get('/skills', (c) => c.json(rt.skillCatalog()))
-    .get('/tools', (c) => c.json([...rt.registry.tools.keys()].sort()));
+    .get('/tools', (c) => c.json(rt.toolNames()));
 }

@@ -1,5 +1,5 @@
-import { definePlugin, skillFromFile, systemClock, type Clock, type IdSource, type Plugin } from '@libos/sdk';
-import { createAuthorityEngine, type AuthorityEngine } from './engine.js';
+import { definePlugin, LibosError, skillFromFile, systemClock, type Plugin } from '@libos/sdk';
+import { createAuthorityEngine } from './engine.js';
 import { CAPABILITY_SERVICE_NAME } from './service.js';
 import { delegateCapability } from './tools/delegate-capability.js';
 import { listCapabilities } from './tools/list-capabilities.js';
@@ -10,16 +10,24 @@ import { revokeCapability } from './tools/revoke-capability.js';
 export const AUTHORITY_TOOLS = Object.freeze([listCapabilities, requestPermission, delegateCapability, revokeCapability]);
 
 /**
- * The `@libos/capabilities` Skill plugin: the authority Skill, the engine's migrations and the
- * `capabilities` service. Pass the kernel's engine so both share one configuration; migration names are
- * the engine's, so a name-keyed runner applies them once.
+ * The `@libos/capabilities` Skill plugin: the authority Skill and its tools, the engine's migrations and the
+ * `capabilities` service. The kernel runs the authority engine itself, with the runtime's clock and ids
+ * (`openRuntime({ clock, ids })`), so the plugin takes no options: an `engine`, `clock` or `ids` passed here could not
+ * take effect and is refused with `invalid_arguments` instead of being ignored.
  *
  * @example
- * const engine = createAuthorityEngine({ clock: systemClock });
- * openRuntime({ plugins: [capabilities({ engine }), objectMemory()] });
+ * openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()], clock, ids });
  */
-export function capabilities(opts: { readonly engine?: AuthorityEngine; readonly clock?: Clock; readonly ids?: IdSource } = {}): Plugin {
-  const engine = opts.engine ?? createAuthorityEngine({ clock: opts.clock ?? systemClock, ...(opts.ids ? { ids: opts.ids } : {}) });
+export function capabilities(options: Readonly<Record<string, never>> = {}): Plugin {
+  const given = Object.keys(options ?? {});
+  if (given.length > 0) {
+    const names = given.map((k) => JSON.stringify(k)).join(', ');
+    const why = "the kernel runs the authority engine with the runtime's clock and ids (pass them to openRuntime)";
+    throw new LibosError('invalid_arguments', `capabilities(): option ${names} is not accepted; ${why}`, {
+      details: { field: given[0], accepted: [] },
+    });
+  }
+  const engine = createAuthorityEngine({ clock: systemClock });
   return definePlugin({
     name: '@libos/capabilities',
     version: '0.1.0',

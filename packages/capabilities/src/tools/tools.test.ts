@@ -1,5 +1,5 @@
 import { isToolWait, type HumanRequest, type HumanService, type ProcessService, type ProcessSummary, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
-import { ToolWait } from '@libos/sdk';
+import { systemClock, ToolWait } from '@libos/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { permissionEffect } from '../permission-requests.js';
 import { capabilities } from '../plugin.js';
@@ -99,10 +99,15 @@ async function call(tool: { run(args: never, ctx: ToolContext): unknown; input: 
 
 describe('authority tools', () => {
   it('the plugin ships the Skill and its four tools', () => {
-    const p = capabilities({ engine: s.engine });
+    const p = capabilities();
     expect(p.tools.map((t) => t.name)).toEqual(['list_capabilities', 'request_permission', 'delegate_capability', 'revoke_capability']);
     expect(p.skills[0]!.text).toContain('allowed-tools: list_capabilities request_permission delegate_capability revoke_capability');
     expect(Object.keys(p.services ?? {})).toEqual(['capabilities']);
+  });
+
+  it('the plugin refuses options it could not honour (the kernel runs the engine with the runtime clock and ids)', () => {
+    expect(() => capabilities({ engine: s.engine } as never)).toThrow(expect.objectContaining({ code: 'invalid_arguments', details: { field: 'engine', accepted: [] } }));
+    expect(() => capabilities({ clock: systemClock } as never)).toThrow(/option "clock" is not accepted/);
   });
 
   it('list_capabilities shows only the caller\'s grants', async () => {

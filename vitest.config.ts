@@ -19,6 +19,7 @@ export default defineConfig({
       '@libos/server': src('./apps/server/src/index.ts'),
       '@libos/client': src('./packages/client/src/index.ts'),
       '@libos/mcp-client': src('./packages/mcp-client/src/index.ts'),
+      '@libos/testing': src('./packages/testing/src/index.ts'),
     },
   },
   test: {

@@ -13,7 +13,7 @@ import {
   type TreeState,
 } from './internal/budget-tree.js';
 import { audit, type EngineEnv } from './internal/env.js';
-import { T, changed, dbOf, parseJsonColumn, type Db } from './internal/store.js';
+import { T, changed, dbOf, parseJsonColumn, readThrough, writeThrough, type Db } from './internal/store.js';
 
 /** Budget limits of one account. null/absent = unlimited (still bounded by every ancestor's limit). */
 export type BudgetLimits = Partial<Record<BudgetField, number | null>>;
@@ -129,7 +129,11 @@ class BudgetEngineImpl implements BudgetEngine {
    * The chain pid → root plus the open children of each chain member, in one query once the pid's ancestors are
    * known (they never change after its account opens, so they are kept per engine: a charge is one read, not two).
    */
-  private async state(pid: string): Promise<TreeState> {
+  private state(pid: string): Promise<TreeState> {
+    return readThrough(this.db, [T.accounts], `budget:${pid}`, () => this.loadState(pid));
+  }
+
+  private async loadState(pid: string): Promise<TreeState> {
     const known = ancestorsOf(this.env);
     let ancestors = known.get(pid);
     if (!ancestors) {
@@ -205,6 +209,8 @@ class BudgetEngineImpl implements BudgetEngine {
       throw limitError(o, delta);
     }
     await this.persist(state, after);
+    // The charge wrote exactly `after`: the next charge of this pid reads it from the memo (write-through).
+    writeThrough(this.db, [T.accounts], `budget:${pid}`, after);
     await this.scope.events.emit('resource.charged', { pid, usage: delta, chargedPids });
     await audit(this.scope, 'resource.charge', pid, 'charged', { usage: delta, chargedPids, overage: allowOverage });
     if (over.length === 0) return { exceeded: null, killPids: [] };

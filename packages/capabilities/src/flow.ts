@@ -2,7 +2,7 @@ import { DEFAULT_LABELS, joinLabels, type DataLabels, type FlowContext, type Ser
 import { LibosError } from '@libos/sdk';
 import { parseLabels } from './data-labels.js';
 import { audit, type EngineEnv } from './internal/env.js';
-import { T, dbOf, parseJsonColumn, type Db } from './internal/store.js';
+import { T, dbOf, parseJsonColumn, readThrough, type Db } from './internal/store.js';
 
 /** FlowContext of one call plus a snapshot of the process high-water. */
 export interface ProcessFlow extends FlowContext {
@@ -17,10 +17,15 @@ interface LabelRow {
 }
 
 /** Loads the high-water of a pid (defaults when it has observed nothing). */
-export async function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels; sources: string[]; exists: boolean }> {
-  const row = (await db.selectFrom(T.labels).selectAll().where('pid', '=', pid).executeTakeFirst()) as LabelRow | undefined;
-  if (!row) return { labels: DEFAULT_LABELS, sources: [], exists: false };
-  return { labels: parseJsonColumn<DataLabels>(row.labels, 'cap_process_labels.labels'), sources: parseJsonColumn<string[]>(row.sources, 'cap_process_labels.sources'), exists: true };
+export function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels; sources: string[]; exists: boolean }> {
+  return readThrough(db, [T.labels], `labels:${pid}`, async () => {
+    const row = (await db.selectFrom(T.labels).selectAll().where('pid', '=', pid).executeTakeFirst()) as LabelRow | undefined;
+    if (!row) return Object.freeze({ labels: DEFAULT_LABELS, sources: [], exists: false });
+    const labels = parseJsonColumn<DataLabels>(row.labels, 'cap_process_labels.labels');
+    const sources = parseJsonColumn<string[]>(row.sources, 'cap_process_labels.sources');
+    // Shared through the store memo: frozen, so no reader changes what the next one reads.
+    return Object.freeze({ labels: Object.freeze(labels), sources: Object.freeze(sources) as string[], exists: true });
+  });
 }
 
 /** Writes a high-water (insert or update). */

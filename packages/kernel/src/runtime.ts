@@ -482,6 +482,8 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     clock,
     bus,
     appendLog: store.appendLog,
+    memo: store.memo,
+    exec: store.exec,
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
     service(name, scope) {

@@ -2,6 +2,7 @@ import type { ErrorCode, ErrorPayload } from './errors.js';
 import type { DataLabels } from './labels.js';
 import type { BudgetField, Effect, Right, Usage } from './rights.js';
 import type { WaitOptions, WaitSpec } from './waits.js';
+import type { StoreMemo } from './store-memo.js';
 
 /** Wall clock. Inject a fake one in tests. */
 export interface Clock {
@@ -135,6 +136,8 @@ export interface ServiceScope {
   service<T>(name: string): T;
   /** Authority of any pid, in this transaction (host code asks on a process's behalf). */
   authorityFor(pid: string): Authority;
+  /** The store's read cache (`store-memo.ts`): hot rows read once, dropped by any write to their tables. */
+  readonly memo?: StoreMemo;
 }
 
 /**

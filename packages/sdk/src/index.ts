@@ -15,4 +15,5 @@ export * from './services.js';
 export * from './waits.js';
 export * from './working-directory.js';
 export * from './subtree-state.js';
+export * from './store-memo.js';
 export { z } from 'zod';

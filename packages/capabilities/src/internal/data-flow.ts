@@ -5,12 +5,16 @@ import { loadHighWater, storeHighWater } from '../flow.js';
 import { parseResource } from '../resource.js';
 import { authorizeIn, auditDecision, spendDecision } from './authorize.js';
 import { audit, type EngineEnv } from './env.js';
-import { T, dbOf, parseJsonColumn, type Db } from './store.js';
+import { T, dbOf, parseJsonColumn, readThrough, type Db } from './store.js';
 
 const GENERATION_KEY = 'sink_registry_generation';
 
 /** The stored sink registry (defaults until the host writes one) and its generation. */
-export async function loadSinkRegistry(db: Db): Promise<{ rules: readonly SinkRule[]; generation: number }> {
+export function loadSinkRegistry(db: Db): Promise<{ rules: readonly SinkRule[]; generation: number }> {
+  return readThrough(db, [T.meta, T.sinkRules], 'sink-registry', () => readSinkRegistry(db));
+}
+
+async function readSinkRegistry(db: Db): Promise<{ rules: readonly SinkRule[]; generation: number }> {
   const gen = (await db.selectFrom(T.meta).select('value').where('key', '=', GENERATION_KEY).executeTakeFirst()) as { value: string } | undefined;
   if (!gen) return { rules: DEFAULT_SINK_RULES, generation: 0 };
   const rows = (await db.selectFrom(T.sinkRules).select('rule').orderBy('pattern').execute()) as { rule: string }[];

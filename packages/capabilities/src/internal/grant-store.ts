@@ -1,7 +1,7 @@
 import type { Effect, Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
-import { changed, parseJsonColumn, T, type Db } from './store.js';
+import { changed, parseJsonColumn, readThrough, T, type Db } from './store.js';
 
 /** Row shape of `cap_grants`. */
 export interface GrantRow {
@@ -100,17 +100,22 @@ export async function activeGrantsOf(db: Db, subject: string, kind?: string): Pr
  * pattern (`coveringResources`), so the cost does not grow with the subject's other grants. Active records, plus
  * the record `alsoId` in any status (a stored row that replaces an implicit owner record). Oldest first.
  */
-export async function grantsCovering(db: Db, subject: string, resource: ParsedResource, alsoId?: string): Promise<CapabilityRecord[]> {
-  const rows = (await db
-    .selectFrom(T.grants)
-    .selectAll()
-    .where('subject', '=', subject)
-    .where('resource', 'in', coveringResources(resource))
-    .where((eb) => (alsoId === undefined ? eb('status', '=', 'active') : eb.or([eb('status', '=', 'active'), eb('id', '=', alsoId)])))
-    .orderBy('issued_at')
-    .orderBy('id')
-    .execute()) as GrantRow[];
-  return rows.map(recordFromRow);
+export function grantsCovering(db: Db, subject: string, resource: ParsedResource, alsoId?: string): Promise<CapabilityRecord[]> {
+  const covering = coveringResources(resource);
+  const key = `grants:${subject}\n${covering.join('\n')}\n${alsoId ?? ''}`;
+  return readThrough(db, [T.grants], key, async () => {
+    const rows = (await db
+      .selectFrom(T.grants)
+      .selectAll()
+      .where('subject', '=', subject)
+      .where('resource', 'in', covering)
+      .where((eb) => (alsoId === undefined ? eb('status', '=', 'active') : eb.or([eb('status', '=', 'active'), eb('id', '=', alsoId)])))
+      .orderBy('issued_at')
+      .orderBy('id')
+      .execute()) as GrantRow[];
+    // Shared through the memo: frozen, so no reader changes what the next one reads.
+    return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r)))) as CapabilityRecord[];
+  });
 }
 
 export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {

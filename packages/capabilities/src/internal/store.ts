@@ -1,4 +1,4 @@
-import { LibosError, type ServiceScope } from '@libos/sdk';
+import { LibosError, type ServiceScope, type StoreMemo } from '@libos/sdk';
 import type { Kysely } from 'kysely';
 
 /** Table names this package owns. */
@@ -17,13 +17,34 @@ export const T = {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Db = Kysely<any>;
 
+/** The store memo of each handle a scope handed us, so lookups given only the handle read through it. */
+const memos = new WeakMap<Db, StoreMemo>();
+
 /** The scope's store transaction as a Kysely handle. */
 export function dbOf(scope: ServiceScope): Db {
   const s = scope.store as Db | undefined;
   if (!s || typeof (s as { selectFrom?: unknown }).selectFrom !== 'function') {
     throw new LibosError('internal_error', 'capabilities: scope.store must be a Kysely transaction');
   }
+  if (scope.memo) memos.set(s, scope.memo);
   return s;
+}
+
+/**
+ * `load()` through the store memo of `db` (`StoreMemo.read` in @libos/sdk), or straight `load()` when its scope has
+ * none. Values are shared: callers must not change them.
+ *
+ * @example
+ * const rows = await readThrough(db, [T.grants], `grants:${subject}`, () => loadGrants(db, subject));
+ */
+export function readThrough<V>(db: Db, tables: readonly string[], key: string, load: () => Promise<V>): Promise<V> {
+  const memo = memos.get(db);
+  return memo ? memo.read(key, tables, load) : load();
+}
+
+/** After writing `tables` itself: caches `value` under `key` as the state it left (no-op without a memo). */
+export function writeThrough<V>(db: Db, tables: readonly string[], key: string, value: V): void {
+  memos.get(db)?.write(key, tables, value);
 }
 
 /** Parses a JSON text column; a corrupt value is a store fault, never silently defaulted. */

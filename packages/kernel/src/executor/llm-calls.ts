@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { canonicalJson, LibosError, sha256Hex } from '@libos/sdk';
 import type { LlmMessage, LlmRequest, LlmResponse } from '../llm/provider.js';
+import { memoOf } from '../store/memo-of.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -84,12 +85,31 @@ async function storedRequest(db: Kysely<any>, c: LlmCallInput): Promise<unknown>
     });
     return { role: m.role, text_sha256, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
   });
-  const rows = [...texts].map(([sha256, text]) => ({ sha256, text }));
-  if (rows.length > 0) await db.insertInto('llm_texts').values(rows).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+  await storeTexts(db, texts);
   return { format: STORED_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }
 
 const STORED_FORMAT = 'llm_texts/v1';
+
+/** The memo key of the paragraphs this runtime knows are stored (most of a prompt repeats turn after turn). */
+const STORED_TEXTS = 'llm_texts:stored';
+/** Past this many known hashes the set starts over (the insert's ON CONFLICT keeps it correct either way). */
+const STORED_TEXTS_MAX = 50_000;
+
+/**
+ * Inserts the paragraphs not known to be stored. The known set lives in the store memo, so any other write to
+ * `llm_texts` (or a rollback) drops it and the next insert sends every paragraph again, which ON CONFLICT absorbs.
+ */
+async function storeTexts(db: Kysely<any>, texts: ReadonlyMap<string, string>): Promise<void> {
+  const memo = memoOf(db);
+  const known = memo ? await memo.read(STORED_TEXTS, ['llm_texts'], async () => new Set<string>()) : new Set<string>();
+  const rows = [...texts].filter(([sha256]) => !known.has(sha256)).map(([sha256, text]) => ({ sha256, text }));
+  if (rows.length > 0) await db.insertInto('llm_texts').values(rows).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+  if (!memo) return;
+  if (known.size + rows.length > STORED_TEXTS_MAX) known.clear();
+  for (const r of rows) known.add(r.sha256);
+  memo.write(STORED_TEXTS, ['llm_texts'], known);
+}
 
 /** A stored request as it was sent: paragraphs read back from `llm_texts` (an inline or preview row as it is). */
 async function sentRequest(db: Kysely<any>, stored: unknown): Promise<unknown> {

@@ -127,7 +127,7 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
 
 /** The pid's status now (a narrow read: only the status column). */
 async function statusOf(deps: KernelDeps, pid: string): Promise<ProcessStatus> {
-  const r = await deps.db.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
+  const r = await findProcess(deps.db, pid);
   if (!r) throw new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } });
   return r.status as ProcessStatus;
 }
@@ -531,7 +531,7 @@ async function closeQuantum(deps: KernelDeps, run: QuantumRun, result: QuantumRe
   const handBack = result.kind === 'failed' || result.stopReason === undefined || stopAftermath(result.stopReason) === 'hand_back';
   const seconds = Math.max(0, (deps.clock.now().getTime() - run.startedAt) / 1000);
   const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-    const row = await scope.store.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
+    const row = await findProcess(scope.store, pid);
     if (!row || TERMINAL_PROCESS_STATUSES.has(row.status as ProcessStatus)) return null;
     const charged = await deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
     if (charged.exceeded || !handBack || row.status !== 'running') return charged;

@@ -3,14 +3,14 @@ import type { ToolNotice } from '../broker/tool-result.js';
 import type { CallState } from '../call/call-state.js';
 import type { CallHook } from '../call/hooks.js';
 import { TOOL_CALLABLE_STATUSES, type ProcessStatus } from '../processes/process-record.js';
+import { findProcess } from '../processes/process-store.js';
 import { unreadOf } from './unread-mail.js';
 
 /** Tools that read or send mail: an unread interrupt does not stop them, and no notice rides on their results. */
 export const MESSAGE_TOOLS: ReadonlySet<string> = new Set(['receive_process_messages', 'read_process_messages', 'send_process_message']);
 
 async function statusOf(call: CallState): Promise<ProcessStatus | null> {
-  const r = await call.deps.db.selectFrom('processes').select('status').where('pid', '=', call.pid).executeTakeFirst();
-  return r ? (r.status as ProcessStatus) : null;
+  return (await findProcess(call.deps.db, call.pid))?.status ?? null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { readThrough } from '../store/memo-of.js';
 import type { Delivery, UnreadSummary } from './messages.js';
 
 /** How many unread ids a summary names (the oldest first). */
@@ -23,7 +24,11 @@ function summarise(rows: readonly Row[]): UnreadSummary {
  * Unread mail of one delivery, summarised for a notice or an interrupt refusal: the oldest UNREAD_IDS_NAMED of them,
  * and their count, which takes a second query only when there are more than that (most calls find none).
  */
-export async function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+export function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+  return readThrough(db, ['process_messages'], `unread:${delivery}:${pid}`, () => readUnread(db, pid, delivery));
+}
+
+async function readUnread(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
   const unread = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
   const rows = await unread.select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED).execute();
   if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length }) as Row));
@@ -32,7 +37,11 @@ export async function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery)
 }
 
 /** Unread mail of both deliveries in one query (a turn's prompt restates it). */
-export async function unreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+export function unreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+  return readThrough(db, ['process_messages'], `unread:both:${pid}`, () => readUnreadByDelivery(db, pid));
+}
+
+async function readUnreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
   const ranked = db
     .selectFrom('process_messages')
     .select([

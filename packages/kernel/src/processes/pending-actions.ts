@@ -1,3 +1,4 @@
+import { readThrough } from '../store/memo-of.js';
 import type { Kysely } from 'kysely';
 import { LibosError, newId, type WaitSpec } from '@libos/sdk';
 
@@ -22,9 +23,12 @@ export interface PendingAction {
 
 const toAction = (r: Record<string, any>): PendingAction => ({ pid: r.pid, resumeToken: r.resume_token, callId: r.call_id, tool: r.tool, args: JSON.parse(r.args), wait: JSON.parse(r.wait), status: r.status });
 
-export async function findPendingAction(db: Kysely<any>, pid: string): Promise<PendingAction | null> {
-  const r = await db.selectFrom('pending_actions').selectAll().where('pid', '=', pid).executeTakeFirst();
-  return r ? toAction(r) : null;
+/** The pid's saved call, if any; through the store memo (a quantum asks more than once). Shared: do not change it. */
+export function findPendingAction(db: Kysely<any>, pid: string): Promise<PendingAction | null> {
+  return readThrough(db, ['pending_actions'], `pending:${pid}`, async () => {
+    const r = await db.selectFrom('pending_actions').selectAll().where('pid', '=', pid).executeTakeFirst();
+    return r ? Object.freeze(toAction(r)) : null;
+  });
 }
 
 /**

@@ -1,11 +1,27 @@
 import type { Kysely } from 'kysely';
 import { LibosError } from '@libos/sdk';
+import { readThrough } from '../store/memo-of.js';
 import { rowToProcess, type LoadedSkill, type ProcessInfo, type ProcessRow } from './process-record.js';
 
-/** Reads a process or returns null. */
-export async function findProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo | null> {
-  const row = (await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst()) as ProcessRow | undefined;
-  return row ? rowToProcess(row) : null;
+/**
+ * Reads a process or returns null. Through the store memo: the row is read once until a write to `processes`; the
+ * returned record is shared and frozen.
+ */
+export function findProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo | null> {
+  return readThrough(db, ['processes'], `process:${pid}`, async () => {
+    const row = (await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst()) as ProcessRow | undefined;
+    return row ? frozenProcess(rowToProcess(row)) : null;
+  });
+}
+
+/** A record the memo shares between readers: frozen, with its arrays and maps, so no reader changes another's. */
+function frozenProcess(p: ProcessInfo): ProcessInfo {
+  Object.freeze(p.toolTable);
+  Object.freeze(p.visibleTools);
+  Object.freeze(p.loadedSkills);
+  if (p.waitState) Object.freeze(p.waitState);
+  if (p.outcome) Object.freeze(p.outcome);
+  return Object.freeze(p);
 }
 
 /** Reads a process or throws `process_not_found` naming the pid. */

@@ -1,3 +1,4 @@
+import { readThrough } from '../store/memo-of.js';
 import type { Kysely } from 'kysely';
 import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
@@ -33,9 +34,12 @@ export interface RunnerRecord {
  */
 export const RUNNER_BUDGET: BudgetLimits = { tool_calls: 1, child_processes: 0, llm_calls: 0 };
 
-export async function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord | null> {
-  const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
-  return r ? { pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool } : null;
+/** The runner record of `pid`, or null (most processes are not runners); through the store memo. */
+export function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord | null> {
+  return readThrough(db, ['process_runners'], `runner:${pid}`, async () => {
+    const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
+    return r ? Object.freeze({ pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool }) : null;
+  });
 }
 
 export const refOf = (r: RunnerRecord): RunnerRef => ({ pid: r.pid, operationId: r.operationId, tool: r.tool });

@@ -1,3 +1,4 @@
+import { readThrough } from '../store/memo-of.js';
 import type { Kysely } from 'kysely';
 import type { TxScope } from '../store/transaction.js';
 import type { ProcessInfo } from './process-record.js';
@@ -10,7 +11,11 @@ const timerWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 
  * The earliest timer deadline, or null. One step of the wait index (`wait_kind`, `wait_deadline`): its cost does not
  * depend on how many processes the store holds or how many others wait.
  */
-export async function earliestTimerDeadline(db: Kysely<any>): Promise<string | null> {
+export function earliestTimerDeadline(db: Kysely<any>): Promise<string | null> {
+  return readThrough(db, ['processes'], 'timers:earliest', () => readEarliestTimerDeadline(db));
+}
+
+async function readEarliestTimerDeadline(db: Kysely<any>): Promise<string | null> {
   const row = await db
     .selectFrom('processes')
     .select('wait_deadline')

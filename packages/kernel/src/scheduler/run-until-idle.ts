@@ -54,6 +54,13 @@ export interface RunReport {
  * answer, a message, a child's exit or a task's change makes them runnable again in its own transaction; a task
  * wait's deadline is honoured when nothing else can run.
  */
+/** Wakes the due timers, in a transaction only when one is due (most rounds find none: one index probe, no commit). */
+async function wakeTimersIfDue(deps: KernelDeps): Promise<void> {
+  const earliest = await earliestTimerDeadline(deps.db);
+  if (earliest === null || Date.parse(earliest) > deps.clock.now().getTime()) return;
+  await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
+}
+
 export class Scheduler {
   #tick = 0;
   readonly #last = new Map<string, number>();
@@ -67,7 +74,7 @@ export class Scheduler {
     const results: QuantumResult[] = [];
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
-      await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
+      await wakeTimersIfDue(deps);
       const rows = await deps.db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);

@@ -1,7 +1,19 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { LibosError, newId, type AuditEntry, type AuditSink, type Authority, type Clock, type EmittedEvent, type EventSink, type ServiceScope } from '@libos/sdk';
+import {
+  LibosError,
+  newId,
+  type AuditEntry,
+  type AuditSink,
+  type Authority,
+  type Clock,
+  type EmittedEvent,
+  type EventSink,
+  type ServiceScope,
+  type StoreMemo,
+} from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import type { AppendLog } from './append-log.js';
+import { bindMemo, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
 
@@ -13,6 +25,13 @@ export interface ScopeFactory {
   authority(scope: ServiceScope, pid: string): Authority;
   /** The store adapter's fast inserts into `events` and `audit_records`; without one, kysely writes them. */
   readonly appendLog?: AppendLog;
+  /** The store's read cache, handed to every scope (`ServiceScope.memo`); without one, reads go to the store. */
+  readonly memo?: StoreMemo;
+  /**
+   * Runs one statement without parameters on the store's connection (SAVEPOINT, RELEASE, ROLLBACK TO: a call makes
+   * a few, and kysely's query builder costs more than the statement); without it, kysely runs them.
+   */
+  readonly exec?: (sql: string) => void;
   /** Plugin handlers by event type, run in the emitting transaction (`PluginHooks.events`). */
   readonly eventHooks?: ReadonlyMap<string, readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>;
 }
@@ -58,6 +77,7 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
     onRollback: (fn) => void rollbacks.push(fn),
     service: <T>(name: string) => f.service(name, scope) as T,
     authorityFor: (pid: string) => f.authority(scope, pid),
+    ...(f.memo ? { memo: f.memo } : {}),
   };
   return scope;
 }
@@ -69,6 +89,7 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
  */
 async function runTransaction<T>(db: Kysely<any>, body: (trx: Transaction<any>) => Promise<T>): Promise<T> {
   const trx = await db.startTransaction().execute();
+  bindMemo(trx, memoOf(db));
   try {
     const result = await body(trx);
     await trx.commit().execute();
@@ -117,25 +138,27 @@ export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: 
  * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
  */
 async function inSavepoint<T>(trx: Transaction<any>, unit: UnitOfWork, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
-  const name = sql.raw(`libos_sp_${unit.next++}`);
+  const name = `libos_sp_${unit.next++}`;
+  const exec = f.exec;
+  const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
-  await sql`savepoint ${name}`.execute(trx);
+  await run(`savepoint ${name}`);
   let result: T;
   try {
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
   } catch (err) {
     const rollbackErrors: unknown[] = [];
     try {
-      await sql`rollback to ${name}`.execute(trx);
-      await sql`release ${name}`.execute(trx);
+      await run(`rollback to ${name}`);
+      await run(`release ${name}`);
     } catch (rollbackErr) {
       rollbackErrors.push(rollbackErr);
     }
     undoAll(rollbacks, err, rollbackErrors);
     throw err;
   }
-  await sql`release ${name}`.execute(trx);
+  await run(`release ${name}`);
   unit.commits.push(...commits);
   unit.rollbacks.push(...rollbacks);
   return result;

@@ -1,4 +1,5 @@
 import type { ControlledTransaction, Kysely } from 'kysely';
+import { bindMemo, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 
 /**
@@ -38,6 +39,7 @@ export const unitOf = (db: Kysely<any>): UnitOfWork | undefined => units.get(db)
 export async function inUnitOfWork<T>(db: Kysely<any>, fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
   if (units.has(db)) return fn(db);
   const trx: ControlledTransaction<any> = await db.startTransaction().execute();
+  bindMemo(trx, memoOf(db));
   const unit: UnitOfWork = { commits: [], rollbacks: [], next: 0 };
   units.set(trx, unit);
   let failure: { readonly error: unknown } | null = null;

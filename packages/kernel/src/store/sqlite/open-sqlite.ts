@@ -4,6 +4,9 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
+import { bindMemo } from '../memo-of.js';
+import { TableMemo } from '../store-memo.js';
+import { statementEffect } from './statement-effect.js';
 import { asStoreFault, storeFault } from './store-faults.js';
 
 /** Everything SQLite-specific lives in this folder; the rest of the kernel speaks kysely only. */
@@ -11,6 +14,10 @@ export interface OpenedStore {
   readonly db: Kysely<any>;
   /** The append-only tables' inserts as prepared statements (the hot path's most frequent writes). */
   readonly appendLog: AppendLog;
+  /** The read cache every write on this connection keeps honest (`store-memo.ts`). */
+  readonly memo: TableMemo;
+  /** Runs one parameterless statement (SAVEPOINT, RELEASE, ROLLBACK TO) on the connection, prepared once. */
+  exec(sql: string): void;
   /** Canonical file path, or ':memory:'. */
   readonly location: string;
   close(): Promise<void>;
@@ -143,10 +150,15 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
       // best effort: a read-only file system or foreign owner keeps its mode; the lease still holds
     }
   }
-  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location) };
+  const memo = new TableMemo();
+  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo) };
   const db = new Kysely<any>({ dialect: new StoreDialect(config, sqlite) });
+  bindMemo(db, memo);
+  const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {
     db,
+    memo,
+    exec: (sql) => void statements.prepare(sql).run([]),
     appendLog: sqliteAppendLog(config.database as ReturnType<typeof cachingDatabase>),
     location,
     close: async () => {
@@ -187,7 +199,7 @@ export const STATEMENT_CACHE_SIZE = 512;
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
  * anew, which was the largest cost of a tool call: bench/broker-call.mjs). Least recently used statements go first.
  */
-function cachingDatabase(sqlite: Database.Database, location: string) {
+function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo) {
   const cache = new Map<string, StoreStatement>();
   return {
     prepare(sql: string): StoreStatement {
@@ -195,7 +207,7 @@ function cachingDatabase(sqlite: Database.Database, location: string) {
       if (stmt) cache.delete(sql);
       else {
         try {
-          stmt = storeStatement(sqlite.prepare(sql), location);
+          stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo));
         } catch (err) {
           throw asStoreFault(err, location);
         }
@@ -219,11 +231,28 @@ interface StoreStatement {
   iterate(parameters: readonly unknown[]): IterableIterator<unknown>;
 }
 
-/** A statement whose store faults (full disk, read-only, corrupt) throw as their LibosError, naming the file. */
-function storeStatement(stmt: Database.Statement, location: string): StoreStatement {
+/** What running a statement tells the memo, decided once when it is prepared (`statement-effect.ts`). */
+function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
+  const effect = statementEffect(sql);
+  switch (effect.kind) {
+    case 'none':
+      return undefined;
+    case 'table':
+      return () => memo.wrote(effect.table);
+    case 'all':
+      return () => memo.wroteAll();
+  }
+}
+
+/**
+ * A statement whose store faults (full disk, read-only, corrupt) throw as their LibosError, naming the file; a
+ * statement that writes tells the memo first (`notice`), so no cached read outlives the rows it was read from.
+ */
+function storeStatement(stmt: Database.Statement, location: string, notice?: () => void): StoreStatement {
   return {
     reader: stmt.reader,
     all(parameters) {
+      notice?.();
       try {
         return stmt.all(parameters);
       } catch (err) {
@@ -231,6 +260,7 @@ function storeStatement(stmt: Database.Statement, location: string): StoreStatem
       }
     },
     run(parameters) {
+      notice?.();
       try {
         return stmt.run(parameters);
       } catch (err) {
@@ -238,6 +268,7 @@ function storeStatement(stmt: Database.Statement, location: string): StoreStatem
       }
     },
     *iterate(parameters) {
+      notice?.();
       try {
         yield* stmt.iterate(parameters);
       } catch (err) {

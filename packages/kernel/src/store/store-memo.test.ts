@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { statementEffect } from './sqlite/statement-effect.js';
+import { TableMemo } from './store-memo.js';
+
+const counter = () => {
+  let n = 0;
+  return { load: async () => ++n, get count() { return n; } };
+};
+
+describe('TableMemo', () => {
+  it('[K-9.3] a read is loaded once, until a write to one of its tables', async () => {
+    const memo = new TableMemo();
+    const c = counter();
+    expect(await memo.read('k', ['processes'], c.load)).toBe(1);
+    expect(await memo.read('k', ['processes'], c.load)).toBe(1);
+    memo.wrote('events');
+    expect(await memo.read('k', ['processes'], c.load)).toBe(1);
+    memo.wrote('processes');
+    expect(await memo.read('k', ['processes'], c.load)).toBe(2);
+    expect(c.count).toBe(2);
+  });
+
+  it('[K-9.3] a rollback or DDL (wroteAll) drops every entry', async () => {
+    const memo = new TableMemo();
+    const a = counter();
+    const b = counter();
+    await memo.read('a', ['processes'], a.load);
+    await memo.read('b', ['cap_grants', 'processes'], b.load);
+    memo.wroteAll();
+    expect(await memo.read('a', ['processes'], a.load)).toBe(2);
+    expect(await memo.read('b', ['cap_grants', 'processes'], b.load)).toBe(2);
+  });
+
+  it('[K-9.3] a write during a load leaves the entry stale, not wrong', async () => {
+    const memo = new TableMemo();
+    let n = 0;
+    const racing = async () => {
+      n++;
+      memo.wrote('processes');
+      return n;
+    };
+    expect(await memo.read('k', ['processes'], racing)).toBe(1);
+    expect(await memo.read('k', ['processes'], async () => ++n)).toBe(2);
+  });
+
+  it('[K-9.3] write-through caches the value the writer left; other keys on the table stay invalid', async () => {
+    const memo = new TableMemo();
+    const other = counter();
+    await memo.read('budget:a', ['cap_budget_accounts'], async () => 'before');
+    await memo.read('budget:b', ['cap_budget_accounts'], other.load);
+    memo.wrote('cap_budget_accounts');
+    memo.write('budget:a', ['cap_budget_accounts'], 'after');
+    expect(await memo.read('budget:a', ['cap_budget_accounts'], async () => 'reloaded')).toBe('after');
+    expect(await memo.read('budget:b', ['cap_budget_accounts'], other.load)).toBe(2);
+  });
+});
+
+describe('statementEffect', () => {
+  it.each([
+    ['select * from "processes" where "pid" = ?', { kind: 'none' }],
+    ['begin', { kind: 'none' }],
+    ['commit', { kind: 'none' }],
+    ['savepoint libos_sp_0', { kind: 'none' }],
+    ['release libos_sp_0', { kind: 'none' }],
+    ['with "x" as (select 1) select * from "x"', { kind: 'none' }],
+    ['insert into "events" ("id") values (?)', { kind: 'table', table: 'events' }],
+    ['insert or ignore into "llm_texts" ("sha256") values (?)', { kind: 'table', table: 'llm_texts' }],
+    ['update "processes" set "status" = ?', { kind: 'table', table: 'processes' }],
+    ['delete from "pending_actions" where "pid" = ?', { kind: 'table', table: 'pending_actions' }],
+    ['replace into cap_meta (key, value) values (?, ?)', { kind: 'table', table: 'cap_meta' }],
+    ['rollback', { kind: 'all' }],
+    ['rollback to libos_sp_3', { kind: 'all' }],
+    ['create table "t" ("a" text)', { kind: 'all' }],
+    ['with "x" as (select 1) delete from "processes"', { kind: 'all' }],
+    ['pragma wal_checkpoint(TRUNCATE)', { kind: 'all' }],
+  ])('[K-9.3] %s', (sql, effect) => {
+    expect(statementEffect(sql)).toEqual(effect);
+  });
+});

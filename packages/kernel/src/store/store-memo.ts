@@ -1,0 +1,68 @@
+import type { StoreMemo } from '@libos/sdk';
+
+/** Entries kept at most; the oldest go first (a runtime with more hot rows than this reads some twice). */
+export const MEMO_CAPACITY = 20_000;
+
+interface Entry {
+  readonly value: unknown;
+  readonly epoch: number;
+  readonly tables: readonly string[];
+  readonly gens: readonly number[];
+}
+
+/**
+ * The kernel's `StoreMemo`: a generation per table, bumped by the store adapter for each statement that writes the
+ * table (`wrote`), and an epoch bumped by anything it cannot attribute to one table (a rollback, DDL: `wroteAll`).
+ * An entry is valid while its epoch and its tables' generations are those it was read under. A read snapshots the
+ * generations before it loads, so a write during the load leaves the entry stale rather than wrong.
+ *
+ * @example
+ * const memo = new TableMemo();
+ * await memo.read('process:p1', ['processes'], load); // loads
+ * await memo.read('process:p1', ['processes'], load); // cached
+ * memo.wrote('processes');                            // next read loads again
+ */
+export class TableMemo implements StoreMemo {
+  #epoch = 0;
+  readonly #gens = new Map<string, number>();
+  readonly #entries = new Map<string, Entry>();
+
+  async read<T>(key: string, tables: readonly string[], load: () => Promise<T>): Promise<T> {
+    const hit = this.#entries.get(key);
+    if (hit && this.#valid(hit, tables)) return hit.value as T;
+    const epoch = this.#epoch;
+    const gens = tables.map((t) => this.#gens.get(t) ?? 0);
+    const value = await load();
+    this.#put(key, { value, epoch, tables, gens });
+    return value;
+  }
+
+  write<T>(key: string, tables: readonly string[], value: T): void {
+    this.#put(key, { value, epoch: this.#epoch, tables, gens: tables.map((t) => this.#gens.get(t) ?? 0) });
+  }
+
+  /** A statement wrote `table`: every entry read from it is stale. */
+  wrote(table: string): void {
+    this.#gens.set(table, (this.#gens.get(table) ?? 0) + 1);
+  }
+
+  /** Writes that name no one table (ROLLBACK, ROLLBACK TO, DDL, a restore): every entry is stale. */
+  wroteAll(): void {
+    this.#epoch++;
+    this.#entries.clear();
+  }
+
+  #valid(e: Entry, tables: readonly string[]): boolean {
+    if (e.epoch !== this.#epoch || e.tables.length !== tables.length) return false;
+    for (let i = 0; i < tables.length; i++) {
+      if (e.tables[i] !== tables[i] || (this.#gens.get(tables[i]!) ?? 0) !== e.gens[i]) return false;
+    }
+    return true;
+  }
+
+  #put(key: string, e: Entry): void {
+    this.#entries.delete(key);
+    if (this.#entries.size >= MEMO_CAPACITY) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key, e);
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * A read cache over the store, owned by the store adapter (the writer lease makes it sound: no other connection
+ * writes). A value read through it is kept until a write touches one of the tables it was read from, or any
+ * transaction or savepoint rolls back; the adapter sees every statement, so nothing can write past it. Values are
+ * shared between readers: treat them as immutable.
+ *
+ * @example
+ * const row = await memoRead(scope, ['cap_grants'], `grants:${subject}`, () => loadGrants(scope.store, subject));
+ */
+export interface StoreMemo {
+  /** The value cached under `key` while none of `tables` changed since it was read; else `load()`'s, then cached. */
+  read<T>(key: string, tables: readonly string[], load: () => Promise<T>): Promise<T>;
+  /**
+   * After the caller wrote `tables` itself: caches `value` under `key` as the state those writes left (write-through),
+   * so the next read is free. Other keys on those tables stay invalid.
+   */
+  write<T>(key: string, tables: readonly string[], value: T): void;
+}
+
+/**
+ * `scope.memo.read(...)` when the scope has a memo (every kernel scope does), else `load()` (a store adapter without
+ * one, a test double).
+ *
+ * @example
+ * const p = await memoRead(scope, ['processes'], `process:${pid}`, () => readProcess(scope.store, pid));
+ */
+export function memoRead<T>(scope: { readonly memo?: StoreMemo }, tables: readonly string[], key: string, load: () => Promise<T>): Promise<T> {
+  return scope.memo ? scope.memo.read(key, tables, load) : load();
+}

@@ -1,7 +1,7 @@
 // Process lifecycle on the real kernel (docs/behaviour/kernel.md): spawn_child, wait, signal, exit, typed states.
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batches, CHILD_SKILL, equip, MEMORY_SKILL, openKernel, rawSql, spawnChild, StateProvider, supervisor, withObjects } from './fixtures/kernel-harness.js';
+import { batches, CHILD_SKILL, equip, MEMORY_SKILL, openKernel, rawSql, spawnChild, StateProvider, supervisor, withObjects } from './support/kernel-harness.js';
 
 let rt: Runtime;
 afterEach(async () => rt?.close());

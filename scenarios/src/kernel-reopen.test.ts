@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crashPlugin, HOLD_TOOL, UNCOMMITTED_EVENT } from './fixtures/crash-plugin.js';
-import { equip, openKernel, spawnChild, supervisor } from './fixtures/kernel-harness.js';
+import { equip, openKernel, spawnChild, supervisor } from './support/kernel-harness.js';
 
 const RUN_TS = fileURLToPath(new URL('./fixtures/run-ts.mjs', import.meta.url));
 const CRASH_RUNTIME = fileURLToPath(new URL('./fixtures/crash-runtime.ts', import.meta.url));

@@ -1,7 +1,7 @@
 // The scheduler and the executor's batch rules on the real kernel (docs/behaviour/kernel.md).
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batches, objectNames, openKernel, rawSql, spawnChild, StateProvider, supervisor } from './fixtures/kernel-harness.js';
+import { batches, objectNames, openKernel, rawSql, spawnChild, StateProvider, supervisor } from './support/kernel-harness.js';
 
 let rt: Runtime;
 afterEach(async () => rt?.close());

@@ -2,7 +2,7 @@
 // the first exit, wait, failure, interrupt or notice; the calls after the stop never run, not even after a resume.
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { objectNames, StateProvider } from './fixtures/kernel-harness.js';
+import { objectNames, StateProvider } from './support/kernel-harness.js';
 import { openHarness, spawnProbe, type Harness } from './support/kernel-harness.js';
 
 let h: Harness | undefined;

@@ -9,7 +9,7 @@ import { objectMemory } from '@libos/object-memory';
 import { sequentialIds } from '@libos/sdk';
 import { session } from '@libos/session';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawSql } from './fixtures/kernel-harness.js';
+import { rawSql } from './support/kernel-harness.js';
 
 let rt: Runtime | undefined;
 const dirs: string[] = [];

@@ -9,7 +9,7 @@ import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { tasks } from '@libos/tasks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawSql } from '../fixtures/kernel-harness.js';
+import { rawSql } from '../support/kernel-harness.js';
 import { CRASH_AGENT_IMAGE, crashEffects } from './crash-effects.mjs';
 import { checkReopened, checkSettled, rawRows, readJsonLines, settle, type EffectLine, type JournalLine } from './crash-invariants.js';
 

@@ -1,16 +1,29 @@
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type Runtime, type RuntimeEvent, type ToolCallResult } from '@libos/kernel';
+import {
+  openRuntime,
+  type AuditRecord,
+  type LlmProvider,
+  type LlmRequest,
+  type LlmResponse,
+  type ProcessInfo,
+  type Runtime,
+  type RuntimeEvent,
+  type ScriptedTurn,
+  type ToolCallResult,
+} from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
-import { definePlugin, defineTool, sequentialIds, skillFromText, z, type Plugin } from '@libos/sdk';
+import { definePlugin, defineTool, sequentialIds, skillFromText, z, type ObjectsService, type Plugin } from '@libos/sdk';
 import { session } from '@libos/session';
 
 /**
- * Shared harness of the kernel scenario files (mailbox, human waits, executor, openai): a real runtime over SQLite
- * with the capability, Object Memory and session plugins, predictable ids, and a `probe` plugin whose tool records
- * every run (so a test can prove a refused call never ran).
+ * The one harness of the kernel scenario files (processes, scheduler, reopen, mailbox, human waits, executor, openai,
+ * and the crash fixtures): a real runtime over SQLite with the capability, Object Memory and session plugins,
+ * predictable ids, a `probe` plugin whose tool records every run (so a test can prove a refused call never ran), and
+ * helpers for supervisors, children, scripted providers and store reads.
  */
 
 export const CHILD_SKILL = 'agent-libos-child-processes';
+export const MEMORY_SKILL = 'agent-libos-object-memory';
 export const PROBE_SKILL = 'test-probe';
 /** The callable (and, through its default Skills, visible) table of PROBE_IMAGE. */
 export const PROBE_TOOLS = [
@@ -76,7 +89,13 @@ export function probePlugin(): Probe {
         description: 'Base agent tools plus probe_touch; mailbox tools visible at spawn.',
         systemPrompt: 'You are a probe agent.',
         promptMode: 'libos_default',
-        defaultSkills: ['agent-libos-skill-navigation', 'agent-libos-runtime-session', 'agent-libos-object-memory', CHILD_SKILL, PROBE_SKILL],
+        defaultSkills: [
+          'agent-libos-skill-navigation',
+          'agent-libos-runtime-session',
+          'agent-libos-object-memory',
+          CHILD_SKILL,
+          PROBE_SKILL,
+        ],
         defaultTools: PROBE_TOOLS,
       },
       {
@@ -103,7 +122,11 @@ export interface Harness {
  */
 export async function openHarness(opts: { path?: string; idStart?: number } = {}): Promise<Harness> {
   const probe = probePlugin();
-  const rt = await openRuntime({ path: opts.path ?? ':memory:', plugins: [capabilities(), objectMemory(), session(), probe.plugin], config: { ids: sequentialIds(opts.idStart ?? 0) } });
+  const rt = await openRuntime({
+    path: opts.path ?? ':memory:',
+    plugins: [capabilities(), objectMemory(), session(), probe.plugin],
+    config: { ids: sequentialIds(opts.idStart ?? 0) },
+  });
   return { rt, probe };
 }
 
@@ -113,7 +136,6 @@ export async function spawnProbe(rt: Runtime, goal: string, parentPid?: string):
   return p.pid;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = any;
 
 /** Calls a tool and returns its payload; throws (failing the test) when the call failed. */
@@ -124,7 +146,12 @@ export async function ok(rt: Runtime, pid: string, tool: string, args: Record<st
 }
 
 /** Calls a tool that must fail and returns its error. */
-export async function fails(rt: Runtime, pid: string, tool: string, args: Record<string, unknown> = {}): Promise<{ code: string; message: string; details?: Json }> {
+export async function fails(
+  rt: Runtime,
+  pid: string,
+  tool: string,
+  args: Record<string, unknown> = {},
+): Promise<{ code: string; message: string; details?: Json }> {
   const r: ToolCallResult = await rt.call(pid, tool, args);
   if (r.ok) throw new Error(`${tool} unexpectedly succeeded: ${JSON.stringify(r.payload)}`);
   return r.error;
@@ -149,4 +176,114 @@ export function commitGroups(rt: Runtime): { groups: string[][]; stop: () => voi
   };
   rt.bus.on('event', listener);
   return { groups, stop: () => rt.bus.off('event', listener) };
+}
+
+// Processes, children and scripted providers (the processes, scheduler and reopen scenarios).
+
+/**
+ * A runtime with the plugins the scenarios use. Ids are sequential from `idStart` so pids are predictable; a
+ * reopened store needs a start past every id the first runtime used.
+ */
+export async function openKernel(path = ':memory:', idStart = 0, extraPlugins: readonly Plugin[] = []): Promise<Runtime> {
+  return openRuntime({
+    path,
+    plugins: [capabilities(), objectMemory(), session(), ...extraPlugins],
+    config: { ids: sequentialIds(idStart) },
+  });
+}
+
+/** A root process that may activate Skills, spawn children and ask the owner, with the child-processes and Object Memory Skills active. */
+export async function supervisor(
+  rt: Runtime,
+  goal = 'supervise children',
+  opts: { budget?: Parameters<Runtime['spawn']>[0]['budget'] } = {},
+): Promise<ProcessInfo> {
+  const p = await rt.spawn({ goal, ...(opts.budget ? { budget: opts.budget } : {}) });
+  await rt.grant(p.pid, 'skill:*', ['execute']);
+  await rt.grant(p.pid, 'process:spawn', ['write']);
+  await rt.grant(p.pid, 'human:owner', ['write']);
+  await rt.activateSkill(p.pid, CHILD_SKILL);
+  await rt.activateSkill(p.pid, MEMORY_SKILL);
+  return rt.process(p.pid);
+}
+
+/** Spawns a direct child of `parentPid` through `spawn_child_process` and returns its pid (fails the test otherwise). */
+export async function spawnChild(rt: Runtime, parentPid: string, args: Record<string, unknown> = { goal: 'child work' }): Promise<string> {
+  const r = await rt.call(parentPid, 'spawn_child_process', args);
+  if (!r.ok) throw new Error(`spawn_child_process failed: ${JSON.stringify(r.error)}`);
+  return (r.payload as { pid: string }).pid;
+}
+
+/** Gives a child what `supervisor` gives a root (grants are the host's to give: the child inherits none). */
+export async function equip(rt: Runtime, pid: string): Promise<void> {
+  await rt.grant(pid, 'skill:*', ['execute']);
+  await rt.grant(pid, 'human:owner', ['write']);
+  await rt.grant(pid, 'process:spawn', ['write']);
+  await rt.activateSkill(pid, CHILD_SKILL);
+  await rt.activateSkill(pid, MEMORY_SKILL);
+}
+
+/**
+ * A provider whose turns are computed from runtime state: `turn(pid, n)` gets the pid and how many turns that pid
+ * had before. Counts every call (per pid too), like `ScriptedProvider.calls`.
+ */
+export class StateProvider implements LlmProvider {
+  readonly name = 'state-scripted';
+  readonly model = 'state-scripted';
+  readonly perPid = new Map<string, number>();
+  calls = 0;
+  constructor(private readonly turn: (pid: string, n: number) => ScriptedTurn | Promise<ScriptedTurn>) {}
+
+  async completeAction(req: LlmRequest): Promise<LlmResponse> {
+    const pid = req.pid ?? '';
+    const n = this.perPid.get(pid) ?? 0;
+    this.perPid.set(pid, n + 1);
+    this.calls++;
+    const turn = await this.turn(pid, n);
+    return {
+      content: null,
+      toolCalls: turn.map((c, i) => ({ id: `state_${this.calls}_${i}`, name: c.tool, arguments: structuredClone(c.args ?? {}) })),
+      api: 'scripted',
+      model: this.model,
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    };
+  }
+}
+
+/** The `llm.action_batch` audit rows of one pid, oldest first. */
+export async function batches(rt: Runtime, pid: string): Promise<AuditRecord[]> {
+  return rt.audit({ pid, action: 'llm.action_batch', limit: 10_000 });
+}
+
+/** Names of the named Objects in a process's scope (its goal and what it created by name; not tool results or summaries). */
+export async function objectNames(rt: Runtime, pid: string): Promise<string[]> {
+  return rt.transaction(async (scope) => {
+    const rows = await scope.store
+      .selectFrom('om_objects')
+      .select('name')
+      .where('namespace', '=', `process:${pid}`)
+      .orderBy('name')
+      .execute();
+    return rows.map((r) => r.name as string).filter((n) => !/^(tool_result|summary):/.test(n));
+  });
+}
+
+/** The objects service, host-side (no authority). */
+export async function withObjects<T>(rt: Runtime, fn: (objects: ObjectsService) => Promise<T>): Promise<T> {
+  return rt.transaction((scope) => fn(scope.service<ObjectsService>('objects')));
+}
+
+/**
+ * Runs one raw SQL statement on the store in a host transaction (failure injection: triggers). The scenarios
+ * package does not depend on kysely, so this hands the transaction a compiled query it can execute as is.
+ */
+export async function rawSql(rt: Runtime, text: string): Promise<void> {
+  await rt.transaction(async (scope) => {
+    await scope.store.executeQuery({
+      sql: text,
+      parameters: [],
+      query: { kind: 'RawNode', sqlFragments: [text], parameters: [] },
+      queryId: { queryId: 'scenario_raw_sql' },
+    } as never);
+  });
 }

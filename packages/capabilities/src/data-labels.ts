@@ -44,6 +44,7 @@ export function completeLabels(partial: Partial<DataLabels>): DataLabels {
  * Returns the labels to store: `join(flow, requested)`.
  *
  * @example
+ * const flowLabels: DataLabels = { ...DEFAULT_LABELS, sensitivity: 'confidential' }; // what the process has read so far
  * assertModelLabels({ sensitivity: 'secret' }, flowLabels);   // joined labels, at least as restrictive
  * assertModelLabels({ trust_level: 'trusted' }, flowLabels);  // throws label_elevation_denied
  */
@@ -121,7 +122,7 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
  * parent is stored secret.
  *
  * @example
- * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [secretParent], flow }); // sensitivity 'secret'
+ * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [{ sensitivity: 'secret' }], flow: DEFAULT_LABELS }); // sensitivity 'secret'
  */
 export function deriveObjectLabels(input: { readonly requested?: unknown; readonly parents?: readonly Partial<DataLabels>[]; readonly flow?: DataLabels }): DataLabels {
   const flow = input.flow ?? DEFAULT_LABELS;

@@ -24,6 +24,7 @@ const effectiveMax = (m: number | null): number => m ?? DEFAULT_MAX_DEPTH;
  * transfer path (a covering `grant` right stands in for the parent's delegability).
  *
  * @example
+ * declare const parent: CapabilityRecord, draft: GrantDraft, registry: ConstraintRegistry;
  * const shape = checkAttenuation(parent, draft, registry); // { expiresAt, maxDepth, constraints, depth }
  */
 export function checkAttenuation(parent: CapabilityRecord, draft: GrantDraft, registry: ConstraintRegistry, opts: { readonly requireDelegable?: boolean } = {}): AttenuatedShape {
@@ -69,7 +70,7 @@ export function checkAttenuation(parent: CapabilityRecord, draft: GrantDraft, re
  * every P constraint kept, expiry no later, equal finite uses, delegability and depth no wider.
  *
  * @example
- * specCovers({ subject: 'x', resource: 'object:*', rights: ['read', 'write'] }, { subject: 'x', resource: 'object:a', rights: ['read'] }); // true
+ * specCovers({ resource: 'object:*', rights: ['read', 'write'] }, { resource: 'object:a', rights: ['read'] }); // true
  */
 export function specCovers(p: Omit<GrantSpec, 'subject'>, c: Omit<GrantSpec, 'subject'>): boolean {
   if (!covers(parseResource(p.resource), parseResource(c.resource))) return false;

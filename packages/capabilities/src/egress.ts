@@ -88,6 +88,7 @@ export interface EgressDecision {
  * a conditional sink above normal ⇒ `release_required`; else allow. Clearance never substitutes for a capability.
  *
  * @example
+ * declare const labels: DataLabels; // the flow's labels
  * checkEgress(labels, 'human:alice:email').decision; // 'deny' for confidential data (unmatched sink)
  */
 export function checkEgress(labels: DataLabels, sink: string, rules: readonly SinkRule[] = DEFAULT_SINK_RULES, opts: { readonly sinkIdentitySha256?: string } = {}): EgressDecision {

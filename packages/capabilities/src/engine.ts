@@ -207,12 +207,11 @@ class PidAuthority implements EngineAuthority {
  * rights on what it owns are implicit `cap_own:<resource>` records, never one stored grant per resource).
  *
  * @example
+ * import { systemClock } from '@libos/sdk';
  * const engine = createAuthorityEngine({ clock: systemClock });
- * await db.transaction().execute(async (trx) => {
- *   const scope = makeScope(trx);
- *   await engine.issueTrusted(scope, { subject: pid, resource: 'object:*', rights: ['read'] }, 'host');
- *   await engine.authority(scope, pid).require('object:obj_1', 'read');
- * });
+ * // In a store transaction's service scope (the kernel hands one to every tool and service):
+ * await engine.issueTrusted(scope, { subject: pid, resource: 'object:*', rights: ['read'] }, 'host');
+ * await engine.authority(scope, pid).require('object:obj_1', 'read');
  */
 export function createAuthorityEngine(opts: {
   clock: Clock;

@@ -98,10 +98,10 @@ type Json<R> = R extends ClientResponse<infer T, infer _S, infer _F> ? T : never
  * underlying Hono client for anything not wrapped here.
  *
  * @example
- * const client = new LibosClient({ url: 'http://127.0.0.1:43121', token });
+ * const client = new LibosClient({ url: 'http://127.0.0.1:43121', token: 'the token libos serve printed' });
  * const p = await client.spawn({ goal: 'Keep a ledger' });
  * for (const r of await client.humanRequests({ status: 'pending' })) await client.respond(r.id, { approved: false });
- * for await (const m of client.stream({ cursor: 0, signal })) console.log(m.event, m.data);
+ * for await (const m of client.stream({ cursor: 0, signal: AbortSignal.timeout(60_000) })) console.log(m.event, m.data);
  */
 export class LibosClient {
   readonly url: string;

@@ -146,6 +146,9 @@ function skillText(conn: McpConnection, names: ReadonlyMap<string, McpToolInfo>)
  * broker like any tool. A tool that answers `isError` fails with `mcp_tool_error` carrying its text.
  *
  * @example
+ * import { loadHostConfig } from '@libos/kernel';
+ * import { connectMcpServers } from '@libos/mcp-client';
+ * const { config: hostConfig } = loadHostConfig('./.libos');
  * const mcp = await connectMcpServers(hostConfig.mcp_servers);
  * const rt = await openRuntime({ path, hostConfig, plugins: [capabilities(), objectMemory(), mcpClientPlugin(mcp)] });
  */

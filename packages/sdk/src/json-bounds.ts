@@ -33,6 +33,7 @@ const refuse = (field: string, message: string, details: Record<string, unknown>
  *
  * @example
  * assertJsonBounds({ order: 42 }, 'payload');                  // ok
+ * const deeplyNested = JSON.parse(`${'['.repeat(101)}${']'.repeat(101)}`);
  * assertJsonBounds(deeplyNested, 'payload');                   // invalid_arguments: payload: nested deeper than 100 levels
  * assertJsonBounds(args, 'arguments', { maxBytes: 1_048_576 }); // also bounds its JSON text
  */

@@ -49,6 +49,7 @@ export interface ImageDefinition {
  * An image's tool-table policy, its default filled in: `exact` for an `image_only` image unless it says otherwise.
  *
  * @example
+ * declare const image: ImageDefinition;
  * toolTablePolicyOf({ ...image, promptMode: 'image_only' }); // 'exact'
  */
 export function toolTablePolicyOf(image: Pick<ImageDefinition, 'promptMode' | 'toolTablePolicy'>): ToolTablePolicy {
@@ -179,6 +180,8 @@ export interface Plugin {
  * Defines a plugin.
  *
  * @example
+ * import { skillFromText, type AnyTool } from '@libos/sdk';
+ * declare const ECHO_SKILL_MD: string, echo: AnyTool; // the Skill's text and the tool, beside the plugin
  * export const echoPlugin = () => definePlugin({
  *   name: 'echo', version: '0.1.0',
  *   skills: [skillFromText(ECHO_SKILL_MD, 'echo')],

@@ -4,7 +4,8 @@
  *
  * @example
  * import { isTerminalProcessStatus } from '@libos/sdk';
- * if (isTerminalProcessStatus(child.status)) return child.outcome;
+ * declare const child: { readonly status: ProcessStatus; readonly outcome: unknown };
+ * if (isTerminalProcessStatus(child.status)) console.log(child.outcome);
  */
 export const PROCESS_STATUSES = [
   'created',

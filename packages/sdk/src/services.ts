@@ -106,7 +106,7 @@ export interface ObjectsService {
    * `object_immutable`, `payload_too_large`: nothing changes then. No rights are checked (the kernel's own writes).
    *
    * @example
-   * const ref = await objects.replacePayload(oid, next, { expectedVersion: 3, tags: ['compacted'] }); // ref.version === 4
+   * const ref = await objects.replacePayload(oid, { entries: [] }, { expectedVersion: 3, tags: ['compacted'] }); // ref.version === 4
    */
   replacePayload(
     oid: string,
@@ -119,7 +119,8 @@ export interface ObjectsService {
    * does not change. `object_not_found` for a missing end.
    *
    * @example
-   * const { link_id } = await objects.link(ownerOid, resultOid, 'produced', { task_id });
+   * const [ownerOid, resultOid, task_id] = ['obj_owner', 'obj_result', 'task_1'];
+ * const { link_id } = await objects.link(ownerOid, resultOid, 'produced', { task_id });
    */
   link(srcOid: string, dstOid: string, relation: string, metadata?: Readonly<Record<string, unknown>>): Promise<{ readonly link_id: string }>;
   /** Links whose source is `oid`, oldest first. */
@@ -275,7 +276,7 @@ export interface ProcessService {
    * image's default Skills, no grants. `resource_limit_exceeded` when the parent has no child budget left.
    *
    * @example
-   * const { pid } = await processes.spawnChild(ctx.pid, { image: 'context-compressor:v0', goal: JSON.stringify(stage) });
+   * const { pid } = await processes.spawnChild(ctx.pid, { image: 'context-compressor:v0', goal: JSON.stringify({ stage_index: 1 }) });
    */
   spawnChild(parentPid: string, req: ChildSpawnRequest): Promise<{ readonly pid: string; readonly goalOid: string | null }>;
   /**
@@ -480,7 +481,7 @@ export interface RunnerState {
  * const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
  * const info = await runners.resolveTool(pid, 'get_current_time');
  * const args = runners.validateArgs(info.name, {});
- * const { pid: runner } = await runners.spawn({ creatorPid: pid, operationId: id, observer: 'object_tasks', tool: info.name, args, goal: '…', grants: [], inherit: [] });
+ * const { pid: runner } = await runners.spawn({ creatorPid: pid, operationId: 'op_1', observer: 'object_tasks', tool: info.name, args, goal: '…', grants: [], inherit: [] });
  */
 export interface RunnerService {
   /** The tool as `callerPid` sees it: `tool_not_found` when no plugin defines it, `tool_not_in_process_table` when the caller cannot see it. */

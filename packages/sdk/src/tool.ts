@@ -57,6 +57,7 @@ export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>
  * The JSON Schema a model sees for a tool's arguments, generated from its zod `input`.
  *
  * @example
+ * declare const echo: AnyTool; // defined as in defineTool's example
  * toolInputJsonSchema(echo); // { type: 'object', properties: { text: { type: 'string', maxLength: 100 } }, ... }
  */
 export function toolInputJsonSchema(tool: AnyTool): Record<string, unknown> {

@@ -4,7 +4,9 @@
  * re-runs the saved call (with `ctx.resumed === true`) when the wait is satisfied, without asking the model again.
  *
  * @example
- * if (child.status is live && block) ctx.wait({ kind: 'child', child_pid });
+ * import { isTerminalProcessStatus, type ProcessStatus } from '@libos/sdk';
+ * declare const child: { readonly pid: string; readonly status: ProcessStatus }, block: boolean;
+ * if (!isTerminalProcessStatus(child.status) && block) ctx.wait({ kind: 'child', child_pid: child.pid });
  */
 export interface MessageFilters {
   readonly sender_pid?: string;

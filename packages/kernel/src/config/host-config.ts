@@ -78,10 +78,12 @@ export const llmProfileSchema = z
  * (`mcp_servers`); every key has a default, so `{}` is a valid config.
  *
  * @example
+ * ```json
  * { "timezone": "Asia/Shanghai", "sleep": { "max_seconds": 5 },
  *   "llm_context": { "policy": "llm_context_object" },
  *   "llm_profiles": { "small": { "provider": "openai", "model": "gpt-4o-mini", "context_window": 4000, "max_tokens": 512 } },
  *   "default_profile": "small", "plugins": ["@acme/libos-weather", "./plugins/notes.js"] }
+ * ```
  */
 export const hostConfigSchema = z
   .strictObject({
@@ -217,7 +219,7 @@ function readConfigFile(path: string): HostConfig {
  *
  * @example
  * const { config } = loadHostConfig('./.libos');          // ./.libos/libos.config.json, if there is one
- * const rt = await openRuntime({ path: './.libos/libos.db', hostConfig: config, plugins });
+ * const rt = await openRuntime({ path: './.libos/libos.db', hostConfig: config, plugins: [capabilities(), objectMemory()] });
  */
 export function loadHostConfig(pathOrDir: string): LoadedHostConfig {
   if (!existsSync(pathOrDir)) {
@@ -250,6 +252,7 @@ export function hostConfigForStore(storePath: string): LoadedHostConfig {
  * `invalid_arguments` listing the configured ones.
  *
  * @example
+ * const { config } = loadHostConfig('./.libos');
  * resolveLlmProfile(config, 'small'); // { name: 'small', provider: 'openai', model: 'gpt-4o-mini', ... }
  */
 export function resolveLlmProfile(config: HostConfig, name?: string): LlmProfile | null {

@@ -18,8 +18,10 @@ const text = (what: string, max: number) =>
  * request to it (default 60).
  *
  * @example
+ * ```json
  * { "command": "node", "args": ["./tools/weather-mcp.js"] }
  * { "url": "http://127.0.0.1:8931/mcp", "headers": { "authorization": "Bearer …" } }
+ * ```
  */
 export const mcpServerSchema = z
   .strictObject({

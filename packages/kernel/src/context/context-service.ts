@@ -34,6 +34,7 @@ const changed = (oid: string, expected: number, found: number | string) =>
  *
  * @example
  * const contexts = scope.service<LlmContextService>('llm_context');
+ * const [contextOid, sourcePayload, compacted] = [oid, { entries: [] }, { entries: [], summary: 'so far' }];
  * await contexts.writeCompacted({ pid, contextOid, sourceVersion: 7, sourcePayload, payload: compacted });
  */
 export function llmContextService(scope: ServiceScope): LlmContextService {

@@ -33,6 +33,6 @@ interface BusEvents {
  * In-process publication of committed events and audit records (published only after their transaction commits).
  *
  * @example
- * runtime.bus.on('event', (e) => console.log(e.type));
+ * rt.bus.on('event', (e) => console.log(e.type));
  */
 export class EventBus extends EventEmitter<BusEvents> {}

@@ -20,6 +20,7 @@ export const HUMAN_OUTPUT_CHANNEL = 'output';
  * `human.output` audit records its size and hash. Authority (`human:<human>` write) is the caller's to check.
  *
  * @example
+ * declare const deps: KernelDeps;
  * await deliverHumanOutput(deps, scope, pid, { human: 'owner', text: 'Build is green.' });
  */
 export async function deliverHumanOutput(

@@ -113,6 +113,7 @@ export interface LlmRetry {
  * body, for the `llm_calls` record.
  *
  * @example
+ * declare const req: LlmRequest;
  * const res: LlmResponse = await provider.completeAction(req);
  * for (const call of res.toolCalls) console.log(call.name, call.arguments);
  */

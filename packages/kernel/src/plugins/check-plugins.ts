@@ -20,6 +20,7 @@ function kernelPlugins(registry: () => Registry): Plugin[] {
  * problem (file and field); returns the registry otherwise.
  *
  * @example
+ * declare const weather: () => Plugin; // a plugin package's factory
  * checkPlugins([capabilities(), objectMemory(), weather()]).skills.has('weather'); // true
  */
 export function checkPlugins(plugins: readonly Plugin[]): Registry {

@@ -32,6 +32,7 @@ type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonl
  * group fails naming the image and tool.
  *
  * @example
+ * import { BUILTIN_IMAGES } from '@libos/kernel';
  * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
  */
 export function loadPlugins(plugins: readonly Plugin[], builtins: readonly GroupedImage[]): Registry {

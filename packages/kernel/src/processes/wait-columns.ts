@@ -10,7 +10,7 @@ export interface WaitColumns {
  * found by an index range (`wait_deadline <= now`).
  *
  * @example
- * waitColumns({ kind: 'timer', started_at: t0, deadline: '2026-01-01T00:00:05Z' });
+ * waitColumns({ kind: 'timer', started_at: '2026-01-01T00:00:00Z', deadline: '2026-01-01T00:00:05Z' });
  * // { wait_kind: 'timer', wait_deadline: '2026-01-01T00:00:05.000Z' }
  */
 export function waitColumns(wait: Readonly<Record<string, unknown>> | null): WaitColumns {

@@ -37,6 +37,7 @@ function describeLabels(l: DataLabels): string {
  * calls it the same way before its effect, passing `payloadSha256` when a conditional sink may need a release.
  *
  * @example
+ * declare const deps: KernelDeps;
  * const labels = await ctx.flow.labels();
  * await clearSink(deps.engine, ctx, ctx.pid, humanSink('stranger', 'question'), { labels, field: 'question' });
  */

@@ -12,6 +12,7 @@ import type { LlmProvider, LlmResponse } from '../llm/provider.js';
  *
  * @example
  * // In the host, before opening a runtime:
+ * import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
  * const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ConsoleSpanExporter())] });
  * trace.setGlobalTracerProvider(provider);
  */

@@ -29,6 +29,7 @@ function joinIdentity(values: readonly (string | null)[]): string | null {
  * It can only make labels more restrictive, never declassify or endorse.
  *
  * @example
+ * import { DEFAULT_LABELS } from '@libos/sdk';
  * mergeLabels({ ...DEFAULT_LABELS, tenant: 'b' }, [{ ...DEFAULT_LABELS, tenant: 'a' }]).tenant; // 'mixed'
  */
 export function mergeLabels(own: DataLabels, sources: readonly DataLabels[]): DataLabels {
@@ -78,6 +79,7 @@ export function identityLabelProblem(value: unknown, allowMixed: boolean): strin
  * Validates a full label set (after a merge, or labels a host passes in). Throws `invalid_metadata`.
  *
  * @example
+ * import { DEFAULT_LABELS } from '@libos/sdk';
  * requireValidLabels(DEFAULT_LABELS, 'labels');
  */
 export function requireValidLabels(labels: DataLabels, field: string): DataLabels {

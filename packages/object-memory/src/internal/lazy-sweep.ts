@@ -10,7 +10,8 @@ import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
  * transaction. Rows nobody reads are never touched; what every read sees is what an eager sweep at open would leave.
  *
  * @example
- * const holder = await seenAfterReopen(db, payloads, lookup.object); // lifecycle 'payload_unavailable' if it was lost
+ * declare const payloads: PayloadStore, record: ObjectRecord | null;
+ * const holder = await seenAfterReopen(db, payloads, record); // lifecycle 'payload_unavailable' if it was lost
  */
 export async function seenAfterReopen(db: OmDb, payloads: PayloadStore, record: ObjectRecord | null): Promise<ObjectRecord | null> {
   return record === null ? null : (await allSeenAfterReopen(db, payloads, [record]))[0]!;

@@ -74,6 +74,7 @@ const resultFits = (result: unknown): boolean =>
  * Returns the full result (envelope first).
  *
  * @example
+ * import { canonicalize } from './canonical.js';
  * const c = canonicalize({ a: 1 });
  * readPage({ selection: { a: 1 }, canonical: c, maxChars: 12000, cursor: 0, expectedSha256: null, envelope: {} }).representation;
  * // 'json_value'

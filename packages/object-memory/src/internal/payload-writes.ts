@@ -6,7 +6,8 @@ import type { PayloadStore } from '../payload-store.js';
  * the previous payload (or its absence) comes back, so a failed call changes nothing.
  *
  * @example
- * writePayload(ctx, payloads, oid, nextPayload);
+ * declare const payloads: PayloadStore;
+ * writePayload(ctx, payloads, oid, { entries: ['next'] });
  */
 export function writePayload(scope: ServiceScope, payloads: PayloadStore, oid: string, payload: unknown): void {
   const had = payloads.has(oid);

@@ -51,6 +51,7 @@ const rankOf = (type: string): number => PLAN_FIRST[type] ?? 4;
  * Renders one Object as a single canonical-JSON line that marks its content as untrusted data.
  *
  * @example
+ * declare const root: RenderableRoot;
  * renderRoot(root); // '{"content_trust":"untrusted_data","kind":"libos_memory_object",...,"payload":{...}}'
  */
 export function renderRoot(root: RenderableRoot): string {
@@ -90,6 +91,7 @@ export function matchesFilters(root: RenderableRoot, filters: readonly ViewFilte
  * included roots are emitted in root order.
  *
  * @example
+ * declare const candidates: RootCandidate[];
  * planView(candidates, [], 8000).manifest.map((m) => m.reason); // ['included', 'token_budget', ...]
  */
 export function planView(candidates: readonly RootCandidate[], filters: readonly ViewFilter[], tokenBudget: number): ViewPlan {

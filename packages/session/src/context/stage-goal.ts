@@ -6,6 +6,8 @@ import { EMPTY_SUMMARY, SUMMARY_KEYS } from './summary.js';
  * the summary rolled forward from the stages before, and the instructions.
  *
  * @example
+ * import { chunkEntries } from './chunks.js';
+ * declare const job: CompactionJob;
  * buildStageGoal(job, chunkEntries(job.source_payload.entries, job.max_chunks)).stage_index; // 1 for the first stage
  */
 export function buildStageGoal(job: CompactionJob, chunks: readonly unknown[][]) {

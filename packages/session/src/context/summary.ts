@@ -30,7 +30,7 @@ const isEmpty = (v: unknown): boolean =>
  *
  * @example
  * validateSummary({ goal: 'ship', constraints: [], user_preferences: [], completed: [], pending: [], key_references: [],
- *   recent_decisions: [], risks: [], uncertainties: [], next_steps: [] }); // ok: goal is not empty
+ *   recent_decisions: [], risks: [], uncertainties: [], next_steps: [] }, pid); // ok: goal is not empty
  */
 export function validateSummary(summary: unknown, childPid: string): Record<string, unknown> {
   if (summary === null || typeof summary !== 'object' || Array.isArray(summary)) {

@@ -39,6 +39,7 @@ function instructionsFor(state: ReviewState): string[] {
  * The review payload of a state plus the errors of the call that produced it (`[]` for a bare probe).
  *
  * @example
+ * import { loadReviewState } from './review-state.js';
  * const review = buildReview(await loadReviewState(ctx, ctx.pid), []);
  * review.review_token; // 'exitrev_…'
  */

@@ -13,6 +13,7 @@ const list = (xs: Iterable<string>) => [...xs].join(', ');
  * coverage of every expected ref; final_verification.
  *
  * @example
+ * declare const state: ValidationState;
  * validateCompletion(state, undefined, undefined);
  * // ['review_token is missing or stale: …', 'completion_evidence must be a structured object …']
  */

@@ -59,6 +59,8 @@ export function refuse(
  * it does not know become `internal_error` with the cause kept (never swallowed).
  *
  * @example
+ * import { readFileSync } from 'node:fs';
+ * const p = '/srv/app/notes.md';
  * try { readFileSync(p); } catch (err) { throw fsError(err, p, 'path'); }
  */
 export function fsError(err: unknown, path: string, field: string): LibosError {

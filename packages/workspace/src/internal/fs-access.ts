@@ -20,6 +20,8 @@ export interface AccessOptions {
  * `fs:` resource of the real path, for each right given, before anything is read or written. Refusals name the path.
  *
  * @example
+ * import { readFileSync } from 'node:fs';
+ * const base = '/srv/app';
  * const p = await requireFs(ctx, base, 'src/a.ts', ['read'], { field: 'path' });
  * readFileSync(p.real);
  */

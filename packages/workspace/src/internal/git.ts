@@ -54,6 +54,7 @@ export function findRepoRoot(start: string): string | null {
  * git runs. Not inside a repository is `not_found` (reason `not_a_git_repository`).
  *
  * @example
+ * declare const cfg: WorkspaceConfig;
  * const repo = await requireRepo(ctx, cfg, '.', 'read'); // needs git:/srv/app read
  */
 export async function requireRepo(ctx: ToolContext, cfg: WorkspaceConfig, path: string, right: Right): Promise<RepoRef> {

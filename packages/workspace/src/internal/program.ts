@@ -22,7 +22,7 @@ const BARE_NAME = /^[A-Za-z0-9._+-]{1,255}$/;
  * `details.started = false` (it provably never ran).
  *
  * @example
- * const prog = await requireProgram(ctx, 'npm', '/srv/app', env.PATH); // needs shell:npm execute
+ * const prog = await requireProgram(ctx, 'npm', '/srv/app', process.env.PATH); // needs shell:npm execute
  */
 export async function requireProgram(ctx: ToolContext, argv0: string, cwd: string, pathVar: string | undefined): Promise<ProgramRef> {
   if (argv0.includes('/')) {

@@ -50,6 +50,7 @@ const nameOf = (file: FileResult, a: AssertionResult) => {
  * failed import) counts as one failure named by the file.
  *
  * @example
+ * import * as fs from 'node:fs';
  * parseJestJson(fs.readFileSync('report.json', 'utf8'), 'vitest_json').failed;
  */
 export function parseJestJson(log: string, format: 'jest_json' | 'vitest_json'): TestReport {

@@ -9,7 +9,7 @@ import {
   type SubtreeStateService,
 } from '@libos/sdk';
 import { blobDigests, encodeBlobs, loadBlobs, storeBlobs } from './internal/blobs.js';
-import type { CheckpointLimits } from './internal/bounds.js';
+import type { CheckpointLimits } from './bounds.js';
 import { diffItems, type StateDiff } from './internal/diff.js';
 import { checkpointsDb, type CheckpointTable } from './internal/store.js';
 import { resources } from '@libos/sdk';

@@ -1,6 +1,6 @@
 import { definePlugin, skillFromFile, type Plugin } from '@libos/sdk';
 import { CHECKPOINTS_SERVICE, checkpointsService } from './checkpoints-service.js';
-import { CHECKPOINT_ERROR_CODES, DEFAULT_CHECKPOINT_LIMITS, type CheckpointLimits } from './internal/bounds.js';
+import { CHECKPOINT_ERROR_CODES, DEFAULT_CHECKPOINT_LIMITS, type CheckpointLimits } from './bounds.js';
 import { checkpointOwners } from './internal/owners.js';
 import { migrations } from './internal/store.js';
 import { CHECKPOINTS_SKILL_URL, OBJECT_FILES_SKILL_URL } from './skill-files.js';

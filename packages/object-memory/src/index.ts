@@ -12,5 +12,5 @@ export type {
 export type { ObjectMetadata } from './internal/metadata.js';
 export type { Provenance, ObjectRecord } from './internal/records.js';
 export type { LifecycleState, OwnerKind } from './internal/schema.js';
-export { OBJECT_TYPES, type ObjectType } from './internal/object-types.js';
-export { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE, LIST_LIMITS, READ_LIMITS } from './internal/bounds.js';
+export { OBJECT_TYPES, type ObjectType } from './object-types.js';
+export { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE, LIST_LIMITS, READ_LIMITS } from './bounds.js';

@@ -15,6 +15,6 @@ export {
   type TerminalTaskStatus,
   type Notification,
   type OwnerWatch,
-} from './internal/task-info.js';
+} from './task-info.js';
 export { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TaskTestHooks } from './internal/state.js';
 export { resultName, resultNamespace } from './internal/lifecycle.js';

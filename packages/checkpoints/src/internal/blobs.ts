@@ -1,5 +1,5 @@
 import { canonicalJson, LibosError, sha256Hex, type StatePart } from '@libos/sdk';
-import type { CheckpointLimits } from './bounds.js';
+import type { CheckpointLimits } from '../bounds.js';
 import type { CheckpointsDb } from './store.js';
 
 /** One captured value, encoded: its canonical JSON, size and digest. */

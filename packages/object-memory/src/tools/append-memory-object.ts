@@ -1,5 +1,5 @@
 import { defineTool, LibosError, z } from '@libos/sdk';
-import { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE } from '../internal/bounds.js';
+import { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE } from '../bounds.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';

@@ -1,5 +1,5 @@
 import { defineTool, LibosError, newId, z, type DataLabels } from '@libos/sdk';
-import { MAX_PAYLOAD_SIZE } from '../internal/bounds.js';
+import { MAX_PAYLOAD_SIZE } from '../bounds.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
@@ -8,7 +8,7 @@ import { parseModelMetadata } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
 import { requireRight } from '../internal/object-access.js';
 import { getObject, lookupName } from '../internal/object-repo.js';
-import { OBJECT_TYPES, requireObjectType } from '../internal/object-types.js';
+import { OBJECT_TYPES, requireObjectType } from '../object-types.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
 import { requireFreeName, storeObject } from '../internal/store-object.js';

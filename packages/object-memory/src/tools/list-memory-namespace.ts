@@ -1,5 +1,5 @@
 import { defineTool, LibosError, z, type Authority, type DataLabels } from '@libos/sdk';
-import { LIST_LIMITS } from '../internal/bounds.js';
+import { LIST_LIMITS } from '../bounds.js';
 import { mergeLabels } from '../internal/labels.js';
 import { childNamespacesPage, getNamespace } from '../internal/namespace-repo.js';
 import { resolveNamespace } from '../internal/names.js';

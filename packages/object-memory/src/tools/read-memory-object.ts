@@ -1,5 +1,5 @@
 import { defineTool, LibosError, z } from '@libos/sdk';
-import { READ_LIMITS } from '../internal/bounds.js';
+import { READ_LIMITS } from '../bounds.js';
 import { canonicalize } from '../internal/canonical.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { parsePointer, resolvePointer } from '../internal/json-pointer.js';

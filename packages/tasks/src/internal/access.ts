@@ -1,5 +1,5 @@
 import { LibosError, type Decision, type ToolContext } from '@libos/sdk';
-import type { TaskInfo } from './task-info.js';
+import type { TaskInfo } from '../task-info.js';
 import { findTask, tasksDb } from './task-store.js';
 import { resources } from '@libos/sdk';
 

@@ -17,7 +17,7 @@ import {
 } from '@libos/sdk';
 import { isTerminalProcessStatus, resources, namespaces } from '@libos/sdk';
 import type { TasksState } from './state.js';
-import { ACTIVE_TASK_STATUSES, isActive, TASK_STATUSES, type TaskInfo, type TaskStatus } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, isActive, TASK_STATUSES, type TaskInfo, type TaskStatus } from '../task-info.js';
 import { findTask, tasksDb, updateTask, type TaskPatch } from './task-store.js';
 
 /** Terminal statuses whose notification is posted (and retried): abandoned, superseded and unavailable never are. */

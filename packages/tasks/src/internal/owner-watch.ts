@@ -1,7 +1,7 @@
 import { joinLabels, LibosError, SERVICE_NAMES, type EmittedEvent, type MailboxService, type ObjectsService, type ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
-import { isActive, type TaskInfo, type WatchEvent } from './task-info.js';
+import { isActive, type TaskInfo, type WatchEvent } from '../task-info.js';
 import { listTasks, tasksDb } from './task-store.js';
 import { resources } from '@libos/sdk';
 

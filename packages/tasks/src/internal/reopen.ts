@@ -1,7 +1,7 @@
 import { SERVICE_NAMES, type ObjectsService, type RunnerService, type ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
-import { ACTIVE_TASK_STATUSES, type TaskInfo } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type TaskInfo } from '../task-info.js';
 import { taskPage, tasksDb, updateTask } from './task-store.js';
 
 /** Tasks handled per page of the reopen sweep. */

@@ -1,7 +1,7 @@
 import type { ServiceScope } from '@libos/sdk';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
-import { ACTIVE_TASK_STATUSES } from './task-info.js';
+import { ACTIVE_TASK_STATUSES } from '../task-info.js';
 import { listTasks, tasksDb } from './task-store.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   type Subtree,
   type SubtreeStateContributor,
 } from '@libos/sdk';
-import { ACTIVE_TASK_STATUSES, type TaskInfo } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type TaskInfo } from '../task-info.js';
 import { tasksDb, updateTask, type TaskTable } from './task-store.js';
 import { resources } from '@libos/sdk';
 

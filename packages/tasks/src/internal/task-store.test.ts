@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TaskInfo } from './task-info.js';
+import type { TaskInfo } from '../task-info.js';
 import { countActive, findTask, insertTask, listTasks, migrations, taskPage, tasksDb, updateTask, type TasksDb } from './task-store.js';
 
 let raw: Kysely<any>;

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Migration } from '@libos/sdk';
-import { ACTIVE_TASK_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from './task-info.js';
+import { ACTIVE_TASK_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from '../task-info.js';
 
 /** `object_tasks`: one durable row per task. JSON columns are text. No arguments, delegations or grant intents. */
 export interface TaskTable {

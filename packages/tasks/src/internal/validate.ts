@@ -1,5 +1,5 @@
 import { LibosError } from '@libos/sdk';
-import { DEFAULT_WATCH_CHANNEL, MAX_CHANNEL_CHARS, WATCH_EVENTS, type NotifyKind, type OwnerWatch, type WatchEvent } from './task-info.js';
+import { DEFAULT_WATCH_CHANNEL, MAX_CHANNEL_CHARS, WATCH_EVENTS, type NotifyKind, type OwnerWatch, type WatchEvent } from '../task-info.js';
 
 /** A channel name, trimmed, 1..128 characters; `invalid_arguments` naming the field otherwise. */
 export function normalizeChannel(raw: string, field: string): string {

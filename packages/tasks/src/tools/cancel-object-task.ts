@@ -2,7 +2,7 @@ import { defineTool, z } from '@libos/sdk';
 import { requireManage, requireTask } from '../internal/access.js';
 import { taskLifecycle } from '../internal/lifecycle.js';
 import type { TasksState } from '../internal/state.js';
-import { isActive, taskInfoSchema } from '../internal/task-info.js';
+import { isActive, taskInfoSchema } from '../task-info.js';
 import { taskIdInput } from './get-object-task.js';
 
 /**

@@ -2,7 +2,7 @@ import { defineTool, z } from '@libos/sdk';
 import { requireTask, requireView } from '../internal/access.js';
 import { taskLifecycle } from '../internal/lifecycle.js';
 import type { TasksState } from '../internal/state.js';
-import { taskInfoSchema } from '../internal/task-info.js';
+import { taskInfoSchema } from '../task-info.js';
 
 export const taskIdInput = z.string().min(1).max(128).describe('the task_id start_object_task returned');
 

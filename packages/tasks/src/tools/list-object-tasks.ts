@@ -2,7 +2,7 @@ import { defineTool, z, type Decision } from '@libos/sdk';
 import { viewDecision } from '../internal/access.js';
 import { taskLifecycle } from '../internal/lifecycle.js';
 import type { TasksState } from '../internal/state.js';
-import { isActive, taskInfoSchema, type TaskInfo } from '../internal/task-info.js';
+import { isActive, taskInfoSchema, type TaskInfo } from '../task-info.js';
 import { listTasks, tasksDb } from '../internal/task-store.js';
 
 /** Upper bound of `limit`. */

@@ -1,7 +1,7 @@
 import { defineTool, LibosError, newId, SERVICE_NAMES, z, type Decision, type ObjectsService, type ProcessService, type RunnerService, type ToolContext } from '@libos/sdk';
 import { isTerminalProcessStatus, namespaces, resources } from '@libos/sdk';
 import { TASKS_OBSERVER_SERVICE, type TasksState } from '../internal/state.js';
-import { DEFAULT_NOTIFY_CHANNEL, NOTIFY_KINDS, taskInfoSchema, type TaskInfo } from '../internal/task-info.js';
+import { DEFAULT_NOTIFY_CHANNEL, NOTIFY_KINDS, taskInfoSchema, type TaskInfo } from '../task-info.js';
 import { countActive, insertTask, tasksDb } from '../internal/task-store.js';
 import { normalizeChannel, watchAtStart } from '../internal/validate.js';
 

@@ -2,7 +2,7 @@ import { defineTool, z } from '@libos/sdk';
 import { requireTask, requireView } from '../internal/access.js';
 import { taskLifecycle } from '../internal/lifecycle.js';
 import type { TasksState } from '../internal/state.js';
-import { taskInfoSchema } from '../internal/task-info.js';
+import { taskInfoSchema } from '../task-info.js';
 import { taskIdInput } from './get-object-task.js';
 
 /**

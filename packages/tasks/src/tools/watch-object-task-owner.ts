@@ -2,7 +2,7 @@ import { defineTool, LibosError, z } from '@libos/sdk';
 import { requireManage, requireTask } from '../internal/access.js';
 import { taskLifecycle } from '../internal/lifecycle.js';
 import type { TasksState } from '../internal/state.js';
-import { isActive, NOTIFY_KINDS, taskInfoSchema } from '../internal/task-info.js';
+import { isActive, NOTIFY_KINDS, taskInfoSchema } from '../task-info.js';
 import { tasksDb, updateTask } from '../internal/task-store.js';
 import { watchChange } from '../internal/validate.js';
 import { taskIdInput } from './get-object-task.js';

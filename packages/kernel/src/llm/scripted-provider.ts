@@ -64,9 +64,11 @@ export class ScriptedProvider implements LlmProvider {
 
   async completeAction(req: LlmRequest): Promise<LlmResponse> {
     if (req.signal?.aborted) throw new LibosError('cancelled', 'scripted provider: request aborted', { cause: req.signal.reason });
+    // Copies of each message and tool entry (their fields are strings, or a tool's JSON Schema, which the kernel
+    // caches per tool and never changes); a deep clone of every schema per turn cost more than the turn's SQL.
     this.requests.push({
-      messages: structuredClone(req.messages),
-      tools: structuredClone(req.tools),
+      messages: req.messages.map((m) => ({ ...m })),
+      tools: req.tools.map((t) => ({ ...t })),
       parallelToolCalls: req.parallelToolCalls,
       pid: req.pid,
       imageId: req.imageId,

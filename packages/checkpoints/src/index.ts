@@ -11,7 +11,7 @@ export {
   type RestoreResult,
 } from './checkpoints-service.js';
 export { DEFAULT_CHECKPOINT_LIMITS, CHECKPOINT_ERROR_CODES, type CheckpointLimits } from './bounds.js';
-export type { KindDiff, StateDiff } from './internal/diff.js';
+export type { KindDiff, StateDiff } from './state-diff.js';
 export { CHECKPOINTS_SKILL_URL, OBJECT_FILES_SKILL_URL } from './skill-files.js';
 export const CHECKPOINT_TOOLS = [
   'create_checkpoint',

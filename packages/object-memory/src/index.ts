@@ -1,6 +1,5 @@
 export { objectMemory, type ObjectMemoryOptions, type ObjectMemoryPlugin } from './plugin.js';
 export { createPayloadStore, type PayloadStore } from './payload-store.js';
-export type { ObjectMemoryTestHooks } from './internal/deps.js';
 export type {
   ObjectDescription,
   ObjectMemoryService,
@@ -9,8 +8,6 @@ export type {
   ViewFilter,
   ViewMode,
 } from './objects-service.js';
-export type { ObjectMetadata } from './internal/metadata.js';
-export type { Provenance, ObjectRecord } from './internal/records.js';
-export type { LifecycleState, OwnerKind } from './internal/schema.js';
+export type { LifecycleState, ObjectMetadata, ObjectRecord, OwnerKind, Provenance } from './object-record.js';
 export { OBJECT_TYPES, type ObjectType } from './object-types.js';
 export { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE, LIST_LIMITS, READ_LIMITS } from './bounds.js';

@@ -16,5 +16,5 @@ export {
   type Notification,
   type OwnerWatch,
 } from './task-info.js';
-export { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TaskTestHooks } from './internal/state.js';
-export { resultName, resultNamespace } from './internal/lifecycle.js';
+export { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits } from './task-limits.js';
+export { resultName, resultNamespace } from './result-names.js';

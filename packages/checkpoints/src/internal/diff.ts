@@ -1,19 +1,8 @@
 import { canonicalJson, type StateItem } from '@libos/sdk';
 
-/** What changed of one kind since a checkpoint. */
-export interface KindDiff {
-  readonly added: readonly (Readonly<Record<string, unknown>> & { readonly id: string })[];
-  readonly removed: readonly (Readonly<Record<string, unknown>> & { readonly id: string })[];
-  readonly changed: readonly {
-    readonly id: string;
-    readonly from: Readonly<Record<string, unknown>>;
-    readonly to: Readonly<Record<string, unknown>>;
-  }[];
-  /** Exact counts (the lists stop at the cap). */
-  readonly counts: { readonly added: number; readonly removed: number; readonly changed: number };
-}
+import type { KindDiff, StateDiff } from '../state-diff.js';
 
-export type StateDiff = Readonly<Record<string, KindDiff>>;
+export type { KindDiff, StateDiff } from '../state-diff.js';
 
 const NAMES: Readonly<Record<string, string>> = {
   process: 'processes',

@@ -3,6 +3,9 @@ import { canonicalLength } from './canonical.js';
 import { codePointLength, copyJson, type JsonValue } from './json-value.js';
 import { identityLabelProblem } from './labels.js';
 import { jsonSize } from './size.js';
+import type { ObjectMetadata } from '../object-record.js';
+
+export type { ObjectMetadata } from '../object-record.js';
 
 /** Bounds of metadata (reference defaults). */
 export const METADATA_LIMITS = {
@@ -30,16 +33,6 @@ export const MODEL_METADATA_KEYS = [
 /** Trust and integrity a model may declare: never above `unknown`. */
 const MODEL_TRUST = new Set(['untrusted', 'unknown']);
 
-/** Descriptive metadata stored with an Object (labels are stored apart). */
-export interface ObjectMetadata {
-  readonly title: string | null;
-  readonly summary: string | null;
-  readonly tags: readonly string[];
-  readonly mime_type: string | null;
-  readonly retention_policy: string;
-  /** Derived, advisory: max(1, ⌊code points of the canonical payload / 4⌋). */
-  readonly token_estimate: number;
-}
 
 /** Validated metadata minus the derived token estimate, plus the labels it declares. */
 export interface ParsedMetadata {

@@ -1,34 +1,10 @@
 import type { DataLabels } from '@libos/sdk';
-import type { ObjectMetadata } from './metadata.js';
-import type { LifecycleState, NamespaceTable, ObjectTable, OwnerKind } from './schema.js';
+import type { LifecycleState, ObjectMetadata, ObjectRecord, OwnerKind, Provenance } from '../object-record.js';
+import type { NamespaceTable, ObjectTable } from './schema.js';
 
-/** Where an Object came from. Runtime-controlled; a model only adds explicit parents. */
-export interface Provenance {
-  readonly created_from_action: string;
-  readonly parent_oids: readonly string[];
-  readonly source_refs: readonly string[];
-  readonly source_operation_ids: readonly string[];
-}
+export type { ObjectRecord, Provenance } from '../object-record.js';
 
-/** An Object row with its JSON columns parsed. */
-export interface ObjectRecord {
-  readonly oid: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly type: string;
-  readonly version: number;
-  readonly immutable: boolean;
-  readonly metadata: ObjectMetadata;
-  readonly labels: DataLabels;
-  readonly provenance: Provenance;
-  readonly ownerKind: OwnerKind;
-  readonly ownerId: string;
-  readonly lifecycle: LifecycleState;
-  readonly createdBy: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly updatedSeq: number;
-}
+
 
 export function objectFromRow(row: ObjectTable): ObjectRecord {
   return {

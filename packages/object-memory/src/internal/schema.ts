@@ -1,10 +1,7 @@
 import type { Kysely } from 'kysely';
+import type { LifecycleState, OwnerKind } from '../object-record.js';
 
-/** Lifecycle of an Object row. */
-export type LifecycleState = 'live' | 'payload_unavailable' | 'superseded' | 'released';
-
-/** Who owns an Object. */
-export type OwnerKind = 'process' | 'process_result' | 'object_task' | 'runtime';
+export type { LifecycleState, OwnerKind } from '../object-record.js';
 
 /** `om_namespaces`: one row per namespace. Metadata is JSON text, never interpreted. */
 export interface NamespaceTable {

@@ -15,7 +15,8 @@ import {
   type ServiceScope,
   type WaitSpec,
 } from '@libos/sdk';
-import { isTerminalProcessStatus, resources, namespaces } from '@libos/sdk';
+import { isTerminalProcessStatus, resources } from '@libos/sdk';
+import { resultName } from '../result-names.js';
 import type { TasksState } from './state.js';
 import { ACTIVE_TASK_STATUSES, isActive, TASK_STATUSES, type TaskInfo, type TaskStatus } from '../task-info.js';
 import { findTask, tasksDb, updateTask, type TaskPatch } from './task-store.js';
@@ -24,10 +25,6 @@ import { findTask, tasksDb, updateTask, type TaskPatch } from './task-store.js';
 const NOTIFIED = new Set<string>(['succeeded', 'failed', 'cancelled']);
 const PHASE: Partial<Record<TaskStatus, 'completed' | 'failed' | 'cancelled'>> = { succeeded: 'completed', failed: 'failed', cancelled: 'cancelled' };
 const WAITING = ['waiting_human', 'waiting_process', 'waiting_message'] as const;
-
-/** Where a task's result Object lives: the creator's tool-results namespace, so the creator can read it by name. */
-export const resultNamespace = (creatorPid: string): string => namespaces.toolResults(creatorPid);
-export const resultName = (taskId: string) => `object_task_result:${taskId}`;
 
 /** The task status and `wait` record of a runner wait. */
 export function waitStatus(wait: WaitSpec): { status: TaskStatus; wait: Record<string, unknown>; text: string } {

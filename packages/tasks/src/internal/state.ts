@@ -1,14 +1,6 @@
-/** Bounds of the task manager (docs/behaviour/object-tasks.md); configurable per plugin instance. */
-export interface TaskLimits {
-  /** Active tasks at once, globally (default 16). */
-  readonly maxActive: number;
-  /** Active tasks at once on one owner Object (default 4, at most maxActive). */
-  readonly maxActivePerOwner: number;
-  /** Upper bound of `wait_object_task{timeout_s}` in seconds (default 60). */
-  readonly maxWaitSeconds: number;
-}
+import type { TaskLimits } from '../task-limits.js';
 
-export const DEFAULT_TASK_LIMITS: TaskLimits = { maxActive: 16, maxActivePerOwner: 4, maxWaitSeconds: 60 };
+export { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits } from '../task-limits.js';
 
 /** What a task holds only while this runtime lives: never written to its row. */
 export interface LiveTask {
@@ -28,6 +20,3 @@ export interface TasksState {
   readonly live: Map<string, LiveTask>;
   readonly testHooks: TaskTestHooks;
 }
-
-/** The service name under which the plugin observes its runners (`RunnerSpawnRequest.observer`). */
-export const TASKS_OBSERVER_SERVICE = 'object_tasks';

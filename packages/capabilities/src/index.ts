@@ -20,19 +20,24 @@ export { verdictOf, combineVerdicts, compareCandidates, policyOf } from './decis
 export type { AuthorityDecision, Verdict, CandidateVerdict } from './decision.js';
 export { checkAttenuation, specCovers } from './delegation.js';
 export type { AttenuatedShape } from './delegation.js';
-export type { DeriveRequest } from './internal/delegate.js';
-export type { DuplicationResult } from './internal/transitions.js';
-export type { AuthorityCheck } from './internal/authority-transaction.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
 export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels, UNCLASSIFIED_EXTERNAL_LABELS } from './data-labels.js';
 export type { ProcessFlow } from './flow.js';
 export { checkEgress, matchSinkRule, validateSinkRules, DEFAULT_SINK_RULES, UNMATCHED_SINK_RULE } from './egress.js';
 export type { SinkRule, SinkTrust, EgressDecision } from './egress.js';
-export type { DeclassifyReceipt, EgressRequest } from './internal/data-flow.js';
 export { CAPABILITY_MIGRATIONS } from './migrations.js';
 export { CAPABILITY_SERVICE_NAME, createCapabilityService } from './service.js';
 export type { CapabilityService } from './service.js';
+export type {
+  AuthorityCheck,
+  BindOptions,
+  DeclassifyReceipt,
+  DeriveRequest,
+  DuplicationResult,
+  EgressRequest,
+  PermissionAnswer,
+} from './engine-requests.js';
 export { capabilities, AUTHORITY_TOOLS } from './plugin.js';
 export { listCapabilities } from './tools/list-capabilities.js';
 export { requestPermission } from './tools/request-permission.js';
@@ -41,7 +46,5 @@ export { revokeCapability } from './tools/revoke-capability.js';
 export { capabilities as default } from './plugin.js';
 export { parseManifest, manifestSchema, manifestSpec, manifestCeiling, effectPermitted, manifestActive, assertChildManifest, manifestBudget, receivePermitted } from './manifest.js';
 export type { AuthorityManifest, ManifestCapability, ParsedManifest } from './manifest.js';
-export type { BindOptions } from './internal/manifests.js';
 export { assertRequestable, permissionEffect, PRIVILEGED_RIGHTS } from './permission-requests.js';
 export type { PermissionDecision } from './permission-requests.js';
-export type { PermissionAnswer } from './internal/permissions.js';

@@ -1,16 +1,12 @@
-import { LibosError, type Right, type ServiceScope } from '@libos/sdk';
+import { LibosError, type ServiceScope } from '@libos/sdk';
 import type { AuthorityDecision } from '../decision.js';
-import { authorizeIn, auditDecision, type AuthorizeContext } from './authorize.js';
+import { authorizeIn, auditDecision } from './authorize.js';
 import type { EngineEnv } from './env.js';
 import { commitReservationImpl, reserveImpl } from './reservations.js';
 import { dbOf } from './store.js';
+import type { AuthorityCheck } from '../engine-requests.js';
 
-/** One (resource, right) an effect needs, with the request facts it was decided under. */
-export interface AuthorityCheck {
-  readonly resource: string;
-  readonly right: Right;
-  readonly ctx?: AuthorizeContext;
-}
+export type { AuthorityCheck } from '../engine-requests.js';
 
 /**
  * `AuthorityTransaction`: in the scope's transaction, re-authorizes every check (any denial throws),

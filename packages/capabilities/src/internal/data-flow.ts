@@ -6,6 +6,9 @@ import { parseResource } from '../resource.js';
 import { authorizeIn, auditDecision, spendDecision } from './authorize.js';
 import { audit, type EngineEnv } from './env.js';
 import { T, dbOf, parseJsonColumn, readThrough, type Db } from './store.js';
+import type { EgressRequest, DeclassifyReceipt } from '../engine-requests.js';
+
+export type { EgressRequest, DeclassifyReceipt } from '../engine-requests.js';
 
 const GENERATION_KEY = 'sink_registry_generation';
 
@@ -47,15 +50,6 @@ export function releaseBinding(pid: string, sink: string, labels: DataLabels, pa
   return { pid, sink: parseResource(sink).canonical, labelsSha256: canonicalSha256(labels), payloadSha256, generation };
 }
 
-export interface EgressRequest {
-  readonly sink: string;
-  /** Labels of the data; default: the pid's high-water. */
-  readonly labels?: DataLabels;
-  /** sha256 of the payload, to find and spend a bound release. */
-  readonly payloadSha256?: string;
-  readonly sinkIdentitySha256?: string;
-}
-
 /** Clearance for `pid` sending data to a sink; spends a matching bound release when one is needed. Audited, payload-free. */
 export async function egressImpl(env: EngineEnv, scope: ServiceScope, pid: string, req: EgressRequest): Promise<EgressDecision & { readonly releaseCapId?: string; readonly generation: number }> {
   const db = dbOf(scope);
@@ -83,14 +77,6 @@ export async function egressImpl(env: EngineEnv, scope: ServiceScope, pid: strin
     releaseCapId: out.releaseCapId ?? null,
   });
   return Object.freeze(out);
-}
-
-/** What a declassification did (the object store applies object labels; process labels are applied here). */
-export interface DeclassifyReceipt {
-  readonly target: string;
-  readonly resource: string;
-  readonly labels: DataLabels;
-  readonly capId: string;
 }
 
 function declassResource(target: string): { resource: string; pid?: string } {

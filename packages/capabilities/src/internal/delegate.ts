@@ -6,6 +6,9 @@ import { parseDraft, parseSubject, type GrantDraft } from './grant-draft.js';
 import { assertNoLaundering, chooseParent, issueDetails, makeRecord, publish } from './grant-publish.js';
 import { getRecord, validChain } from './record-lookup.js';
 import { dbOf, type Db } from './store.js';
+import type { DeriveRequest } from '../engine-requests.js';
+
+export type { DeriveRequest } from '../engine-requests.js';
 
 /** Delegation of one record (docs/behaviour/capabilities.md). */
 export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCapId: string, childSubject: string, spec: DelegationSpec, actor: string): Promise<CapabilityRecord> {
@@ -26,19 +29,6 @@ export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCa
   await publish(scope, db, record, draft.resource.kind);
   await audit(scope, 'capability.delegate', record.resource, 'delegated', { ...issueDetails(record), parentCapId: parent.id, childCapId: record.id });
   return record;
-}
-
-/** Inputs of `deriveAuthority`. */
-export interface DeriveRequest {
-  /** The pid whose grants are the parents. */
-  readonly source: string;
-  /** The pid that receives the derived records. */
-  readonly target: string;
-  readonly specs: readonly DelegationSpec[];
-  /** Optional ceiling: every spec must be `specCovers`-admitted by one of these. */
-  readonly ceiling?: readonly DelegationSpec[];
-  /** Why (e.g. `spawn`, `task_runner`, `fork`); recorded in the audit. */
-  readonly kind: string;
 }
 
 /** A validated derivation, ready to write. */

@@ -5,19 +5,15 @@ import { audit, type EngineEnv } from './env.js';
 import { parseDraft } from './grant-draft.js';
 import { issueTrustedImpl } from './issue.js';
 import { T, dbOf, parseJsonColumn, type Db } from './store.js';
+import type { BindOptions } from '../engine-requests.js';
+
+export type { BindOptions } from '../engine-requests.js';
 
 /** The manifest bound to a pid, or null. */
 export async function manifestOfImpl(db: Db, pid: string): Promise<ParsedManifest | null> {
   const row = (await db.selectFrom(T.manifests).selectAll().where('pid', '=', pid).executeTakeFirst()) as { manifest_id: string; sha256: string; manifest: string } | undefined;
   if (!row) return null;
   return { manifest: parseJsonColumn<AuthorityManifest>(row.manifest, 'cap_manifests.manifest'), sha256: row.sha256, id: row.manifest_id };
-}
-
-export interface BindOptions {
-  /** The parent process: its manifest (if any) must cover this one. */
-  readonly parentPid?: string | null;
-  /** Image `required_capabilities`: recorded in the audit, never granted. */
-  readonly imageRequirements?: readonly { readonly resource: string; readonly rights: readonly string[] }[];
 }
 
 /**

@@ -8,6 +8,9 @@ import { allGrantsOf } from './grant-store.js';
 import { issueTrustedImpl } from './issue.js';
 import { manifestOfImpl } from './manifests.js';
 import { T, dbOf, parseJsonColumn } from './store.js';
+import type { PermissionAnswer } from '../engine-requests.js';
+
+export type { PermissionAnswer } from '../engine-requests.js';
 
 /** Pre-prompt gates of a standing request: canonical input, model limits, the manifest ceiling. */
 export async function checkPermissionRequestImpl(scope: ServiceScope, pid: string, resource: string, rights: readonly string[]) {
@@ -19,12 +22,6 @@ export async function checkPermissionRequestImpl(scope: ServiceScope, pid: strin
     });
   }
   return req;
-}
-
-export interface PermissionAnswer {
-  readonly approved: boolean;
-  readonly decision?: string;
-  readonly responder: string;
 }
 
 /**

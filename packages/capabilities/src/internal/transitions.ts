@@ -6,15 +6,9 @@ import { hasRestrictiveRules, publish } from './grant-publish.js';
 import { listImpl } from './list-grants.js';
 import { dbOf } from './store.js';
 import { parseResource } from '../resource.js';
+import type { DuplicationResult } from '../engine-requests.js';
 
-/** What a duplicating transition did. */
-export interface DuplicationResult {
-  readonly copied: readonly CapabilityRecord[];
-  /** Finite records, never duplicated. */
-  readonly droppedFinite: readonly string[];
-  /** Allow records that lost rights (or all of them) to an overlapping deny/ask. */
-  readonly narrowed: readonly { readonly capId: string; readonly droppedRights: readonly string[] }[];
-}
+export type { DuplicationResult } from '../engine-requests.js';
 
 /**
  * Duplicating transitions (fork, checkpoint restore): the target gets copies of the source's live

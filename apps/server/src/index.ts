@@ -5,5 +5,5 @@ export { bearerAuth, newToken } from './auth.js';
 export { hostGuard, type HostGuardOptions } from './host-guard.js';
 export { eventStream, sseEventName, SSE_CURSOR_NOT_REPLAYABLE, type EventStreamOptions } from './sse.js';
 export { processMcpServer, toCallToolResult, MCP_SERVER_INFO, type ProcessMcpOptions } from './mcp.js';
-export type { SchedulerState, SchedulerStatus } from './internal/background-scheduler.js';
+export type { SchedulerState, SchedulerStatus } from './scheduler-status.js';
 export { DEFAULT_SNAPSHOT_LIMITS, type SnapshotLimits } from './routes/snapshot.js';

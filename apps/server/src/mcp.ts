@@ -7,9 +7,10 @@ import { assertJsonBounds, isLibosError } from '@libos/sdk';
 import { checkConfirmation, confirmableInputSchema, takeMcpConfirmation } from './internal/confirmation.js';
 import { clearForMcpClient } from './internal/mcp-result-clearance.js';
 import type { ServerContext } from './internal/server-context.js';
+import { VERSION } from './version.js';
 
 /** The MCP server name and version a client sees at initialize. */
-export const MCP_SERVER_INFO = { name: 'libos', version: '0.1.0' } as const;
+export const MCP_SERVER_INFO = { name: 'libos', version: VERSION } as const;
 
 /** A broker envelope as an MCP tool result: the payload as JSON text, or `isError` with the error JSON as text. */
 export function toCallToolResult(r: ToolCallResult): CallToolResult {

@@ -5,6 +5,7 @@ import { delegateCapability } from './tools/delegate-capability.js';
 import { listCapabilities } from './tools/list-capabilities.js';
 import { requestPermission } from './tools/request-permission.js';
 import { revokeCapability } from './tools/revoke-capability.js';
+import { VERSION } from './version.js';
 
 /** The authority tools, in Skill order. */
 export const AUTHORITY_TOOLS = Object.freeze([listCapabilities, requestPermission, delegateCapability, revokeCapability]);
@@ -16,7 +17,8 @@ export const AUTHORITY_TOOLS = Object.freeze([listCapabilities, requestPermissio
  * take effect and is refused with `invalid_arguments` instead of being ignored.
  *
  * @example
- * openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()], clock, ids });
+ * import { systemClock } from '@libos/sdk';
+ * openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()], config: { clock: systemClock } });
  */
 export function capabilities(options: Readonly<Record<string, never>> = {}): Plugin {
   const given = Object.keys(options ?? {});
@@ -30,7 +32,7 @@ export function capabilities(options: Readonly<Record<string, never>> = {}): Plu
   const engine = createAuthorityEngine({ clock: systemClock });
   return definePlugin({
     name: '@libos/capabilities',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(new URL('../skills/agent-libos-authority/SKILL.md', import.meta.url))],
     tools: AUTHORITY_TOOLS,
     migrations: engine.migrations,

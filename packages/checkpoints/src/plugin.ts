@@ -13,6 +13,7 @@ import {
   restoreCheckpoint,
 } from './tools/checkpoint-tools.js';
 import { readFileToObject, writeObjectToFile } from './tools/object-file-tools.js';
+import { VERSION } from './version.js';
 
 export interface CheckpointsOptions {
   /** Size bounds (defaults: 1,048,576 bytes per captured value, 16,777,216 per checkpoint). */
@@ -38,7 +39,7 @@ export function checkpoints(options: CheckpointsOptions = {}): Plugin {
     throw new TypeError('checkpoints: limits.maxCaptureBytes must not exceed limits.maxCheckpointBytes');
   return definePlugin({
     name: '@libos/checkpoints',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(CHECKPOINTS_SKILL_URL), skillFromFile(OBJECT_FILES_SKILL_URL)],
     tools: [
       createCheckpoint,

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LibosError } from '@libos/sdk';
 import { MCP_CLIENT_ERRORS } from './errors.js';
+import { VERSION } from './version.js';
 
 /**
  * One external MCP server, as the host config's `mcp_servers` entry gives it: a program started and spoken to over
@@ -60,7 +61,7 @@ export interface McpConnections {
 }
 
 /** The client's name and version at initialize. */
-export const MCP_CLIENT_INFO = { name: 'libos', version: '0.1.0' } as const;
+export const MCP_CLIENT_INFO = { name: 'libos', version: VERSION } as const;
 
 /** At most this many pages of tools/list are read from one server. */
 const MAX_TOOL_PAGES = 100;
@@ -116,7 +117,8 @@ async function connectOne(name: string, spec: McpServerSpec): Promise<McpConnect
  *
  * @example
  * const mcp = await connectMcpServers({ weather: { command: 'node', args: ['weather-mcp.js'] } });
- * const rt = await openRuntime({ path, plugins: [...standardPlugins(), mcpClientPlugin(mcp)] });
+ * import { mcpClientPlugin } from '@libos/mcp-client';
+ * const rt = await openRuntime({ path, plugins: [capabilities(), objectMemory(), mcpClientPlugin(mcp)] });
  * // ... later
  * await rt.close();
  * await mcp.close();

@@ -11,6 +11,7 @@ import { createMemoryNamespace } from './tools/create-memory-namespace.js';
 import { createMemoryObjectTool } from './tools/create-memory-object.js';
 import { listMemoryNamespaceTool } from './tools/list-memory-namespace.js';
 import { readMemoryObjectTool } from './tools/read-memory-object.js';
+import { VERSION } from './version.js';
 
 export interface ObjectMemoryOptions {
   /** Where payloads live (default: a fresh in-memory store owned by this plugin instance). */
@@ -35,7 +36,7 @@ export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlu
   const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore(), testHooks: options.testHooks ?? {} };
   const plugin = definePlugin({
     name: '@libos/object-memory',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(new URL('../skills/agent-libos-object-memory/SKILL.md', import.meta.url))],
     tools: [
       createMemoryNamespace,

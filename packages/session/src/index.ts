@@ -7,6 +7,7 @@ import { MAX_SLEEP_SECONDS, sleepTool } from './tools/sleep.js';
 import { compactProcessContextTool, type CompactionTestHooks } from './context/compact-process-context.js';
 import { CONTEXT_COMPRESSOR } from './context/compressor-image.js';
 import { rebuildStageGoals } from './context/reopen-stage-goals.js';
+import { VERSION } from './version.js';
 
 export { processExit, MAX_EXIT_MESSAGE_CHARS } from './tools/process-exit.js';
 export { getCurrentTime, getCurrentTimeTool, isoInZone, DEFAULT_TIMEZONE } from './tools/get-current-time.js';
@@ -47,7 +48,7 @@ export function session(opts: SessionOptions = {}): Plugin {
   const build = (timezone: string, maxSleepSeconds: number): Plugin =>
     definePlugin({
       name: '@libos/session',
-      version: '0.1.0',
+      version: VERSION,
       skills: [skillFromFile(RUNTIME_SESSION_SKILL_URL), skillFromFile(HUMAN_OUTPUT_SKILL_URL)],
       tools: [processExit, compactTool, getCurrentTimeTool(timezone), sleepTool(maxSleepSeconds), humanOutput],
       images: [CONTEXT_COMPRESSOR],

@@ -13,6 +13,7 @@ import { listObjectTasks } from './tools/list-object-tasks.js';
 import { startObjectTask } from './tools/start-object-task.js';
 import { waitObjectTask } from './tools/wait-object-task.js';
 import { watchObjectTaskOwner } from './tools/watch-object-task-owner.js';
+import { VERSION } from './version.js';
 
 export interface TasksOptions {
   /** Capacity and wait bounds (defaults: 16 active, 4 per owner, 60 s). */
@@ -41,7 +42,7 @@ export function tasks(options: TasksOptions = {}): Plugin {
   const state: TasksState = { limits, live: new Map(), testHooks: options.testHooks ?? {} };
   return definePlugin({
     name: '@libos/tasks',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(OBJECT_TASKS_SKILL_URL)],
     tools: [startObjectTask(state), getObjectTask(state), listObjectTasks(state), waitObjectTask(state), watchObjectTaskOwner(state), cancelObjectTask(state)],
     migrations,

@@ -20,6 +20,7 @@ import { runShellCommand } from './tools/run-shell-command.js';
 import { searchFiles } from './tools/search-files.js';
 import { getWorkingDirectory, setWorkingDirectory } from './tools/working-directory.js';
 import { writeFile } from './tools/write-file.js';
+import { VERSION } from './version.js';
 
 export {
   settleConfig,
@@ -30,7 +31,7 @@ export {
   type ShellLimits,
   type GitSettings,
 } from './config.js';
-export { DEFAULT_ENV_ALLOWLIST } from './internal/environment.js';
+export { DEFAULT_ENV_ALLOWLIST } from './env-allowlist.js';
 export { filesService, FILES_SERVICE_MAX_READ_BYTES } from './files-service.js';
 export { testResultsNamespace } from './tools/parse-test-log.js';
 export { parseTestLogText } from './test-logs/parse-log.js';
@@ -63,6 +64,7 @@ export const WORKSPACE_TOOLS = [...FILESYSTEM_TOOLS, ...SHELL_TOOLS, ...GIT_TOOL
  *
  * @example
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session(), workspace()] });
+ * const repo = '/srv/app';
  * await rt.grant(pid, `fs:${repo}/*`, ['read', 'write']);
  */
 export function workspace(options: WorkspaceOptions = {}): Plugin {
@@ -90,7 +92,7 @@ export function workspace(options: WorkspaceOptions = {}): Plugin {
   ];
   return definePlugin({
     name: '@libos/workspace',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(FILESYSTEM_SKILL_URL), skillFromFile(SHELL_SKILL_URL), skillFromFile(GIT_SKILL_URL)],
     tools,
     // The file provider other plugins use (e.g. Object files): the same path resolution, grants and audited writes.

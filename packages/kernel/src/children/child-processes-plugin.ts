@@ -5,6 +5,7 @@ import { CHILD_PROCESSES_SKILL_URL } from '../skill-files.js';
 import { childProcessTools } from './child-process-tools.js';
 import { forkChildProcess } from './fork-child-process.js';
 import { mailboxTools } from '../mailbox/mailbox-tools.js';
+import { VERSION } from '../version.js';
 
 /**
  * The kernel's child-processes Skill: children, mailbox and human questions; and the `working_directory` service,
@@ -13,7 +14,7 @@ import { mailboxTools } from '../mailbox/mailbox-tools.js';
 export function childProcessesPlugin(deps: () => KernelDeps): Plugin {
   return definePlugin({
     name: '@libos/kernel:child-processes',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(CHILD_PROCESSES_SKILL_URL)],
     tools: [...childProcessTools(deps), forkChildProcess(deps), ...mailboxTools(deps)],
     services: { [WORKING_DIRECTORY_SERVICE]: workingDirectoryService },

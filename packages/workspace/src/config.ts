@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { DEFAULT_ENV_ALLOWLIST } from './internal/environment.js';
+import { DEFAULT_ENV_ALLOWLIST } from './env-allowlist.js';
 
 /** Options of the workspace plugin (every field optional). */
 export interface WorkspaceOptions {

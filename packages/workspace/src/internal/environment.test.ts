@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { DEFAULT_ENV_ALLOWLIST, scrubbedEnv } from './environment.js';
+import { DEFAULT_ENV_ALLOWLIST } from '../env-allowlist.js';
+import { scrubbedEnv } from './environment.js';
 
 it("keeps only allowlisted host variables, adds the caller's own", () => {
   const host = { PATH: '/usr/bin', HOME: '/root', AWS_SECRET_ACCESS_KEY: 'k', OPENAI_API_KEY: 'sk', LANG: 'C.UTF-8' };

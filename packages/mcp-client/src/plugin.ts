@@ -15,6 +15,7 @@ import { MCP_CLIENT_ERRORS } from './errors.js';
 import { inputSchemaOf } from './internal/input-schema.js';
 import { libosToolName } from './internal/tool-names.js';
 import { resources } from '@libos/sdk';
+import { VERSION } from './version.js';
 
 /** The Skill of one server: `mcp-<server>`. */
 export const mcpSkillName = (server: string): string => `mcp-${server}`;
@@ -164,5 +165,5 @@ export function mcpClientPlugin(connections: McpConnections): Plugin {
     }
     skills.push(skillFromText(skillText(conn, names), mcpSkillName(conn.name), `mcp:${conn.name}/SKILL.md`));
   }
-  return definePlugin({ name: '@libos/mcp-client', version: '0.1.0', skills, tools, errorCodes: MCP_CLIENT_ERRORS });
+  return definePlugin({ name: '@libos/mcp-client', version: VERSION, skills, tools, errorCodes: MCP_CLIENT_ERRORS });
 }

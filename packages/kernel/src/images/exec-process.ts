@@ -6,6 +6,7 @@ import { AGENT_IMAGES_SKILL_URL } from '../skill-files.js';
 import { tableWithSkill } from '../skills/skill-navigation.js';
 import type { TxScope } from '../store/transaction.js';
 import { resources } from '@libos/sdk';
+import { VERSION } from '../version.js';
 
 const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
 
@@ -79,5 +80,5 @@ export function execProcessTool(deps: () => KernelDeps) {
 
 /** The kernel's agent-images Skill: `exec_process`. */
 export function agentImagesPlugin(deps: () => KernelDeps): Plugin {
-  return definePlugin({ name: '@libos/kernel:agent-images', version: '0.1.0', skills: [skillFromFile(AGENT_IMAGES_SKILL_URL)], tools: [execProcessTool(deps)] });
+  return definePlugin({ name: '@libos/kernel:agent-images', version: VERSION, skills: [skillFromFile(AGENT_IMAGES_SKILL_URL)], tools: [execProcessTool(deps)] });
 }

@@ -145,6 +145,7 @@ function exampleModule(source: ts.SourceFile, ex: Example): { text: string; line
       for (let l = from; l <= to; l++) imports.push(ex.lines[l]!);
       continue;
     }
+    if (!ts.isImportDeclaration(s)) continue;
     const c = s.importClause;
     const spec = s.moduleSpecifier.getText(parsed);
     const kept: string[] = [];

@@ -8,7 +8,7 @@ import { errorResponse } from './internal/errors.js';
 /** One built file of the web console, read once when the app is created. */
 interface Asset {
   readonly type: string;
-  readonly body: Uint8Array;
+  readonly body: Uint8Array<ArrayBuffer>;
 }
 
 const TYPES: Readonly<Record<string, string>> = {
@@ -56,7 +56,7 @@ function readAssets(dir: string): Map<string, Asset> {
       if (statSync(full).isDirectory()) walk(full);
       else {
         const type = TYPES[extname(name)] ?? 'application/octet-stream';
-        files.set(`/${relative(dir, full).split(sep).join('/')}`, { type, body: readFileSync(full) });
+        files.set(`/${relative(dir, full).split(sep).join('/')}`, { type, body: new Uint8Array(readFileSync(full)) });
       }
     }
   };

@@ -67,7 +67,7 @@ switch (job) {
     build();
     break;
   case 'typecheck':
-    build();
+    // From source (tsconfig.base.json paths): no build needed.
     must('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']);
     break;
   case 'demo':

@@ -157,7 +157,8 @@ export const reportPath = (pkg) => join(pkg.dir, 'api', `${pkg.short}.api.md`);
 export function computeReports(only = []) {
   const packages = publicPackages();
   const chosen = only.length ? packages.filter((p) => only.includes(p.short) || only.includes(p.name)) : packages;
-  const base = JSON.parse(readFileSync(join(ROOT, 'tsconfig.base.json'), 'utf8')).compilerOptions;
+  // tsconfig files may hold comments and trailing commas: read them as TypeScript does.
+  const base = ts.readConfigFile(join(ROOT, 'tsconfig.base.json'), ts.sys.readFile).config?.compilerOptions ?? {};
   const { options } = ts.convertCompilerOptionsFromJson({ ...base, noEmit: true, declaration: false, sourceMap: false }, ROOT);
   options.paths = Object.fromEntries(packages.map((p) => [p.name, [relative(ROOT, p.entry)]]));
   options.baseUrl = ROOT;

@@ -30,3 +30,22 @@ it('the report lists exports from source, without internal paths or absolute fil
   expect(r.stdout).toContain("export { z } from 'zod';");
   expect(r.stdout).not.toMatch(/\/work\/|import\("/);
 }, 180_000);
+
+it('no public index re-exports from ./internal: what a package exports is declared in its public files', () => {
+  const r = spawnSync(
+    process.execPath,
+    [
+      '-e',
+      `import('./scripts/api-report.mjs').then(m => {
+    const fs = require('node:fs');
+    for (const p of m.publicPackages()) {
+      const text = fs.readFileSync(p.entry, 'utf8');
+      for (const line of text.split('\\n')) if (/from '\\.\\/internal\\//.test(line) && /^export/.test(line)) console.log(p.name + ': ' + line);
+    }
+  })`,
+    ],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  expect(r.status, r.stderr).toBe(0);
+  expect(r.stdout).toBe('');
+}, 60_000);

@@ -235,8 +235,8 @@ export interface HumanMessage {
   readonly message_id: string;
   readonly status: 'unread' | 'acked';
   readonly sender: string;
-  /** The recipient pid. */
-  readonly recipient: string;
+  /** The recipient pid (snake_case, like `ProcessMessage.recipient_pid`: this is a message payload). */
+  readonly recipient_pid: string;
   readonly kind: string;
   readonly channel: string;
   readonly correlation_id: string | null;

@@ -29,7 +29,7 @@ export async function humanMessagesOf(db: Kysely<any>, pid: string, opts: { read
       message_id: r.id,
       status: r.status,
       sender: r.sender,
-      recipient: r.recipient_pid,
+      recipient_pid: r.recipient_pid,
       kind: r.kind,
       channel: r.channel,
       correlation_id: r.correlation_id,

@@ -6,7 +6,7 @@ const msg = (id: string, status: 'unread' | 'acked', body = `body of ${id}`): Hu
   message_id: id,
   status,
   sender: 'human:owner',
-  recipient: 'pid_1',
+  recipient_pid: 'pid_1',
   kind: 'message',
   channel: 'human',
   correlation_id: null,

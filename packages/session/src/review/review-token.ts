@@ -25,7 +25,7 @@ export function acknowledgedMessagesSha256(acked: readonly HumanMessage[]): stri
       acked.map((m) => ({
         id: m.message_id,
         sender: m.sender,
-        recipient: m.recipient,
+        recipient: m.recipient_pid,
         kind: m.kind,
         channel: m.channel,
         correlation_id: m.correlation_id,

@@ -31,7 +31,8 @@ const touches = (n: number, size = 0) => Array.from({ length: n }, (_, i) => [{ 
 const children = async (pid: string) => (await rt.processes()).filter((p) => p.parentPid === pid);
 
 it('[S-X22] auto_compact without context:maintenance dispatches nothing (recorded not_authorized, once per episode); a manual call works without it', async () => {
-  rt = await openContextRuntime({ contextManagement: { mode: 'auto_compact', thresholdRatio: 0.1 } }); // under pressure from the first prompt
+  // Under pressure from the first prompt:
+  rt = await openContextRuntime({ contextManagement: { mode: 'auto_compact', thresholdRatio: 0.1 } });
   const p = await rt.spawn({ goal: 'work under pressure', image: CTX_AGENT });
   await rt.grant(p.pid, 'process:spawn', ['write']);
   await rt.grant(p.pid, `image:${COMPRESSOR}`, ['read']);

@@ -19,7 +19,8 @@ const PROFILE: LlmProfile = {
 };
 const QUANTA = 300;
 
-it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: compaction keeps every prompt under it, as its llm_calls rows show`, async () => {
+it(`a scripted agent runs ${QUANTA} quanta against a ${WINDOW}-token window: compaction keeps every prompt under it, as its \
+llm_calls rows show`, async () => {
   rt = await openContextRuntime({
     contextManagement: {
       mode: 'auto_compact',

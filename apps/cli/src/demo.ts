@@ -94,8 +94,9 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   let n = step(`host spawns the parent ${parent.pid} from ${parent.imageId}`, [`goal: ${parent.goal}`]);
   expect(parent.status === 'runnable', n, `the parent is ${parent.status}, expected runnable`);
   for (const gr of PARENT_GRANTS) await rt.grant(parent.pid, gr.resource, gr.rights, { delegable: gr.delegable });
+  const granted = PARENT_GRANTS.map((gr) => `${gr.rights.join(',')} on ${gr.resource}${gr.delegable ? ' (delegable)' : ''}`);
   n = step(
-    `host grants the parent: ${PARENT_GRANTS.map((gr) => `${gr.rights.join(',')} on ${gr.resource}${gr.delegable ? ' (delegable)' : ''}`).join('; ')}`,
+    `host grants the parent: ${granted.join('; ')}`,
     ['a grant is authority; a Skill only shows tools'],
   );
   const held = await rt.capabilities(parent.pid);
@@ -125,7 +126,8 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
       }
       if (r.ok && tool === 'ask_human' && !r.wait) provider.vars.set('answer', String((r.payload as { answer: string }).answer));
       if (r.ok && r.wait) blocked.set(q.pid, call);
-      return { call, r, text: `${q.kind === 'resumed' ? `resumes ${tool} without a model call` : describeCall(call, role)} → ${describeResult(tool, r, role)}` };
+      const what = q.kind === 'resumed' ? `resumes ${tool} without a model call` : describeCall(call, role);
+      return { call, r, text: `${what} → ${describeResult(tool, r, role)}` };
     });
     const details: string[] = [];
     for (const { call, r } of parts) {
@@ -155,7 +157,8 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
 
   // The human answers the worker's question.
   const pending = await rt.humanRequests({ status: 'pending' });
-  n = step(`the human queue holds ${pending.length} request: ${pending.map((h) => `${h.id} (${h.kind} from the ${role(h.pid)}: ${JSON.stringify(h.prompt)})`).join(', ')}`);
+  const queued = pending.map((h) => `${h.id} (${h.kind} from the ${role(h.pid)}: ${JSON.stringify(h.prompt)})`).join(', ');
+  n = step(`the human queue holds ${pending.length} request: ${queued}`);
   expect(pending.length === 1 && pending[0]!.kind === 'question' && pending[0]!.pid === childPid, n, 'exactly one pending question, from the worker');
   const answered = await rt.answerHuman(pending[0]!.id, { approved: true, answer: STORY.answer, responder: 'human:owner' });
   const worker = await rt.process(childPid);

@@ -170,7 +170,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const expiresAt = opts.expires === undefined ? undefined : parseExpiryFlag(opts.expires, '--expires');
         await withRuntime(o, async (rt) => {
           const cap = await rt.grant(pid, resource, parsed, { effect: opts.effect, delegable: opts.delegable, ...(uses !== undefined ? { uses } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) });
-          print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : ''}`);
+          const usesLeft = cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : '';
+          print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${usesLeft}`);
         });
       }),
     );

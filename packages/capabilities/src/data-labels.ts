@@ -122,7 +122,8 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
  * parent is stored secret.
  *
  * @example
- * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [{ sensitivity: 'secret' }], flow: DEFAULT_LABELS }); // sensitivity 'secret'
+ * // sensitivity 'secret':
+ * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [{ sensitivity: 'secret' }], flow: DEFAULT_LABELS });
  */
 export function deriveObjectLabels(input: { readonly requested?: unknown; readonly parents?: readonly Partial<DataLabels>[]; readonly flow?: DataLabels }): DataLabels {
   const flow = input.flow ?? DEFAULT_LABELS;

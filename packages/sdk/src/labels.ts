@@ -4,7 +4,8 @@
  *
  * @example
  * joinLabels([{ sensitivity: 'secret' }, { sensitivity: 'public', trust_level: 'untrusted' }]);
- * // { sensitivity: 'secret', trust_level: 'untrusted', integrity: 'unknown', origin: null, tenant: null, principal: null, declassification_authority: null }
+ * // { sensitivity: 'secret', trust_level: 'untrusted', integrity: 'unknown',
+ * //   origin: null, tenant: null, principal: null, declassification_authority: null }
  */
 export const SENSITIVITY_ORDER = ['public', 'normal', 'confidential', 'restricted', 'secret'] as const;
 export const TRUST_ORDER = ['untrusted', 'unknown', 'user_asserted', 'verified', 'trusted'] as const;

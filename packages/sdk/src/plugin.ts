@@ -68,7 +68,11 @@ export type ContextManagementMode = (typeof CONTEXT_MANAGEMENT_MODES)[number];
  * does nothing.
  *
  * @example
- * const cm: ContextManagement = { mode: 'auto_compact', thresholdRatio: 0.8, tool: { name: 'compact_process_context', arguments: { max_chunks: 2 } } };
+ * const cm: ContextManagement = {
+ *   mode: 'auto_compact',
+ *   thresholdRatio: 0.8,
+ *   tool: { name: 'compact_process_context', arguments: { max_chunks: 2 } },
+ * };
  */
 export interface ContextManagement {
   /** Default `auto_compact`. */

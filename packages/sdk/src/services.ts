@@ -481,7 +481,9 @@ export interface RunnerState {
  * const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
  * const info = await runners.resolveTool(pid, 'get_current_time');
  * const args = runners.validateArgs(info.name, {});
- * const { pid: runner } = await runners.spawn({ creatorPid: pid, operationId: 'op_1', observer: 'object_tasks', tool: info.name, args, goal: '…', grants: [], inherit: [] });
+ * const { pid: runner } = await runners.spawn({
+ *   creatorPid: pid, operationId: 'op_1', observer: 'object_tasks', tool: info.name, args, goal: '…', grants: [], inherit: [],
+ * });
  */
 export interface RunnerService {
   /** The tool as `callerPid` sees it: `tool_not_found` when no plugin defines it, `tool_not_in_process_table` when the caller cannot see it. */

@@ -118,7 +118,8 @@ export function quantumLine(n: number, q: QuantumResult): string {
   });
   const skipped = q.skipped.length ? ` (skipped: ${q.skipped.join(', ')})` : '';
   const error = q.error ? ` ${q.error.code}: ${firstLine(q.error.message)}` : '';
-  return `${`q${n}`.padEnd(5)}${q.pid}  ${q.kind.padEnd(7)}  ${(q.stopReason ?? '-').padEnd(22)}  ${tools.join(', ') || '-'}${skipped}${error}`;
+  const stop = (q.stopReason ?? '-').padEnd(22);
+  return `${`q${n}`.padEnd(5)}${q.pid}  ${q.kind.padEnd(7)}  ${stop}  ${tools.join(', ') || '-'}${skipped}${error}`;
 }
 
 /** A provider retry as one progress line (stderr): which process, which attempt of how many, the wait, the error. */
@@ -242,10 +243,11 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
       log,
     };
     const calls = profile?.parallel_tool_calls ? 'on' : 'off';
+    const ended = out.idle ? 'idle (nothing runnable)' : `budget-limited (--max-quanta ${maxQuanta} spent; work remains)`;
     const profileLine = profile ? `profile: ${profile.name} (${provider.name} ${provider.model}, parallel tool calls ${calls})` : null;
     print(o, report, () =>
       [
-        `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${out.idle ? 'idle (nothing runnable)' : `budget-limited (--max-quanta ${maxQuanta} spent; work remains)`}`,
+        `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${ended}`,
         ...(profileLine ? [profileLine] : []),
         `processes: ${Object.entries(statuses).map(([s, c]) => `${s} ${c}`).join(', ') || 'none'}`,
         ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),

@@ -35,7 +35,8 @@ async function send(cmd: Command, kit: CommandKit, pid: string, text: string, fl
     const m = await rt.sendMessage(pid, payload, { from: flags.from, delivery: flags.interrupt ? 'interrupt' : 'normal', ...(flags.channel ? { channel: flags.channel } : {}), ...(flags.kind ? { kind: flags.kind } : {}) });
     const after = await rt.process(pid);
     const woke = before.status !== 'runnable' && after.status === 'runnable';
-    print(o, { ...m, woke }, () => `${m.message_id} ${m.delivery} message from ${m.sender} to ${pid} on channel ${m.channel}${woke ? `; ${pid} woke (now runnable)` : ''}`);
+    const wakes = woke ? `; ${pid} woke (now runnable)` : '';
+    print(o, { ...m, woke }, () => `${m.message_id} ${m.delivery} message from ${m.sender} to ${pid} on channel ${m.channel}${wakes}`);
   });
 }
 

@@ -42,7 +42,8 @@ export function describeResult(tool: string, r: ToolCallResult, role: RoleOf): s
       return `ok: worker ${str(p.pid)}`;
     case 'receive_process_messages': {
       const ms = (p.messages as { sender: string; payload: unknown }[] | undefined) ?? [];
-      return `${ms.length} message${ms.length === 1 ? '' : 's'}${ms.map((m) => `: from the ${role(m.sender)} ${json(m.payload)}`).join('')}`;
+      const each = ms.map((m) => `: from the ${role(m.sender)} ${json(m.payload)}`).join('');
+      return `${ms.length} message${ms.length === 1 ? '' : 's'}${each}`;
     }
     case 'ask_human':
       return `answer ${json(p.answer)}`;

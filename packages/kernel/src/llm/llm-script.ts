@@ -16,7 +16,10 @@ import { describeIssues } from './internal/issue-path.js';
  * @example
  * const shared: LlmScript = [[{ tool: 'list_objects' }], [{ tool: 'process_exit', args: { message: 'ok' } }]];
  * const perPid: LlmScript = { processes: { pid_0123456789abcdef: [[{ tool: 'wait_child' }]], '*': [] } };
- * const compressor: LlmScript = { processes: {}, images: { 'context-compressor:v0': [[{ tool: 'process_exit', args: { payload: { summary: 'what was done' } } }]] } };
+ * const compressor: LlmScript = {
+ *   processes: {},
+ *   images: { 'context-compressor:v0': [[{ tool: 'process_exit', args: { payload: { summary: 'what was done' } } }]] },
+ * };
  */
 export type LlmScript =
   | ScriptedTurn[]

@@ -12,7 +12,15 @@ type Heard = [string, ...unknown[]];
 
 /** An observer plugin that records what it hears and ends its runner once the call settles. */
 function observerPlugin(heard: Heard[]) {
-  const WAIT_SKILL_MD = `---\nname: test-task-wait\ndescription: Park on a task id (kernel test fixture).\nallowed-tools: park_on_task\n---\nPark.\n`;
+  const WAIT_SKILL_MD = [
+    '---',
+    'name: test-task-wait',
+    'description: Park on a task id (kernel test fixture).',
+    'allowed-tools: park_on_task',
+    '---',
+    'Park.',
+    '',
+  ].join('\n');
   const park = defineTool({
     name: 'park_on_task',
     description: 'Park until a task changes or the deadline passes.',

@@ -23,7 +23,8 @@ const output = z.object({ namespace: z.string(), parent_namespace: z.string().nu
  * the creator gets read/write/admin on the new namespace.
  *
  * @example
- * await rt.call(pid, 'create_memory_namespace', { namespace: 'proj/r' }); // { namespace: 'proj/r', parent_namespace: 'proj', created: true }
+ * await rt.call(pid, 'create_memory_namespace', { namespace: 'proj/r' });
+ * // { namespace: 'proj/r', parent_namespace: 'proj', created: true }
  */
 export const createMemoryNamespace = defineTool({
   name: 'create_memory_namespace',

@@ -115,7 +115,8 @@ async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, 
  *
  * @example
  * await rt.call(pid, 'list_memory_namespace', { namespace: 'proj', limit: 4 });
- * // { namespace: 'proj', objects: [{ oid, namespace, name, type, version }, ...], namespaces: [{ namespace: 'proj/r', parent_namespace: 'proj' }] }
+ * // { namespace: 'proj', objects: [{ oid, namespace, name, type, version }, ...],
+ * //   namespaces: [{ namespace: 'proj/r', parent_namespace: 'proj' }] }
  */
 export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
   defineTool({

@@ -59,7 +59,8 @@ const output = z.object({
  * const first = await rt.call(pid, 'read_memory_object', { name: 'ledger', max_payload_chars: 7 });
  * if (!first.ok) throw new Error(first.error.message);
  * const { next_cursor, sha256 } = first.payload as { next_cursor: number; sha256: string };
- * const next = await rt.call(pid, 'read_memory_object', { name: 'ledger', max_payload_chars: 7, cursor: next_cursor, expected_sha256: sha256 });
+ * const page = { name: 'ledger', max_payload_chars: 7, cursor: next_cursor, expected_sha256: sha256 };
+ * const next = await rt.call(pid, 'read_memory_object', page);
  */
 export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
   defineTool({

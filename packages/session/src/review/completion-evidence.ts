@@ -25,7 +25,15 @@ export const acceptanceCheckSchema = z.strictObject({
  * completionEvidenceSchema.parse({
  *   goal_oid: 'obj_0000000000000001',
  *   reviewed_message_ids: [],
- *   acceptance_checks: [{ requirement: 'write the ledger', source_refs: ['obj_0000000000000001'], status: 'completed', evidence_tool_calls: ['create_memory_object'], evidence_summary: 'ledger created with 3 entries' }],
+ *   acceptance_checks: [
+ *     {
+ *       requirement: 'write the ledger',
+ *       source_refs: ['obj_0000000000000001'],
+ *       status: 'completed',
+ *       evidence_tool_calls: ['create_memory_object'],
+ *       evidence_summary: 'ledger created with 3 entries',
+ *     },
+ *   ],
  *   final_verification: ['read_memory_object'],
  * });
  */

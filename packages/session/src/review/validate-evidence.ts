@@ -51,7 +51,8 @@ export function validateCompletion(state: ValidationState, token: string | undef
     if (check.status === 'completed' && check.evidence_tool_calls.length === 0) {
       errors.push(`acceptance_checks[${i}].evidence_tool_calls must cite evidence for completed work: name the observed successful tools that did it`);
     } else if (unobserved.length > 0) {
-      errors.push(`acceptance_checks[${i}].evidence_tool_calls cites unobserved tools: ${list(unobserved)} (observed: ${list(state.observedTools) || 'none'})`);
+      const observed = list(state.observedTools) || 'none';
+      errors.push(`acceptance_checks[${i}].evidence_tool_calls cites unobserved tools: ${list(unobserved)} (observed: ${observed})`);
     }
   });
   const missing = state.expectedSourceRefs.filter((r) => !covered.has(r));

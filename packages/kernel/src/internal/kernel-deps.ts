@@ -1,14 +1,14 @@
-import type { Kysely } from 'kysely';
 import type { AuthorityEngine } from '@libos/capabilities';
 import type { Clock, IdSource } from '@libos/sdk';
 import type { HostConfig } from '../config/host-config.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Registry } from '../plugins/registry.js';
 import type { ScopeFactory } from '../store/transaction.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 /** What kernel modules share: the store, the registry, the authority engine, the scope factory. */
 export interface KernelDeps {
-  readonly db: Kysely<any>;
+  readonly db: KernelStore;
   readonly registry: Registry;
   readonly engine: AuthorityEngine;
   readonly scopes: ScopeFactory;

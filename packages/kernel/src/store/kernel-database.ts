@@ -1,5 +1,5 @@
 import type { Generated, Kysely, Transaction } from 'kysely';
-import type { ProcessStatus } from '@libos/sdk';
+import type { HumanRequestKind, HumanRequestStatus, ProcessStatus } from '@libos/sdk';
 
 /*
  * The kernel's tables as its migrations create them (`kernel-schema.ts`, `migrate.ts`, and the sets of
@@ -74,7 +74,7 @@ export interface PendingActionsTable {
   /** JSON text of the `WaitSpec`. */
   wait: string;
   /** `pending`, or `resuming` while a resumption runs. */
-  status: string;
+  status: 'pending' | 'resuming';
   created_at: string;
   updated_at: string;
 }
@@ -87,12 +87,11 @@ export interface ProcessMessagesTable {
   sender: string;
   channel: string;
   kind: string;
-  /** `normal` or `interrupt`. */
-  delivery: string;
+  delivery: 'normal' | 'interrupt';
   /** JSON text. */
   payload: string;
-  /** `unread`, `acked`, or `superseded_by_restore`. */
-  status: string;
+  /** A restore marks the messages sent after its checkpoint `superseded_by_restore` (kept as history). */
+  status: 'unread' | 'acked' | 'superseded_by_restore';
   created_at: string;
   acked_at: string | null;
   /** Added by 0003 with DEFAULT ''. */
@@ -109,11 +108,11 @@ export interface HumanRequestsTable {
   seq: Generated<number>;
   id: string;
   pid: string;
-  kind: string;
+  kind: HumanRequestKind;
   prompt: string;
   /** JSON text. */
   details: string;
-  status: string;
+  status: HumanRequestStatus;
   /** JSON text, null until answered. */
   response: string | null;
   created_at: string;

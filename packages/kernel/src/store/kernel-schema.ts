@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import type { Migration } from '@libos/sdk';
 import { waitColumns } from '../processes/wait-columns.js';
+import { migrationStore } from './kernel-scope.js';
 
 /** Version of the kernel's own schema. A store written by another version is refused at open. */
 export const KERNEL_SCHEMA_VERSION = 1;
@@ -10,7 +11,7 @@ export const kernelMigrations: readonly Migration[] = [
   {
     name: '0001_kernel_core',
     async up(raw) {
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       await db.schema
         .createTable('processes')
         .addColumn('pid', 'text', (c) => c.primaryKey())
@@ -58,7 +59,7 @@ export const kernelMigrations: readonly Migration[] = [
   {
     name: '0002_processes_runtime',
     async up(raw) {
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       // One saved blocked call per process: resumed without a new model call.
       await db.schema
         .createTable('pending_actions')
@@ -126,7 +127,7 @@ export const kernelMigrations: readonly Migration[] = [
   {
     name: '0003_message_fields',
     async up(raw) {
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       // The mailbox's addressing fields: subject and body text, and the correlation and
       // reply-to ids that filters match on (task notifications carry correlation_id = task id).
       await db.schema.alterTable('process_messages').addColumn('subject', 'text', (c) => c.notNull().defaultTo('')).execute();
@@ -139,7 +140,7 @@ export const kernelMigrations: readonly Migration[] = [
     name: '0004_message_labels',
     async up(raw) {
       // The data labels a message carries (its sender's flow when it was sent): reading it taints the reader.
-      await (raw as Kysely<any>).schema.alterTable('process_messages').addColumn('labels', 'text').execute();
+      await migrationStore(raw).schema.alterTable('process_messages').addColumn('labels', 'text').execute();
     },
   },
   {
@@ -147,7 +148,7 @@ export const kernelMigrations: readonly Migration[] = [
     async up(raw) {
       // Host-managed runners (ObjectTasks): a runner carries one saved call, never asks a model, and tells the
       // service named `observer` how that call went.
-      await (raw as Kysely<any>).schema
+      await migrationStore(raw).schema
         .createTable('process_runners')
         .addColumn('pid', 'text', (c) => c.primaryKey())
         .addColumn('operation_id', 'text', (c) => c.notNull())
@@ -161,13 +162,13 @@ export const kernelMigrations: readonly Migration[] = [
     name: '0006_scaling_indexes',
     async up(raw) {
       // Cost per quantum independent of history (issue 9): every hot query reads live rows through an index.
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       // A wait's kind and deadline as columns (written by `transition`, the one write boundary of wait_state), so
       // due timers and task deadlines are found by deadline instead of by parsing every waiting row.
       await db.schema.alterTable('processes').addColumn('wait_kind', 'text').execute();
       await db.schema.alterTable('processes').addColumn('wait_deadline', 'text').execute();
       for (const r of await db.selectFrom('processes').select(['pid', 'wait_state']).where('wait_state', 'is not', null).execute()) {
-        const w = waitColumns(JSON.parse(r.wait_state as string) as Record<string, unknown>);
+        const w = waitColumns(JSON.parse(r.wait_state!) as Record<string, unknown>);
         await db.updateTable('processes').set(w).where('pid', '=', r.pid).execute();
       }
       // The runnable set in scheduling order and the running rows at reopen: a live status never reads terminal rows.
@@ -193,7 +194,7 @@ export const kernelMigrations: readonly Migration[] = [
       // Prompts stored by hash (issue 9): each paragraph of a prompt once, however many model calls send it again
       // (the system prompt, the Skill catalog and the loaded Skills' bodies are most of every prompt). `llm_calls`
       // rows written before keep their inline request; `llm-calls.ts` reads both.
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       await db.schema
         .createTable('llm_texts')
         .addColumn('sha256', 'text', (c) => c.primaryKey())
@@ -206,7 +207,7 @@ export const kernelMigrations: readonly Migration[] = [
     async up(raw) {
       // The input estimate a model call's context maintenance projected against its profile's window (issue 11):
       // null when the run had no profile, and on the row of a corrective retry (whose extra message it never saw).
-      await (raw as Kysely<any>).schema.alterTable('llm_calls').addColumn('input_estimate_tokens', 'integer').execute();
+      await migrationStore(raw).schema.alterTable('llm_calls').addColumn('input_estimate_tokens', 'integer').execute();
     },
   },
 ];

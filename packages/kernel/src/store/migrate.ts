@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
 import { isLibosError, LibosError, type Migration } from '@libos/sdk';
 import { KERNEL_SCHEMA_VERSION } from './kernel-schema.js';
+import type { KernelStore } from './kernel-database.js';
 
 /** A named group of migrations (the kernel's, the authority engine's, each plugin's). */
 export interface MigrationSet {
@@ -24,7 +24,7 @@ const corrupt = (location: string, owner: string, name: string, why: string) => 
  * are always a prefix of it: a missing row before an applied one, or a pending migration whose schema is already
  * there, is `store_corrupt` naming it (nothing is run). `location` names the store in errors.
  */
-export async function migrate(db: Kysely<any>, sets: readonly MigrationSet[], now: () => string, location = 'store'): Promise<void> {
+export async function migrate(db: KernelStore, sets: readonly MigrationSet[], now: () => string, location = 'store'): Promise<void> {
   await db.schema.createTable('libos_meta').ifNotExists().addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
   await db.schema
     .createTable('libos_migrations')

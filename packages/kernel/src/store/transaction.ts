@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import {
   LibosError,
   newId,
@@ -16,6 +16,8 @@ import type { AppendLog } from './append-log.js';
 import { bindMemo, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
+import type { KernelStore, KernelTransaction } from './kernel-database.js';
+import type { KernelScope } from './kernel-scope.js';
 
 /** What the kernel needs to build a scope: resolvers for services and authority, the bus, the clock. */
 export interface ScopeFactory {
@@ -36,9 +38,9 @@ export interface ScopeFactory {
   readonly eventHooks?: ReadonlyMap<string, readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>;
 }
 
-/** A ServiceScope bound to one transaction, plus the actor its audit rows name. */
-export interface TxScope extends ServiceScope {
-  readonly store: Transaction<any>;
+/** A ServiceScope bound to one transaction of the kernel's store, plus the actor its audit rows name. */
+export interface TxScope extends KernelScope {
+  readonly store: KernelTransaction;
   /** Audit rows written through this scope name this actor (a pid, or `host`). */
   readonly actor: string;
   readonly callId: string | null;
@@ -46,7 +48,7 @@ export interface TxScope extends ServiceScope {
 
 const json = (v: unknown) => JSON.stringify(v ?? {});
 
-function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId: string | null, commits: (() => void)[], rollbacks: (() => void)[]): TxScope {
+function makeScope(trx: KernelTransaction, f: ScopeFactory, actor: string, callId: string | null, commits: (() => void)[], rollbacks: (() => void)[]): TxScope {
   const nowIso = () => f.clock.now().toISOString();
   const events: EventSink = {
     /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
@@ -87,7 +89,7 @@ function makeScope(trx: Transaction<any>, f: ScopeFactory, actor: string, callId
  * ROLLBACK that fails too (the store is then in an unknown state) is `store_poisoned`, whose message starts with
  * that error and whose cause holds both.
  */
-async function runTransaction<T>(db: Kysely<any>, body: (trx: Transaction<any>) => Promise<T>): Promise<T> {
+async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction) => Promise<T>): Promise<T> {
   const trx = await db.startTransaction().execute();
   bindMemo(trx, memoOf(db));
   try {
@@ -116,9 +118,9 @@ async function runTransaction<T>(db: Kysely<any>, body: (trx: Transaction<any>) 
  * @example
  * await inTransaction(db, factory, 'host', null, async (scope) => scope.audit.record({ action: 'demo' }));
  */
-export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(db: KernelStore, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
   const unit = unitOf(db);
-  if (unit) return inSavepoint(db as Transaction<any>, unit, f, actor, callId, fn);
+  if (unit) return inSavepoint(unit.trx, unit, f, actor, callId, fn);
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
   let result: T;
@@ -137,7 +139,7 @@ export async function inTransaction<T>(db: Kysely<any>, f: ScopeFactory, actor: 
  * the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
  * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
  */
-async function inSavepoint<T>(trx: Transaction<any>, unit: UnitOfWork, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+async function inSavepoint<T>(trx: KernelTransaction, unit: UnitOfWork, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
   const name = `libos_sp_${unit.next++}`;
   const exec = f.exec;
   const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));

@@ -1,6 +1,7 @@
-import type { ControlledTransaction, Kysely } from 'kysely';
+import type { ControlledTransaction } from 'kysely';
 import { bindMemo, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
+import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
 
 /**
  * A unit of work: one store transaction that groups the transactions a call or a phase of a quantum makes. Inside it,
@@ -19,6 +20,8 @@ export interface UnitOfWork {
   readonly commits: (() => void)[];
   /** Undo hooks of completed savepoints, run (newest first) if the unit itself rolls back. */
   readonly rollbacks: (() => void)[];
+  /** The unit's transaction: each `inTransaction` inside the unit is a savepoint on it. */
+  readonly trx: KernelTransaction;
   /** Savepoint names: `libos_sp_<n>`. */
   next: number;
 }
@@ -26,7 +29,7 @@ export interface UnitOfWork {
 const units = new WeakMap<object, UnitOfWork>();
 
 /** The unit a store handle belongs to, if it is a unit's transaction. */
-export const unitOf = (db: Kysely<any>): UnitOfWork | undefined => units.get(db);
+export const unitOf = (db: KernelStore): UnitOfWork | undefined => units.get(db);
 
 /**
  * Runs `fn` with a store handle bound to one new transaction (or, when `db` already is a unit's, inside that unit):
@@ -36,11 +39,11 @@ export const unitOf = (db: Kysely<any>): UnitOfWork | undefined => units.get(db)
  * @example
  * const r = await inUnitOfWork(deps.db, (trx) => runCall({ ...deps, db: trx }, pid, tool, args));
  */
-export async function inUnitOfWork<T>(db: Kysely<any>, fn: (trx: Kysely<any>) => Promise<T>): Promise<T> {
+export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>): Promise<T> {
   if (units.has(db)) return fn(db);
-  const trx: ControlledTransaction<any> = await db.startTransaction().execute();
+  const trx: ControlledTransaction<KernelDatabase> = await db.startTransaction().execute();
   bindMemo(trx, memoOf(db));
-  const unit: UnitOfWork = { commits: [], rollbacks: [], next: 0 };
+  const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0 };
   units.set(trx, unit);
   let failure: { readonly error: unknown } | null = null;
   let result: T | undefined;
@@ -63,7 +66,7 @@ export async function inUnitOfWork<T>(db: Kysely<any>, fn: (trx: Kysely<any>) =>
 }
 
 /** The unit's commit failed: roll it back (if SQLite has not already) and undo the in-memory effects of its work. */
-async function rollbackUnit(trx: ControlledTransaction<any>, unit: UnitOfWork, cause: unknown): Promise<void> {
+async function rollbackUnit(trx: ControlledTransaction<KernelDatabase>, unit: UnitOfWork, cause: unknown): Promise<void> {
   const rollbackErrors: unknown[] = [];
   try {
     await trx.rollback().execute();
@@ -80,6 +83,6 @@ async function rollbackUnit(trx: ControlledTransaction<any>, unit: UnitOfWork, c
  * @example
  * await inDepsUnit(deps, (d) => runCall(d, pid, tool, args));
  */
-export function inDepsUnit<D extends { readonly db: Kysely<any> }, T>(deps: D, fn: (bound: D) => Promise<T>): Promise<T> {
+export function inDepsUnit<D extends { readonly db: KernelStore }, T>(deps: D, fn: (bound: D) => Promise<T>): Promise<T> {
   return inUnitOfWork(deps.db, (db) => fn({ ...deps, db }));
 }

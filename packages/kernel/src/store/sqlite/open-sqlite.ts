@@ -8,10 +8,11 @@ import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
 import { statementEffect } from './statement-effect.js';
 import { asStoreFault, storeFault } from './store-faults.js';
+import type { KernelDatabase, KernelStore } from '../kernel-database.js';
 
 /** Everything SQLite-specific lives in this folder; the rest of the kernel speaks kysely only. */
 export interface OpenedStore {
-  readonly db: Kysely<any>;
+  readonly db: KernelStore;
   /** The append-only tables' inserts as prepared statements (the hot path's most frequent writes). */
   readonly appendLog: AppendLog;
   /** The read cache every write on this connection keeps honest (`store-memo.ts`). */
@@ -152,7 +153,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
   }
   const memo = new TableMemo();
   const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo) };
-  const db = new Kysely<any>({ dialect: new StoreDialect(config, sqlite) });
+  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, sqlite) });
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {

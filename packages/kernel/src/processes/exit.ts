@@ -1,7 +1,6 @@
 import { LibosError } from '@libos/sdk';
 import { cancelHumanRequestsOf } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import type { TxScope } from '../store/transaction.js';
 import { dropPendingAction } from './pending-actions.js';
 import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from './process-record.js';
 import type { Outcome } from './process-state.js';
@@ -10,6 +9,7 @@ import { runnerEnded } from './runners.js';
 import { transition } from './transition.js';
 import { waitsForChild, wakeIfWaiting } from './wake.js';
 import { resources } from '@libos/sdk';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exited: 'exited', failed: 'failed', killed: 'killed' };
 
@@ -19,7 +19,7 @@ const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exi
  * `process.exit` audit, a runner's observer told, and the parent's wake if it waits on this child. Ending a
  * terminal process fails.
  */
-export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
+export async function endProcess(deps: KernelDeps, scope: KernelScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
   const p = await getProcess(scope.store, pid);
   if (TERMINAL_PROCESS_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, { details: { pid, status: p.status } });
   const now = scope.clock.now().toISOString();
@@ -40,7 +40,7 @@ export async function endProcess(deps: KernelDeps, scope: TxScope, pid: string, 
 }
 
 /** Direct children of `pid` that are not terminal. */
-export async function liveChildren(scope: TxScope, pid: string): Promise<string[]> {
+export async function liveChildren(scope: KernelScope, pid: string): Promise<string[]> {
   const rows = await scope.store.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid).execute();
-  return rows.filter((r) => !TERMINAL_PROCESS_STATUSES.has(r.status as never)).map((r) => r.pid as string);
+  return rows.filter((r) => !TERMINAL_PROCESS_STATUSES.has(r.status)).map((r) => r.pid);
 }

@@ -1,6 +1,7 @@
 import { readThrough } from '../store/memo-of.js';
-import type { Kysely } from 'kysely';
 import { LibosError, newId, type WaitSpec } from '@libos/sdk';
+import type { Selectable } from 'kysely';
+import type { KernelStore, PendingActionsTable } from '../store/kernel-database.js';
 
 /**
  * Saved waiting calls. A process holds at most one (the table's key is the pid), and a saved call is never
@@ -21,10 +22,10 @@ export interface PendingAction {
   readonly status: 'pending' | 'resuming';
 }
 
-const toAction = (r: Record<string, any>): PendingAction => ({ pid: r.pid, resumeToken: r.resume_token, callId: r.call_id, tool: r.tool, args: JSON.parse(r.args), wait: JSON.parse(r.wait), status: r.status });
+const toAction = (r: Selectable<PendingActionsTable>): PendingAction => ({ pid: r.pid, resumeToken: r.resume_token, callId: r.call_id, tool: r.tool, args: JSON.parse(r.args), wait: JSON.parse(r.wait), status: r.status });
 
 /** The pid's saved call, if any; through the store memo (a quantum asks more than once). Shared: do not change it. */
-export function findPendingAction(db: Kysely<any>, pid: string): Promise<PendingAction | null> {
+export function findPendingAction(db: KernelStore, pid: string): Promise<PendingAction | null> {
   return readThrough(db, ['pending_actions'], `pending:${pid}`, async () => {
     const r = await db.selectFrom('pending_actions').selectAll().where('pid', '=', pid).executeTakeFirst();
     return r ? Object.freeze(toAction(r)) : null;
@@ -35,7 +36,7 @@ export function findPendingAction(db: Kysely<any>, pid: string): Promise<Pending
  * Saves the pid's one pending action. It never replaces another: while one is saved this throws
  * `call_already_waiting` naming it (a resumed call that waits again completes its own first, by token).
  */
-export async function savePendingAction(db: Kysely<any>, a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec }, nowIso: string): Promise<string> {
+export async function savePendingAction(db: KernelStore, a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec }, nowIso: string): Promise<string> {
   const waiting = await findPendingAction(db, a.pid);
   if (waiting) {
     throw new LibosError(
@@ -54,23 +55,23 @@ export async function savePendingAction(db: Kysely<any>, a: { pid: string; callI
 }
 
 /** Claims a pending action for resumption by its exact token (pending → resuming). False if it was not pending. */
-export async function claimPendingAction(db: Kysely<any>, pid: string, token: string, nowIso: string): Promise<boolean> {
+export async function claimPendingAction(db: KernelStore, pid: string, token: string, nowIso: string): Promise<boolean> {
   const r = await db.updateTable('pending_actions').set({ status: 'resuming', updated_at: nowIso }).where('pid', '=', pid).where('resume_token', '=', token).where('status', '=', 'pending').executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 
 /** Completes a resumed action (the row goes away in the same transaction as the call's effects). */
-export async function completePendingAction(db: Kysely<any>, pid: string, token: string): Promise<void> {
+export async function completePendingAction(db: KernelStore, pid: string, token: string): Promise<void> {
   const r = await db.deleteFrom('pending_actions').where('pid', '=', pid).where('resume_token', '=', token).executeTakeFirst();
   if (Number(r.numDeletedRows) !== 1) throw new LibosError('conflict', `pending action ${token} of ${pid} is no longer current`);
 }
 
 /** Settles a resumed call that failed: removes its saved action by exact token (a no-op once it is gone). */
-export async function discardPendingAction(db: Kysely<any>, pid: string, token: string): Promise<void> {
+export async function discardPendingAction(db: KernelStore, pid: string, token: string): Promise<void> {
   await db.deleteFrom('pending_actions').where('pid', '=', pid).where('resume_token', '=', token).execute();
 }
 
 /** Drops whatever the pid has saved: only for its end (the terminal transaction), when nothing can resume it. */
-export async function dropPendingAction(db: Kysely<any>, pid: string): Promise<void> {
+export async function dropPendingAction(db: KernelStore, pid: string): Promise<void> {
   await db.deleteFrom('pending_actions').where('pid', '=', pid).execute();
 }

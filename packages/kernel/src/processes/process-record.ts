@@ -1,4 +1,6 @@
+import type { Selectable } from 'kysely';
 import type { ProcessStatus } from '@libos/sdk';
+import type { ProcessesTable } from '../store/kernel-database.js';
 
 // The process vocabulary lives in @libos/sdk (process-status.ts); the kernel re-exports it for its own modules.
 export { PROCESS_STATUSES, TERMINAL_PROCESS_STATUSES, TOOL_CALLABLE_STATUSES, isTerminalProcessStatus, type ProcessStatus } from '@libos/sdk';
@@ -44,27 +46,8 @@ export function visibleTools(toolTable: readonly string[], loaded: Readonly<Reco
   return [...out].sort();
 }
 
-export interface ProcessRow {
-  pid: string;
-  parent_pid: string | null;
-  image_id: string;
-  status: string;
-  wait_state: string | null;
-  /** Mirrors of wait_state for the wait index (wait-columns.ts). */
-  wait_kind: string | null;
-  wait_deadline: string | null;
-  outcome: string | null;
-  state_generation: number;
-  revision: number;
-  goal: string;
-  goal_oid: string | null;
-  tool_table: string;
-  loaded_skills: string;
-  working_directory: string;
-  llm_profile_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A `processes` row as SQLite returns it (JSON columns as text). */
+export type ProcessRow = Selectable<ProcessesTable>;
 
 export function rowToProcess(r: ProcessRow): ProcessInfo {
   const toolTable = JSON.parse(r.tool_table) as string[];
@@ -73,7 +56,7 @@ export function rowToProcess(r: ProcessRow): ProcessInfo {
     pid: r.pid,
     parentPid: r.parent_pid,
     imageId: r.image_id,
-    status: r.status as ProcessStatus,
+    status: r.status,
     waitState: r.wait_state ? JSON.parse(r.wait_state) : null,
     outcome: r.outcome ? JSON.parse(r.outcome) : null,
     stateGeneration: Number(r.state_generation),

@@ -1,15 +1,15 @@
-import type { Kysely } from 'kysely';
 import { LibosError } from '@libos/sdk';
 import { readThrough } from '../store/memo-of.js';
-import { rowToProcess, type LoadedSkill, type ProcessInfo, type ProcessRow } from './process-record.js';
+import { rowToProcess, type LoadedSkill, type ProcessInfo } from './process-record.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 /**
  * Reads a process or returns null. Through the store memo: the row is read once until a write to `processes`; the
  * returned record is shared and frozen.
  */
-export function findProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo | null> {
+export function findProcess(db: KernelStore, pid: string): Promise<ProcessInfo | null> {
   return readThrough(db, ['processes'], `process:${pid}`, async () => {
-    const row = (await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst()) as ProcessRow | undefined;
+    const row = await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst();
     return row ? frozenProcess(rowToProcess(row)) : null;
   });
 }
@@ -25,19 +25,19 @@ function frozenProcess(p: ProcessInfo): ProcessInfo {
 }
 
 /** Reads a process or throws `process_not_found` naming the pid. */
-export async function getProcess(db: Kysely<any>, pid: string): Promise<ProcessInfo> {
+export async function getProcess(db: KernelStore, pid: string): Promise<ProcessInfo> {
   const p = await findProcess(db, pid);
   if (!p) throw new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } });
   return p;
 }
 
-export async function listProcesses(db: Kysely<any>): Promise<ProcessInfo[]> {
-  const rows = (await db.selectFrom('processes').selectAll().orderBy('created_at').orderBy('pid').execute()) as ProcessRow[];
+export async function listProcesses(db: KernelStore): Promise<ProcessInfo[]> {
+  const rows = await db.selectFrom('processes').selectAll().orderBy('created_at').orderBy('pid').execute();
   return rows.map(rowToProcess);
 }
 
 /** Pids from `pid` up to its root, `pid` first. */
-export async function ancestry(db: Kysely<any>, pid: string): Promise<string[]> {
+export async function ancestry(db: KernelStore, pid: string): Promise<string[]> {
   const chain: string[] = [];
   let cur: string | null = pid;
   while (cur) {
@@ -54,7 +54,7 @@ export async function ancestry(db: Kysely<any>, pid: string): Promise<string[]> 
  * concurrent change makes this fail with `conflict` instead of silently overwriting it.
  */
 export async function updateLoadedSkills(
-  db: Kysely<any>,
+  db: KernelStore,
   p: ProcessInfo,
   loaded: Readonly<Record<string, LoadedSkill>>,
   nowIso: string,

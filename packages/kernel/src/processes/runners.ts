@@ -1,10 +1,8 @@
 import { readThrough } from '../store/memo-of.js';
-import type { Kysely } from 'kysely';
 import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
 import { parseArguments } from '../broker/parse-arguments.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import type { TxScope } from '../store/transaction.js';
 import { findPendingAction, savePendingAction } from './pending-actions.js';
 import type { LoadedSkill, ProcessInfo } from './process-record.js';
 import type { Outcome } from './process-state.js';
@@ -12,6 +10,9 @@ import { getProcess } from './process-store.js';
 import { spawnInScope } from './spawn.js';
 import { wakeIfWaiting } from './wake.js';
 import { resources } from '@libos/sdk';
+import type { NotNull } from 'kysely';
+import type { KernelStore } from '../store/kernel-database.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /**
  * Host-managed runners (docs/behaviour/object-tasks.md): a child of its creator whose tool table is exactly one tool and
@@ -35,7 +36,7 @@ export interface RunnerRecord {
 export const RUNNER_BUDGET: BudgetLimits = { tool_calls: 1, child_processes: 0, llm_calls: 0 };
 
 /** The runner record of `pid`, or null (most processes are not runners); through the store memo. */
-export function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord | null> {
+export function findRunner(db: KernelStore, pid: string): Promise<RunnerRecord | null> {
   return readThrough(db, ['process_runners'], `runner:${pid}`, async () => {
     const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
     return r ? Object.freeze({ pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool }) : null;
@@ -45,14 +46,14 @@ export function findRunner(db: Kysely<any>, pid: string): Promise<RunnerRecord |
 export const refOf = (r: RunnerRecord): RunnerRef => ({ pid: r.pid, operationId: r.operationId, tool: r.tool });
 
 /** The service told about a runner's call and end, or null when no loaded plugin provides it. */
-export function observerOf(deps: KernelDeps, scope: TxScope, r: RunnerRecord): RunnerObserver | null {
+export function observerOf(deps: KernelDeps, scope: KernelScope, r: RunnerRecord): RunnerObserver | null {
   // A store reopened without the plugin that started the runner: nobody is left to tell.
   if (!deps.registry.services.has(r.observer)) return null;
   return scope.service<RunnerObserver>(r.observer);
 }
 
 /** Tells a runner's observer that the runner ended (called by `endProcess`, in its transaction). */
-export async function runnerEnded(deps: KernelDeps, scope: TxScope, ended: ProcessInfo): Promise<void> {
+export async function runnerEnded(deps: KernelDeps, scope: KernelScope, ended: ProcessInfo): Promise<void> {
   const r = await findRunner(scope.store, ended.pid);
   if (!r) return;
   await observerOf(deps, scope, r)?.ended(refOf(r), ended.status as 'exited' | 'failed' | 'killed', ended.outcome);
@@ -91,7 +92,7 @@ export function validateRunnerArgs(deps: KernelDeps, tool: string, args: unknown
  * grants and the checked delegations, a tool table of exactly `[tool]` (only that tool's Skill loaded), and the
  * saved call `{tool, args}` waiting as `{kind:'tool', operation_id}`. Its one tool call is charged now.
  */
-export async function spawnRunner(deps: KernelDeps, scope: TxScope, req: RunnerSpawnRequest): Promise<{ pid: string; callId: string }> {
+export async function spawnRunner(deps: KernelDeps, scope: KernelScope, req: RunnerSpawnRequest): Promise<{ pid: string; callId: string }> {
   const creator = await getProcess(scope.store, req.creatorPid);
   const info = resolveRunnerTool(deps, creator, req.tool);
   const args = validateRunnerArgs(deps, req.tool, req.args);
@@ -133,7 +134,7 @@ export async function spawnRunner(deps: KernelDeps, scope: TxScope, req: RunnerS
 }
 
 /** A runner's state, or null when `pid` is not a runner. */
-export async function runnerState(db: Kysely<any>, pid: string): Promise<RunnerState | null> {
+export async function runnerState(db: KernelStore, pid: string): Promise<RunnerState | null> {
   const r = await findRunner(db, pid);
   if (!r) return null;
   const p = await getProcess(db, pid);
@@ -162,13 +163,19 @@ type TaskWait = { readonly kind: 'task'; readonly task_id: string; readonly dead
 const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 'task' ? (p.waitState as unknown as TaskWait) : null);
 
 /** Processes parked in a task wait (pid and wait only; a wake re-reads the row under its own check). */
-async function taskWaiters(db: Kysely<any>): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
-  const rows = await db.selectFrom('processes').select(['pid', 'wait_state']).where('status', '=', 'waiting_event').where('wait_state', 'like', '%"kind":"task"%').execute();
-  return rows.map((r) => ({ pid: r.pid as string, waitState: JSON.parse(r.wait_state as string) as Record<string, unknown> })).filter((p) => taskWait(p) !== null);
+async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
+  const rows = await db
+    .selectFrom('processes')
+    .select(['pid', 'wait_state'])
+    .where('status', '=', 'waiting_event')
+    .where('wait_state', 'like', '%"kind":"task"%')
+    .$narrowType<{ wait_state: NotNull }>()
+    .execute();
+  return rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> })).filter((p) => taskWait(p) !== null);
 }
 
 /** Wakes every process parked in a task wait for `taskId` (in the caller's transaction). */
-export async function wakeTaskWaiters(scope: TxScope, taskId: string): Promise<string[]> {
+export async function wakeTaskWaiters(scope: KernelScope, taskId: string): Promise<string[]> {
   const woken: string[] = [];
   for (const p of await taskWaiters(scope.store)) {
     if (taskWait(p)?.task_id !== taskId) continue;
@@ -178,7 +185,7 @@ export async function wakeTaskWaiters(scope: TxScope, taskId: string): Promise<s
 }
 
 /** The earliest deadline of a parked task wait, or null. */
-export async function earliestTaskDeadline(db: Kysely<any>): Promise<string | null> {
+export async function earliestTaskDeadline(db: KernelStore): Promise<string | null> {
   let min: string | null = null;
   for (const p of await taskWaiters(db)) {
     const d = taskWait(p)?.deadline;
@@ -188,7 +195,7 @@ export async function earliestTaskDeadline(db: Kysely<any>): Promise<string | nu
 }
 
 /** Wakes every task wait whose deadline is at or before `upTo` (the scheduler, when nothing else can run). */
-export async function wakeTaskDeadlines(scope: TxScope, upTo: string): Promise<string[]> {
+export async function wakeTaskDeadlines(scope: KernelScope, upTo: string): Promise<string[]> {
   const woken: string[] = [];
   for (const p of await taskWaiters(scope.store)) {
     const d = taskWait(p)?.deadline;

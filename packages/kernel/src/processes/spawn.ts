@@ -2,10 +2,11 @@ import { canonicalJson, DEFAULT_LABELS, joinLabels, LibosError, SERVICE_NAMES, t
 import type { BudgetLimits } from '@libos/capabilities';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { loadSkillOnProcess } from '../skills/skill-navigation.js';
-import { inTransaction, type TxScope } from '../store/transaction.js';
+import { inTransaction } from '../store/transaction.js';
 import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from './process-record.js';
 import { getProcess } from './process-store.js';
 import { resources } from '@libos/sdk';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 export interface SpawnOptions {
   /** Registered image id (default `base-agent:v0`). */
@@ -39,7 +40,7 @@ export async function spawnProcess(deps: KernelDeps, opts: SpawnOptions): Promis
 }
 
 /** The spawn transaction body, for callers that already hold a transaction (e.g. `spawn_child_process`). */
-export async function spawnInScope(deps: KernelDeps, scope: TxScope, opts: SpawnOptions & { readonly beforeRunnable?: (pid: string) => Promise<void> }): Promise<ProcessInfo> {
+export async function spawnInScope(deps: KernelDeps, scope: KernelScope, opts: SpawnOptions & { readonly beforeRunnable?: (pid: string) => Promise<void> }): Promise<ProcessInfo> {
   const imageId = opts.image ?? 'base-agent:v0';
   const image = deps.registry.images.get(imageId);
   if (!image) throw new LibosError('image_not_found', `image: ${JSON.stringify(imageId)} is not registered (registered: ${[...deps.registry.images.keys()].join(', ')})`, { details: { image: imageId } });

@@ -1,8 +1,9 @@
 import { readThrough } from '../store/memo-of.js';
-import type { Kysely } from 'kysely';
-import type { TxScope } from '../store/transaction.js';
 import type { ProcessInfo } from './process-record.js';
 import { wakeIfWaiting } from './wake.js';
+import type { NotNull } from 'kysely';
+import type { KernelStore } from '../store/kernel-database.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 type TimerWait = { readonly kind: 'timer'; readonly started_at: string; readonly deadline: string };
 const timerWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 'timer' ? (p.waitState as unknown as TimerWait) : null);
@@ -11,11 +12,11 @@ const timerWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 
  * The earliest timer deadline, or null. One step of the wait index (`wait_kind`, `wait_deadline`): its cost does not
  * depend on how many processes the store holds or how many others wait.
  */
-export function earliestTimerDeadline(db: Kysely<any>): Promise<string | null> {
+export function earliestTimerDeadline(db: KernelStore): Promise<string | null> {
   return readThrough(db, ['processes'], 'timers:earliest', () => readEarliestTimerDeadline(db));
 }
 
-async function readEarliestTimerDeadline(db: Kysely<any>): Promise<string | null> {
+async function readEarliestTimerDeadline(db: KernelStore): Promise<string | null> {
   const row = await db
     .selectFrom('processes')
     .select('wait_deadline')
@@ -23,7 +24,7 @@ async function readEarliestTimerDeadline(db: Kysely<any>): Promise<string | null
     .orderBy('wait_deadline')
     .limit(1)
     .executeTakeFirst();
-  return (row?.wait_deadline as string | null | undefined) ?? null;
+  return row?.wait_deadline ?? null;
 }
 
 /**
@@ -31,21 +32,23 @@ async function readEarliestTimerDeadline(db: Kysely<any>): Promise<string | null
  * runnable only when its delay has passed, whatever else happens meanwhile. Reads only the due timers (an index
  * range), woken in spawn order.
  */
-export async function wakeDueTimers(scope: TxScope): Promise<string[]> {
+export async function wakeDueTimers(scope: KernelScope): Promise<string[]> {
   const now = scope.clock.now();
   const rows = await scope.store
     .selectFrom('processes')
     .select(['pid', 'wait_state'])
     .where('wait_kind', '=', 'timer')
     .where('wait_deadline', '<=', now.toISOString())
+    // A timer wait's row always holds its wait (the wait columns mirror wait_state).
+    .$narrowType<{ wait_state: NotNull }>()
     .orderBy('created_at')
     .orderBy('pid')
     .execute();
   const woken: string[] = [];
   for (const r of rows) {
-    const d = timerWait({ waitState: JSON.parse(r.wait_state as string) as ProcessInfo['waitState'] })?.deadline;
+    const d = timerWait({ waitState: JSON.parse(r.wait_state) as ProcessInfo['waitState'] })?.deadline;
     if (d === undefined || Date.parse(d) > now.getTime()) continue;
-    if (await wakeIfWaiting(scope, r.pid as string, (q) => timerWait(q)?.deadline === d, `timer ${d} elapsed`)) woken.push(r.pid as string);
+    if (await wakeIfWaiting(scope, r.pid, (q) => timerWait(q)?.deadline === d, `timer ${d} elapsed`)) woken.push(r.pid);
   }
   return woken;
 }

@@ -1,9 +1,9 @@
-import type { Kysely } from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { ProcessInfo, ProcessStatus } from './process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from './process-state.js';
 import { getProcess } from './process-store.js';
 import { waitColumns } from './wait-columns.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 export interface TransitionSpec {
   /** The statuses the process must be in (omitted = unchecked; [] matches nothing). */
@@ -17,7 +17,7 @@ export interface TransitionSpec {
  * Moves a process to a new status under a revision compare-and-swap, with stateGeneration + 1 (never caller-set).
  * The typed state shape is enforced here, the one write boundary.
  */
-export async function transition(db: Kysely<any>, pid: string, spec: TransitionSpec, nowIso: string): Promise<ProcessInfo> {
+export async function transition(db: KernelStore, pid: string, spec: TransitionSpec, nowIso: string): Promise<ProcessInfo> {
   const p = await getProcess(db, pid);
   if (spec.from && !spec.from.includes(p.status)) {
     throw new LibosError('invalid_state', `process ${pid} is ${p.status}; expected ${spec.from.length ? spec.from.join(' or ') : 'nothing'} to become ${spec.to}`, {

@@ -1,15 +1,14 @@
-import type { Kysely } from 'kysely';
 import type { ProcessInfo } from './process-record.js';
-import type { TxScope } from '../store/transaction.js';
 import { findProcess } from './process-store.js';
 import { transition } from './transition.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /**
  * Wakes `pid` (→ runnable) if it still waits in the given way: a stale or different wait is a no-op, so an old
  * wake can never resume a newer wait. Runs in the caller's transaction; returns whether it woke.
  */
-export async function wakeIfWaiting(scope: TxScope, pid: string, matches: (p: ProcessInfo) => boolean, reason: string): Promise<boolean> {
-  const db = scope.store as Kysely<any>;
+export async function wakeIfWaiting(scope: KernelScope, pid: string, matches: (p: ProcessInfo) => boolean, reason: string): Promise<boolean> {
+  const db = scope.store;
   const p = await findProcess(db, pid);
   if (!p || (p.status !== 'waiting_event' && p.status !== 'waiting_human') || !matches(p)) return false;
   await transition(db, pid, { from: [p.status], to: 'runnable' }, scope.clock.now().toISOString());

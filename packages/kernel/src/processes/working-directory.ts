@@ -1,7 +1,7 @@
 import { LibosError, type ServiceScope, type WorkingDirectoryService } from '@libos/sdk';
-import type { TxScope } from '../store/transaction.js';
 import { TERMINAL_PROCESS_STATUSES } from './process-record.js';
 import { getProcess } from './process-store.js';
+import { storeOf } from '../store/kernel-scope.js';
 
 /** Longest working directory text the kernel stores. */
 export const MAX_WORKING_DIRECTORY_CHARS = 4_096;
@@ -15,7 +15,7 @@ export const MAX_WORKING_DIRECTORY_CHARS = 4_096;
  * await dirs.set(pid, '/srv/app');
  */
 export function workingDirectoryService(scope: ServiceScope): WorkingDirectoryService {
-  const store = scope.store as TxScope['store'];
+  const store = storeOf(scope);
   return {
     async get(pid) {
       return (await getProcess(store, pid)).workingDirectory;

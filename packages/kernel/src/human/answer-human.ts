@@ -59,7 +59,7 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
     if (req.kind === 'permission') await installPermissionDecision(deps, scope, settled, a.approved, a.decision, a.responder ?? 'human:owner');
     await scope.events.emit('human_request_answered', { pid: req.pid, request_id: id, status: settled.status });
     await scope.audit.record({ action: 'human.answer', target: resources.humanRequest(id), decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
-    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
+    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id));
     await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} ${settled.status}`);
     return settled;
   });
@@ -77,7 +77,7 @@ export async function cancelHuman(deps: KernelDeps, id: string, reason: string, 
     const settled = await settleHumanRequest(scope.store, id, 'cancelled', { reason, cancelled_by: actor }, scope.clock.now().toISOString());
     await scope.events.emit('human_request_cancelled', { pid: req.pid, request_id: id });
     await scope.audit.record({ action: 'human.cancel', target: resources.humanRequest(id), decision: 'cancelled', details: { pid: req.pid, kind: req.kind } });
-    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id as string));
+    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id));
     await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} cancelled`);
     return settled;
   });

@@ -1,7 +1,7 @@
 import type { CapabilityRecord } from '@libos/capabilities';
 import { LibosError, type HumanRequest, type Right } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
-import type { TxScope } from '../store/transaction.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /**
  * Permission requests come in two modes:
@@ -22,7 +22,7 @@ export interface PerUseDetails {
 /** Installs the grant a permission decision stands for (in the answer's transaction). */
 export async function installPermissionDecision(
   deps: KernelDeps,
-  scope: TxScope,
+  scope: KernelScope,
   req: HumanRequest,
   approved: boolean,
   decision: 'always_allow' | 'always_deny' | 'ask_each_time' | undefined,

@@ -1,7 +1,8 @@
-import type { Kysely } from 'kysely';
 import { LibosError, newId, type HumanRequest, type HumanRequestKind, type HumanRequestStatus } from '@libos/sdk';
+import type { Selectable } from 'kysely';
+import type { HumanRequestsTable, KernelStore } from '../store/kernel-database.js';
 
-const toRequest = (r: Record<string, any>): HumanRequest => ({
+const toRequest = (r: Selectable<HumanRequestsTable>): HumanRequest => ({
   id: r.id,
   pid: r.pid,
   kind: r.kind,
@@ -17,7 +18,7 @@ const toRequest = (r: Record<string, any>): HumanRequest => ({
 export const MAX_HUMAN_PROMPT_CHARS = 8_000;
 
 /** Creates a pending request in the durable human queue. */
-export async function createHumanRequest(db: Kysely<any>, pid: string, req: { kind: HumanRequestKind; prompt: string; details?: Readonly<Record<string, unknown>> }, nowIso: string): Promise<HumanRequest> {
+export async function createHumanRequest(db: KernelStore, pid: string, req: { kind: HumanRequestKind; prompt: string; details?: Readonly<Record<string, unknown>> }, nowIso: string): Promise<HumanRequest> {
   if (req.prompt.trim() === '') throw new LibosError('invalid_arguments', 'prompt: must not be blank');
   if (req.prompt.length > MAX_HUMAN_PROMPT_CHARS) throw new LibosError('invalid_arguments', `prompt: must be at most ${MAX_HUMAN_PROMPT_CHARS} characters (got ${req.prompt.length})`);
   const id = newId('hreq');
@@ -25,12 +26,12 @@ export async function createHumanRequest(db: Kysely<any>, pid: string, req: { ki
   return (await getHumanRequest(db, id))!;
 }
 
-export async function getHumanRequest(db: Kysely<any>, id: string): Promise<HumanRequest | null> {
+export async function getHumanRequest(db: KernelStore, id: string): Promise<HumanRequest | null> {
   const r = await db.selectFrom('human_requests').selectAll().where('id', '=', id).executeTakeFirst();
   return r ? toRequest(r) : null;
 }
 
-export async function listHumanRequests(db: Kysely<any>, q: { status?: HumanRequestStatus; pid?: string } = {}): Promise<HumanRequest[]> {
+export async function listHumanRequests(db: KernelStore, q: { status?: HumanRequestStatus; pid?: string } = {}): Promise<HumanRequest[]> {
   let sel = db.selectFrom('human_requests').selectAll();
   if (q.status) sel = sel.where('status', '=', q.status);
   if (q.pid) sel = sel.where('pid', '=', q.pid);
@@ -38,7 +39,7 @@ export async function listHumanRequests(db: Kysely<any>, q: { status?: HumanRequ
 }
 
 /** Settles a pending request (compare-and-swap on `pending`: of two concurrent answers exactly one commits). */
-export async function settleHumanRequest(db: Kysely<any>, id: string, status: Exclude<HumanRequestStatus, 'pending'>, response: Record<string, unknown> | null, nowIso: string): Promise<HumanRequest> {
+export async function settleHumanRequest(db: KernelStore, id: string, status: Exclude<HumanRequestStatus, 'pending'>, response: Record<string, unknown> | null, nowIso: string): Promise<HumanRequest> {
   const r = await db
     .updateTable('human_requests')
     .set({ status, response: response ? JSON.stringify(response) : null, answered_at: nowIso })
@@ -54,8 +55,8 @@ export async function settleHumanRequest(db: Kysely<any>, id: string, status: Ex
 }
 
 /** Cancels every pending request of a process (it ended). Returns the ids cancelled. */
-export async function cancelHumanRequestsOf(db: Kysely<any>, pid: string, nowIso: string): Promise<string[]> {
-  const ids = (await db.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute()).map((r) => r.id as string);
+export async function cancelHumanRequestsOf(db: KernelStore, pid: string, nowIso: string): Promise<string[]> {
+  const ids = (await db.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute()).map((r) => r.id);
   if (ids.length) await db.updateTable('human_requests').set({ status: 'cancelled', answered_at: nowIso }).where('id', 'in', ids).execute();
   return ids;
 }

@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { LibosError, type HumanMessage } from '@libos/sdk';
+import type { KernelStore } from '../store/kernel-database.js';
 
 /** Senders outside the process tree write as `human:<name>`; only their messages are Human input. */
 export const HUMAN_SENDER_PREFIX = 'human:';
@@ -10,7 +11,7 @@ export const HUMAN_SENDER_PREFIX = 'human:';
  * @example
  * const msgs = await humanMessagesOf(db, pid, { limit: 1001 });
  */
-export async function humanMessagesOf(db: Kysely<any>, pid: string, opts: { readonly limit?: number } = {}): Promise<HumanMessage[]> {
+export async function humanMessagesOf(db: KernelStore, pid: string, opts: { readonly limit?: number } = {}): Promise<HumanMessage[]> {
   if (opts.limit !== undefined && (!Number.isInteger(opts.limit) || opts.limit < 0)) {
     throw new LibosError('invalid_arguments', `limit: must be a non-negative integer (got ${opts.limit})`, { details: { field: 'limit' } });
   }
@@ -22,9 +23,10 @@ export async function humanMessagesOf(db: Kysely<any>, pid: string, opts: { read
     .where(sql`substr(sender, 1, ${HUMAN_SENDER_PREFIX.length})`, '=', HUMAN_SENDER_PREFIX)
     // A message superseded by a checkpoint restore is history, not input to review.
     .where('status', 'in', ['unread', 'acked'])
+    .$narrowType<{ status: 'unread' | 'acked' }>()
     .orderBy('seq');
   if (opts.limit !== undefined) sel = sel.limit(opts.limit);
-  const rows = (await sel.execute()) as Record<string, any>[];
+  const rows = await sel.execute();
   return rows.map((r) => ({
       message_id: r.id,
       status: r.status,

@@ -3,12 +3,12 @@ import { defineTool, LibosError, z, type ToolContext, type WaitSpec } from '@lib
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess } from '../processes/process-store.js';
 import { clearSink } from '../sinks/clear-sink.js';
-import type { TxScope } from '../store/transaction.js';
 import { ackMessages, assertMessagePayload, messagesLabels, queryMessages, type MailFilters, type ProcessMessage } from './messages.js';
 import { postMessage } from './post-message.js';
 import { resources } from '@libos/sdk';
+import { kernelScope } from '../store/kernel-scope.js';
 
-const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
+const scopeOf = (ctx: ToolContext) => kernelScope(ctx);
 const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
 
 /** Bounds of the mailbox (docs/behaviour/object-tasks.md). */

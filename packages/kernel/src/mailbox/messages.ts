@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
 import { assertJsonBounds, joinLabels, LibosError, newId, type DataLabels, type MessageFilters } from '@libos/sdk';
+import type { Selectable } from 'kysely';
+import type { KernelStore, ProcessMessagesTable } from '../store/kernel-database.js';
 
 export type Delivery = 'normal' | 'interrupt';
 
@@ -30,7 +31,10 @@ export interface ProcessMessage {
   readonly acked_at: string | null;
 }
 
-const toMessage = (r: Record<string, any>): ProcessMessage => ({
+/** A row a read returned: those read are unread or acked (a restore's superseded ones are never returned). */
+type ReadRow = Selectable<ProcessMessagesTable> & { readonly status: ProcessMessage['status'] };
+
+const toMessage = (r: ReadRow): ProcessMessage => ({
   message_id: r.id,
   sender: r.sender,
   recipient_pid: r.recipient_pid,
@@ -73,7 +77,7 @@ export interface NewMessage {
   readonly labels?: DataLabels;
 }
 
-export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: string): Promise<ProcessMessage> {
+export async function insertMessage(db: KernelStore, m: NewMessage, nowIso: string): Promise<ProcessMessage> {
   const id = newId('msg');
   await db
     .insertInto('process_messages')
@@ -95,14 +99,15 @@ export async function insertMessage(db: Kysely<any>, m: NewMessage, nowIso: stri
       acked_at: null,
     })
     .execute();
-  return toMessage((await db.selectFrom('process_messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow()) as Record<string, any>);
+  const row = await db.selectFrom('process_messages').selectAll().where('id', '=', id).$narrowType<{ status: 'unread' }>().executeTakeFirstOrThrow();
+  return toMessage(row);
 }
 
 /**
  * Messages of a recipient, oldest first, matching filters; unread only unless includeAcked. `omitted` counts the
  * matches beyond `limit` (so `hasMore` is `omitted > 0`).
  */
-export async function queryMessages(db: Kysely<any>, pid: string, f: MailFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
+export async function queryMessages(db: KernelStore, pid: string, f: MailFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
   if (f.message_ids !== undefined && f.message_ids.length === 0) return { messages: [], hasMore: false, omitted: 0 };
   let sel = db.selectFrom('process_messages').where('recipient_pid', '=', pid);
   // A message superseded by a checkpoint restore is history: no read returns it.
@@ -113,14 +118,14 @@ export async function queryMessages(db: Kysely<any>, pid: string, f: MailFilters
   if (f.correlation_id !== undefined) sel = sel.where('correlation_id', '=', f.correlation_id);
   if (f.reply_to !== undefined) sel = sel.where('reply_to', '=', f.reply_to);
   if (f.message_ids !== undefined) sel = sel.where('id', 'in', [...f.message_ids]);
-  const rows = opts.limit > 0 ? await sel.selectAll().orderBy('seq').limit(opts.limit).execute() : [];
+  const rows = opts.limit > 0 ? await sel.selectAll().$narrowType<{ status: ProcessMessage['status'] }>().orderBy('seq').limit(opts.limit).execute() : [];
   const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const omitted = Math.max(0, Number(n) - rows.length);
   return { messages: rows.map(toMessage), hasMore: omitted > 0, omitted };
 }
 
 /** The joined labels of these messages (what a reader observes by reading them); null when none carries labels. */
-export async function messagesLabels(db: Kysely<any>, ids: readonly string[]): Promise<DataLabels | null> {
+export async function messagesLabels(db: KernelStore, ids: readonly string[]): Promise<DataLabels | null> {
   if (ids.length === 0) return null;
   const rows = await db.selectFrom('process_messages').select('labels').where('id', 'in', [...ids]).execute();
   const labels = rows.map((r) => r.labels).filter((l): l is string => typeof l === 'string').map((l) => JSON.parse(l) as DataLabels);
@@ -128,7 +133,7 @@ export async function messagesLabels(db: Kysely<any>, ids: readonly string[]): P
 }
 
 /** Marks messages acked (only unread ones change). */
-export async function ackMessages(db: Kysely<any>, ids: readonly string[], nowIso: string): Promise<void> {
+export async function ackMessages(db: KernelStore, ids: readonly string[], nowIso: string): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable('process_messages').set({ status: 'acked', acked_at: nowIso }).where('id', 'in', [...ids]).where('status', '=', 'unread').execute();
 }

@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { readThrough } from '../store/memo-of.js';
 import type { Delivery, UnreadSummary } from './messages.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 /** How many unread ids a summary names (the oldest first). */
 export const UNREAD_IDS_NAMED = 20;
@@ -24,24 +25,24 @@ function summarise(rows: readonly Row[]): UnreadSummary {
  * Unread mail of one delivery, summarised for a notice or an interrupt refusal: the oldest UNREAD_IDS_NAMED of them,
  * and their count, which takes a second query only when there are more than that (most calls find none).
  */
-export function unreadOf(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+export function unreadOf(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
   return readThrough(db, ['process_messages'], `unread:${delivery}:${pid}`, () => readUnread(db, pid, delivery));
 }
 
-async function readUnread(db: Kysely<any>, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+async function readUnread(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
   const unread = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
   const rows = await unread.select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED).execute();
-  if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length }) as Row));
+  if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length })));
   const { n } = await unread.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return summarise(rows.map((r) => ({ ...r, n }) as Row));
+  return summarise(rows.map((r) => ({ ...r, n })));
 }
 
 /** Unread mail of both deliveries in one query (a turn's prompt restates it). */
-export function unreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+export function unreadByDelivery(db: KernelStore, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
   return readThrough(db, ['process_messages'], `unread:both:${pid}`, () => readUnreadByDelivery(db, pid));
 }
 
-async function readUnreadByDelivery(db: Kysely<any>, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+async function readUnreadByDelivery(db: KernelStore, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
   const ranked = db
     .selectFrom('process_messages')
     .select([
@@ -56,7 +57,7 @@ async function readUnreadByDelivery(db: Kysely<any>, pid: string): Promise<Reado
     .where('recipient_pid', '=', pid)
     .where('status', '=', 'unread')
     .as('u');
-  const rows = (await db.selectFrom(ranked).selectAll().where('rn', '<=', UNREAD_IDS_NAMED).orderBy('seq').execute()) as Row[];
+  const rows = await db.selectFrom(ranked).selectAll().where('rn', '<=', UNREAD_IDS_NAMED).orderBy('seq').execute();
   return {
     normal: summarise(rows.filter((r) => r.delivery === 'normal')),
     interrupt: summarise(rows.filter((r) => r.delivery === 'interrupt')),

@@ -2,12 +2,13 @@ import { canonicalJson, joinLabels, SERVICE_NAMES, type DataLabels, type Objects
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
-import { inTransaction, type TxScope } from '../store/transaction.js';
+import { inTransaction } from '../store/transaction.js';
 import { observe } from './context-observations.js';
 import { asContextPayload, contextObjectName, LLM_CONTEXT_KIND, type ContextPayload } from './context-payload.js';
 import { ensureContextRow, updateContextRow } from './context-store.js';
 import { renderContext } from './render-context.js';
 import { resources } from '@libos/sdk';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /** Why a process has a context Object: the host policy, a `context:enrichment` grant, or an `image_only` image. */
 export type ContextSource = 'host_policy' | 'capability' | 'image_only';
@@ -17,7 +18,7 @@ export type ContextSource = 'host_policy' | 'capability' | 'image_only';
  * holds `execute` on `context:enrichment`, or its image is `image_only` (whose prompt is that Object). Object Memory
  * must be loaded (the Object lives there). Null: source-only, no Object and no heading.
  */
-export async function contextSource(deps: KernelDeps, scope: TxScope, p: ProcessInfo): Promise<ContextSource | null> {
+export async function contextSource(deps: KernelDeps, scope: KernelScope, p: ProcessInfo): Promise<ContextSource | null> {
   if (!deps.registry.services.has(SERVICE_NAMES.objects)) return null;
   if (deps.registry.images.get(p.imageId)?.promptMode === 'image_only') return 'image_only';
   if (deps.hostConfig.llm_context.policy === 'llm_context_object') return 'host_policy';

@@ -11,8 +11,8 @@ import {
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
-import type { TxScope } from '../store/transaction.js';
 import type { CapturedSignatures, ContextEntry } from './context-payload.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /** The most events one `events_delta` carries (the newest; how many were left out is recorded). */
 export const EVENTS_PER_DELTA = 20;
@@ -66,7 +66,7 @@ const signature = (v: unknown): string => sha256Hex(canonicalJson(v));
  * pid's events after the last one covered, at most EVENTS_PER_DELTA), `memory_delta` (MemoryView roots whose
  * rendered line is new or changed) and `context_omissions` (roots newly left out of the view, with the reason).
  */
-export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveInput): Promise<Observation> {
+export async function observe(deps: KernelDeps, scope: KernelScope, input: ObserveInput): Promise<Observation> {
   const { process: p, captured } = input;
   const at = scope.clock.now().toISOString();
   const entries: ContextEntry[] = [];
@@ -131,8 +131,8 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
       at,
       events: newest.map((e) => ({
         seq: Number(e.seq),
-        type: e.type as string,
-        data: slimEventData(p.pid, JSON.parse(e.data as string) as Record<string, unknown>),
+        type: e.type,
+        data: slimEventData(p.pid, JSON.parse(e.data) as Record<string, unknown>),
       })),
       omitted_events: total - newest.length,
     });
@@ -174,7 +174,7 @@ export async function observe(deps: KernelDeps, scope: TxScope, input: ObserveIn
   return { entries, captured: next, labels };
 }
 
-async function countEvents(scope: TxScope, pid: string, after: number, last: number): Promise<number> {
+async function countEvents(scope: KernelScope, pid: string, after: number, last: number): Promise<number> {
   const r = await scope.store
     .selectFrom('events')
     .select((eb) => eb.fn.countAll().as('n'))

@@ -8,11 +8,11 @@ import {
   type ObjectsService,
   type ServiceScope,
 } from '@libos/sdk';
-import type { TxScope } from '../store/transaction.js';
 import { asContextPayload, contextObjectName } from './context-payload.js';
 import { findContextRow, newGeneration, updateContextRow } from './context-store.js';
 import { estimateContextTokens, renderContext } from './render-context.js';
 import { namespaces, resources } from '@libos/sdk';
+import { kernelScope } from '../store/kernel-scope.js';
 
 /** The payload with its captured events cursor moved to `seq` (never back). */
 function withEventsCursor(payload: unknown, seq: number): unknown {
@@ -38,7 +38,7 @@ const changed = (oid: string, expected: number, found: number | string) =>
  * await contexts.writeCompacted({ pid, contextOid, sourceVersion: 7, sourcePayload, payload: compacted });
  */
 export function llmContextService(scope: ServiceScope): LlmContextService {
-  const tx = scope as TxScope;
+  const tx = kernelScope(scope);
   const objects = () => scope.service<ObjectsService>(SERVICE_NAMES.objects);
   return {
     objectName: contextObjectName,

@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { Selectable } from 'kysely';
 import { DEFAULT_LABELS, newId, type DataLabels, type Migration } from '@libos/sdk';
+import type { KernelStore, LlmContextsTable } from '../store/kernel-database.js';
+import { migrationStore } from '../store/kernel-scope.js';
 
 /**
  * The durable half of each process's LLM context (table `llm_contexts`): its generation, its label high-water, the
@@ -10,7 +12,7 @@ export const llmContextMigrations: readonly Migration[] = [
   {
     name: '0001_llm_contexts',
     async up(raw) {
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       await db.schema
         .createTable('llm_contexts')
         .addColumn('pid', 'text', (c) => c.primaryKey())
@@ -44,7 +46,7 @@ export interface ContextRow {
   readonly pressure: PressureState;
 }
 
-const fromRow = (r: Record<string, any>): ContextRow => ({
+const fromRow = (r: Selectable<LlmContextsTable>): ContextRow => ({
   pid: r.pid,
   generation: r.generation,
   oid: r.oid,
@@ -55,13 +57,13 @@ const fromRow = (r: Record<string, any>): ContextRow => ({
 /** A new opaque generation. */
 export const newGeneration = (): string => newId('ctxgen');
 
-export async function findContextRow(db: Kysely<any>, pid: string): Promise<ContextRow | null> {
+export async function findContextRow(db: KernelStore, pid: string): Promise<ContextRow | null> {
   const r = await db.selectFrom('llm_contexts').selectAll().where('pid', '=', pid).executeTakeFirst();
   return r ? fromRow(r) : null;
 }
 
 /** The pid's row, created (a fresh generation, the given labels) when it has none. */
-export async function ensureContextRow(db: Kysely<any>, pid: string, labels: DataLabels, nowIso: string): Promise<ContextRow> {
+export async function ensureContextRow(db: KernelStore, pid: string, labels: DataLabels, nowIso: string): Promise<ContextRow> {
   const found = await findContextRow(db, pid);
   if (found) return found;
   const row: ContextRow = { pid, generation: newGeneration(), oid: null, labels, pressure: { active: false, attempted: null } };
@@ -82,7 +84,7 @@ export async function ensureContextRow(db: Kysely<any>, pid: string, labels: Dat
 
 /** Updates some fields of the pid's row (which must exist). */
 export async function updateContextRow(
-  db: Kysely<any>,
+  db: KernelStore,
   pid: string,
   set: { readonly generation?: string; readonly oid?: string | null; readonly labels?: DataLabels; readonly pressure?: PressureState },
   nowIso: string,

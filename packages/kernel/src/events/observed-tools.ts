@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { KernelStore } from '../store/kernel-database.js';
 
 const TOOL_TARGET = 'tool:';
 
@@ -9,7 +9,7 @@ const TOOL_TARGET = 'tool:';
  * @example
  * await observedSuccessfulTools(db, pid, ['process_exit']); // ['list_memory_namespace', 'get_current_time']
  */
-export async function observedSuccessfulTools(db: Kysely<any>, pid: string, exclude: readonly string[] = []): Promise<string[]> {
+export async function observedSuccessfulTools(db: KernelStore, pid: string, exclude: readonly string[] = []): Promise<string[]> {
   const rows = await db
     .selectFrom('audit_records')
     .select(['target', (eb) => eb.fn.min('seq').as('first_seq')])
@@ -22,7 +22,7 @@ export async function observedSuccessfulTools(db: Kysely<any>, pid: string, excl
   const skip = new Set(exclude);
   const names: string[] = [];
   for (const r of rows) {
-    const target = r.target as string | null;
+    const target = r.target;
     if (target === null || !target.startsWith(TOOL_TARGET)) continue;
     const name = target.slice(TOOL_TARGET.length);
     if (!skip.has(name)) names.push(name);

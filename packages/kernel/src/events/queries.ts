@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
 import type { AuditRecord, RuntimeEvent } from './event-bus.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 export interface AuditQuery {
   /** Only records whose actor is this pid. */
@@ -14,7 +14,7 @@ export interface AuditQuery {
 
 const clampLimit = (n: number | undefined) => Math.max(1, Math.min(10_000, n ?? 100));
 
-export async function queryAudit(db: Kysely<any>, q: AuditQuery = {}): Promise<AuditRecord[]> {
+export async function queryAudit(db: KernelStore, q: AuditQuery = {}): Promise<AuditRecord[]> {
   let sel = db.selectFrom('audit_records').selectAll();
   if (q.pid) sel = sel.where('actor', '=', q.pid);
   if (q.action) sel = sel.where('action', '=', q.action);
@@ -40,7 +40,7 @@ export interface EventQuery {
   readonly limit?: number;
 }
 
-export async function queryEvents(db: Kysely<any>, q: EventQuery = {}): Promise<RuntimeEvent[]> {
+export async function queryEvents(db: KernelStore, q: EventQuery = {}): Promise<RuntimeEvent[]> {
   let sel = db.selectFrom('events').selectAll();
   if (q.pid) sel = sel.where('pid', '=', q.pid);
   if (q.type) sel = sel.where('type', '=', q.type);

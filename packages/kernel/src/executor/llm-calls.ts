@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely';
 import { canonicalJson, LibosError, sha256Hex } from '@libos/sdk';
 import type { LlmMessage, LlmRequest, LlmResponse } from '../llm/provider.js';
 import { memoOf } from '../store/memo-of.js';
+import type { KernelStore } from '../store/kernel-database.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -72,7 +72,7 @@ interface StoredMessage {
  * `llm_texts` (a prompt repeats most of its paragraphs every turn), and the row holds the hashes; without, a preview
  * and the hash of the whole request.
  */
-async function storedRequest(db: Kysely<any>, c: LlmCallInput): Promise<unknown> {
+async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown> {
   const tools = c.request.tools.map((t) => t.name);
   const full = { messages: c.request.messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
   if (!c.persistFullIo) return preview(full);
@@ -100,7 +100,7 @@ const STORED_TEXTS_MAX = 50_000;
  * Inserts the paragraphs not known to be stored. The known set lives in the store memo, so any other write to
  * `llm_texts` (or a rollback) drops it and the next insert sends every paragraph again, which ON CONFLICT absorbs.
  */
-async function storeTexts(db: Kysely<any>, texts: ReadonlyMap<string, string>): Promise<void> {
+async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>): Promise<void> {
   const memo = memoOf(db);
   const known = memo ? await memo.read(STORED_TEXTS, ['llm_texts'], async () => new Set<string>()) : new Set<string>();
   const rows = [...texts].filter(([sha256]) => !known.has(sha256)).map(([sha256, text]) => ({ sha256, text }));
@@ -112,14 +112,14 @@ async function storeTexts(db: Kysely<any>, texts: ReadonlyMap<string, string>): 
 }
 
 /** A stored request as it was sent: paragraphs read back from `llm_texts` (an inline or preview row as it is). */
-async function sentRequest(db: Kysely<any>, stored: unknown): Promise<unknown> {
+async function sentRequest(db: KernelStore, stored: unknown): Promise<unknown> {
   const s = stored as { format?: string; messages?: StoredMessage[] };
   if (s.format !== STORED_FORMAT || !Array.isArray(s.messages)) return stored;
   const hashes = [...new Set(s.messages.flatMap((m) => m.text_sha256))];
   const texts = new Map<string, string>();
   for (let i = 0; i < hashes.length; i += 500) {
     const rows = await db.selectFrom('llm_texts').select(['sha256', 'text']).where('sha256', 'in', hashes.slice(i, i + 500)).execute();
-    for (const r of rows) texts.set(r.sha256 as string, r.text as string);
+    for (const r of rows) texts.set(r.sha256, r.text);
   }
   const messages = s.messages.map((m) => {
     const missing = m.text_sha256.filter((h) => !texts.has(h));
@@ -131,7 +131,7 @@ async function sentRequest(db: Kysely<any>, stored: unknown): Promise<unknown> {
   return { ...rest, messages };
 }
 
-export async function recordLlmCall(db: Kysely<any>, c: LlmCallInput): Promise<void> {
+export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<void> {
   const request = await storedRequest(db, c);
   const response = c.response ? { content: c.response.content, tool_calls: c.response.toolCalls, api: c.response.api, model: c.response.model, usage: c.response.usage } : null;
   await db
@@ -157,7 +157,7 @@ export async function recordLlmCall(db: Kysely<any>, c: LlmCallInput): Promise<v
     .execute();
 }
 
-export async function queryLlmCalls(db: Kysely<any>, q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {
+export async function queryLlmCalls(db: KernelStore, q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {
   let sel = db.selectFrom('llm_calls').selectAll();
   if (q.pid) sel = sel.where('pid', '=', q.pid);
   const rows = await sel.orderBy('seq').limit(Math.max(1, Math.min(10_000, q.limit ?? 100))).execute();

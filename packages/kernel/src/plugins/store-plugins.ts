@@ -1,6 +1,7 @@
-import type { Kysely } from 'kysely';
 import { LibosError, type Migration } from '@libos/sdk';
 import { PROCESS_STATUSES, TERMINAL_PROCESS_STATUSES, type LoadedSkill, type ProcessStatus } from '../processes/process-record.js';
+import type { KernelStore } from '../store/kernel-database.js';
+import { migrationStore } from '../store/kernel-scope.js';
 import type { Registry } from './registry.js';
 
 /** The migration set's owner name (its own set, so the kernel's core schema is untouched). */
@@ -14,7 +15,7 @@ export const storePluginsMigrations: readonly Migration[] = [
   {
     name: '0001_libos_plugins',
     async up(raw) {
-      const db = raw as Kysely<any>;
+      const db = migrationStore(raw);
       await db.schema
         .createTable('libos_plugins')
         .addColumn('name', 'text', (c) => c.primaryKey())
@@ -47,17 +48,9 @@ export interface ProcessNeeds {
   readonly tools: readonly string[];
 }
 
-interface PluginRow {
-  name: string;
-  version: string;
-  skills: string;
-  tools: string;
-  images: string;
-}
-
 /** The plugins recorded in a store, by name. */
-export async function recordedPlugins(db: Kysely<any>): Promise<RecordedPlugin[]> {
-  const rows = (await db.selectFrom('libos_plugins').selectAll().orderBy('name').execute()) as PluginRow[];
+export async function recordedPlugins(db: KernelStore): Promise<RecordedPlugin[]> {
+  const rows = await db.selectFrom('libos_plugins').selectAll().orderBy('name').execute();
   return rows.map((r) => ({
     name: r.name,
     version: r.version,
@@ -68,21 +61,14 @@ export async function recordedPlugins(db: Kysely<any>): Promise<RecordedPlugin[]
 }
 
 /** Every live (non-terminal) process's image, loaded Skills and tool-table entries that `registry` lacks. */
-async function unmetNeeds(db: Kysely<any>, registry: Registry): Promise<ProcessNeeds[]> {
+async function unmetNeeds(db: KernelStore, registry: Registry): Promise<ProcessNeeds[]> {
   // Through the status index: a store's ended processes (most of its history) are never read here.
   const live = PROCESS_STATUSES.filter((st) => !TERMINAL_PROCESS_STATUSES.has(st));
-  const rows = (await db
+  const rows = await db
     .selectFrom('processes')
     .select(['pid', 'status', 'image_id', 'tool_table', 'loaded_skills', 'created_at'])
     .where('status', 'in', live)
-    .execute()) as {
-    pid: string;
-    status: ProcessStatus;
-    image_id: string;
-    tool_table: string;
-    loaded_skills: string;
-    created_at: string;
-  }[];
+    .execute();
   rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.pid.localeCompare(b.pid));
   const out: ProcessNeeds[] = [];
   for (const r of rows) {
@@ -100,7 +86,7 @@ async function unmetNeeds(db: Kysely<any>, registry: Registry): Promise<ProcessN
  * the processes that need it. Runs before any open hook or recovery, so nothing is marked failed; opening again
  * with the plugin works as before.
  */
-export async function assertStorePlugins(db: Kysely<any>, registry: Registry, location: string): Promise<void> {
+export async function assertStorePlugins(db: KernelStore, registry: Registry, location: string): Promise<void> {
   const needs = await unmetNeeds(db, registry);
   if (needs.length === 0) return;
   const recorded = await recordedPlugins(db);
@@ -138,7 +124,7 @@ export async function assertStorePlugins(db: Kysely<any>, registry: Registry, lo
  * Records the plugins this runtime loaded (name, version, what each contributes), in one transaction; a plugin
  * recorded exactly so already is not written again, so an open with the same plugins writes nothing here.
  */
-export async function recordStorePlugins(db: Kysely<any>, registry: Registry, nowIso: string): Promise<void> {
+export async function recordStorePlugins(db: KernelStore, registry: Registry, nowIso: string): Promise<void> {
   const before = new Map((await recordedPlugins(db)).map((p) => [p.name, p]));
   const changed = registry.plugins.flatMap((p) => {
     const skills = [...registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);

@@ -81,7 +81,7 @@ export class Scheduler {
         if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
         return { quanta: results.length, idle: true, results };
       }
-      const round = rows.map((r) => r.pid as string).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
+      const round = rows.map((r) => r.pid).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
       for (const pid of round) {
         if (opts.maxQuanta !== undefined && results.length >= opts.maxQuanta) return { quanta: results.length, idle: false, results };
         if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };

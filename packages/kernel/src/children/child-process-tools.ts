@@ -7,10 +7,10 @@ import { getProcess } from '../processes/process-store.js';
 import { spawnInScope } from '../processes/spawn.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import { transition } from '../processes/transition.js';
-import type { TxScope } from '../store/transaction.js';
 import { resources } from '@libos/sdk';
+import { kernelScope } from '../store/kernel-scope.js';
 
-const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
+const scopeOf = (ctx: ToolContext) => kernelScope(ctx);
 const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
 
 /** The caller's direct child, or `not_direct_child` (the same answer for a pid that does not exist). */

@@ -2,11 +2,11 @@ import { defineTool, LibosError, SERVICE_NAMES, z, type ObjectsService, type Too
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
 import { spawnInScope } from '../processes/spawn.js';
-import type { TxScope } from '../store/transaction.js';
 import { resources } from '@libos/sdk';
 import { idPattern } from '@libos/sdk';
+import { kernelScope } from '../store/kernel-scope.js';
 
-const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
+const scopeOf = (ctx: ToolContext) => kernelScope(ctx);
 
 /**
  * `fork_child_process`: a worker child of the same image that sees (read-only) the roots of your MemoryView you

@@ -4,11 +4,11 @@ import type { LoadedSkill } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
 import { AGENT_IMAGES_SKILL_URL } from '../skill-files.js';
 import { tableWithSkill } from '../skills/skill-navigation.js';
-import type { TxScope } from '../store/transaction.js';
 import { resources } from '@libos/sdk';
 import { VERSION } from '../version.js';
+import { kernelScope } from '../store/kernel-scope.js';
 
-const scopeOf = (ctx: ToolContext) => ctx as unknown as TxScope;
+const scopeOf = (ctx: ToolContext) => kernelScope(ctx);
 
 /**
  * `exec_process`: the same pid, budget and usage boot a new image: its tool table, prompt and default Skills

@@ -1,6 +1,6 @@
 import { SERVICE_NAMES } from '@libos/sdk';
 import type { CallHook } from '../call/hooks.js';
-import { TERMINAL_PROCESS_STATUSES, type ProcessStatus } from '../processes/process-record.js';
+import { TERMINAL_PROCESS_STATUSES } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
 import { publishToolResult } from './publish-result.js';
 
@@ -15,7 +15,7 @@ export const resultsCallHook: CallHook = {
     if (call.origin.kind !== 'model' || !call.deps.registry.services.has(SERVICE_NAMES.objects)) return;
     // A call that ended its process (process_exit) has nobody left to read its result.
     const row = await getProcess(scope.store, call.pid);
-    if (TERMINAL_PROCESS_STATUSES.has(row.status as ProcessStatus)) return;
+    if (TERMINAL_PROCESS_STATUSES.has(row.status)) return;
     await publishToolResult(scope, {
       pid: call.pid,
       name: `tool_result:${call.callId}`,

@@ -21,7 +21,7 @@ import { findProcess, getProcess } from '../processes/process-store.js';
 import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
 import { resultsService } from '../results/publish-result.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
-import type { TxScope } from '../store/transaction.js';
+import { kernelScope, storeOf } from '../store/kernel-scope.js';
 import { llmContextService } from '../context/context-service.js';
 import { recordedExitPayload, savedCallsOf, spawnChildForHost } from './process-extras.js';
 import { subtreeStateService } from '../subtree/subtree-state-service.js';
@@ -36,19 +36,21 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
   return {
     processes: (scope): ProcessService => ({
       async get(pid) {
-        const p = await getProcess(scope.store as TxScope['store'], pid);
+        const p = await getProcess(storeOf(scope), pid);
         const image = deps().registry.images.get(p.imageId);
         return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {}, toolTable: p.toolTable, outcome: p.outcome };
       },
       async exit(pid, outcome) {
         // A runner (an ObjectTask) outlives its creator's exit: the creator's exit neither waits for it nor cancels it.
         const live: string[] = [];
-        for (const child of await liveChildren(scope as TxScope, pid)) if (!(await findRunner(scope.store as TxScope['store'], child))) live.push(child);
+        for (const child of await liveChildren(kernelScope(scope), pid)) {
+          if (!(await findRunner(storeOf(scope), child))) live.push(child);
+        }
         if (live.length > 0) {
           throw new LibosError('invalid_state', `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`, { details: { live_children: live } });
         }
         // The result goes to the parent (wait_child_process hands it a read handle): it leaves only if cleared.
-        const me = await getProcess(scope.store as TxScope['store'], pid);
+        const me = await getProcess(storeOf(scope), pid);
         if (me.parentPid && outcome.resultOid) {
           const result = await scope.service<ObjectsService>(SERVICE_NAMES.objects).describe(outcome.resultOid);
           if (!result) {
@@ -57,23 +59,23 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
           }
           await clearSink(deps().engine, scope, pid, resources.process(me.parentPid), { labels: result.labels, field: 'result' });
         }
-        const ended = await endProcess(deps(), scope as TxScope, pid, { kind: 'exited', result_oid: outcome.resultOid });
+        const ended = await endProcess(deps(), kernelScope(scope), pid, { kind: 'exited', result_oid: outcome.resultOid });
         return { pid, status: 'exited', result_oid: outcome.resultOid, state_generation: ended.stateGeneration };
       },
       async humanMessages(pid, opts) {
-        await getProcess(scope.store as TxScope['store'], pid);
-        return humanMessagesOf(scope.store as TxScope['store'], pid, opts);
+        await getProcess(storeOf(scope), pid);
+        return humanMessagesOf(storeOf(scope), pid, opts);
       },
-      spawnChild: (parentPid, req) => spawnChildForHost(deps(), scope as TxScope, parentPid, req),
-      recordedExitPayload: (pid) => recordedExitPayload(scope as TxScope, pid),
-      savedCalls: (tool) => savedCallsOf(scope as TxScope, tool),
+      spawnChild: (parentPid, req) => spawnChildForHost(deps(), kernelScope(scope), parentPid, req),
+      recordedExitPayload: (pid) => recordedExitPayload(kernelScope(scope), pid),
+      savedCalls: (tool) => savedCallsOf(kernelScope(scope), tool),
       async observedSuccessfulTools(pid) {
-        await getProcess(scope.store as TxScope['store'], pid);
-        return observedSuccessfulTools(scope.store as TxScope['store'], pid, ['process_exit']);
+        await getProcess(storeOf(scope), pid);
+        return observedSuccessfulTools(storeOf(scope), pid, ['process_exit']);
       },
     }),
     runners: (scope): RunnerService => {
-      const tx = scope as TxScope;
+      const tx = kernelScope(scope);
       return {
         resolveTool: async (callerPid, tool) => resolveRunnerTool(deps(), await getProcess(tx.store, callerPid), tool),
         validateArgs: (tool, args) => validateRunnerArgs(deps(), tool, args),
@@ -93,7 +95,7 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         // What a subsystem posts (e.g. an ObjectTask's notification) carries its labels to the recipient: cleared first.
         const labels = m.labels ?? DEFAULT_LABELS;
         await clearSink(deps().engine, scope, m.sender, resources.process(m.recipientPid), { labels, field: 'message' });
-        const msg = await postMessage(scope as TxScope, {
+        const msg = await postMessage(kernelScope(scope), {
           recipientPid: m.recipientPid,
           sender: m.sender,
           channel: m.channel,
@@ -117,11 +119,11 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
         // The prompt is the process's text (e.g. a permission request's reason): it reaches only a human cleared for its flow.
         const human = typeof req.details?.human === 'string' ? req.details.human : 'owner';
         await clearSink(deps().engine, scope, pid, humanSink(human, req.kind), { field: 'prompt' });
-        return createHumanRequest(scope.store as TxScope['store'], pid, req, scope.clock.now().toISOString());
+        return createHumanRequest(storeOf(scope), pid, req, scope.clock.now().toISOString());
       },
-      get: (id) => getHumanRequest(scope.store as TxScope['store'], id),
+      get: (id) => getHumanRequest(storeOf(scope), id),
       async output(pid, out) {
-        await getProcess(scope.store as TxScope['store'], pid);
+        await getProcess(storeOf(scope), pid);
         return deliverHumanOutput(deps(), scope, pid, out);
       },
     }),

@@ -2,7 +2,7 @@ import { LibosError, type ChildSpawnRequest, type SavedCall } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { findPendingAction } from '../processes/pending-actions.js';
 import { spawnInScope } from '../processes/spawn.js';
-import type { TxScope } from '../store/transaction.js';
+import type { KernelScope } from '../store/kernel-scope.js';
 
 /**
  * `ProcessService.spawnChild`: a direct child of `parentPid` in the caller's transaction, with a budget carved from
@@ -10,7 +10,7 @@ import type { TxScope } from '../store/transaction.js';
  */
 export async function spawnChildForHost(
   deps: KernelDeps,
-  scope: TxScope,
+  scope: KernelScope,
   parentPid: string,
   req: ChildSpawnRequest,
 ): Promise<{ pid: string; goalOid: string | null }> {
@@ -27,7 +27,7 @@ export async function spawnChildForHost(
  * `ProcessService.recordedExitPayload`: the `payload` argument of the last `process_exit` call in `pid`'s recorded
  * model replies. Only full-I/O records hold the calls; a preview-and-hash record (persist_full_io off) holds none.
  */
-export async function recordedExitPayload(scope: TxScope, pid: string): Promise<{ found: boolean; payload?: unknown }> {
+export async function recordedExitPayload(scope: KernelScope, pid: string): Promise<{ found: boolean; payload?: unknown }> {
   const rows = await scope.store
     .selectFrom('llm_calls')
     .select(['response'])
@@ -47,12 +47,12 @@ export async function recordedExitPayload(scope: TxScope, pid: string): Promise<
 }
 
 /** `ProcessService.savedCalls`: every saved waiting call of `tool`. */
-export async function savedCallsOf(scope: TxScope, tool: string): Promise<SavedCall[]> {
+export async function savedCallsOf(scope: KernelScope, tool: string): Promise<SavedCall[]> {
   if (tool.trim() === '') throw new LibosError('invalid_arguments', 'tool: must be a tool name');
   const rows = await scope.store.selectFrom('pending_actions').select('pid').where('tool', '=', tool).orderBy('pid').execute();
   const out: SavedCall[] = [];
   for (const r of rows) {
-    const a = await findPendingAction(scope.store, r.pid as string);
+    const a = await findPendingAction(scope.store, r.pid);
     if (a && a.tool === tool) out.push({ pid: a.pid, tool: a.tool, callId: a.callId, args: a.args, wait: a.wait, status: a.status });
   }
   return out;

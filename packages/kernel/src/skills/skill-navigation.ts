@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import {
   definePlugin,
   defineTool,
@@ -16,8 +15,10 @@ import { getProcess, updateLoadedSkills } from '../processes/process-store.js';
 import { visibleTools, type LoadedSkill, type ProcessInfo } from '../processes/process-record.js';
 import type { Registry } from '../plugins/registry.js';
 import { resources } from '@libos/sdk';
+import type { KernelStore } from '../store/kernel-database.js';
+import { storeOf } from '../store/kernel-scope.js';
 
-const db = (ctx: ToolContext) => ctx.store as Kysely<any>;
+const db = (ctx: ToolContext) => storeOf(ctx);
 
 /**
  * The callable table after loading `tools` (a Skill's) on a process whose table is `table`: the tools appended, unless
@@ -43,7 +44,7 @@ export function tableWithoutSkill(table: readonly string[], image: ImageDefiniti
  * Loads a Skill onto a process (no authority check: callers check): its tools join the callable table unless the
  * image's table is `exact`. Returns the Skill's tools the process can now call (`toolNames`) and those newly visible.
  */
-export async function loadSkillOnProcess(store: Kysely<any>, registry: Registry, pid: string, skillId: string, nowIso: string, expectedSha?: string) {
+export async function loadSkillOnProcess(store: KernelStore, registry: Registry, pid: string, skillId: string, nowIso: string, expectedSha?: string) {
   const reg = registry.skills.get(skillId);
   if (!reg) throw new LibosError('skill_not_found', `skill_id: no skill named ${JSON.stringify(skillId)}; discover_skills lists the catalog`, { details: { skill_id: skillId } });
   if (expectedSha !== undefined && expectedSha !== reg.manifest.packageSha256) {

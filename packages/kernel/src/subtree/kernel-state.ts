@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Selectable } from 'kysely';
 import {
   LibosError,
   type ServiceScope,
@@ -15,8 +15,16 @@ import { endProcess } from '../processes/exit.js';
 import { TERMINAL_PROCESS_STATUSES, type ProcessRow, type ProcessStatus } from '../processes/process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from '../processes/process-state.js';
 import { waitColumns } from '../processes/wait-columns.js';
-import type { TxScope } from '../store/transaction.js';
-import { rowsWhereIn } from './rows.js';
+import type {
+  HumanRequestsTable,
+  KernelStore,
+  LlmContextsTable,
+  PendingActionsTable,
+  ProcessMessagesTable,
+  ProcessRunnersTable,
+} from '../store/kernel-database.js';
+import { kernelScope, storeOf } from '../store/kernel-scope.js';
+import { inChunks } from './rows.js';
 import { settleRestoredWaits } from './settle-waits.js';
 import { resources } from '@libos/sdk';
 
@@ -28,16 +36,11 @@ import { resources } from '@libos/sdk';
 interface KernelPart {
   readonly version: 1;
   readonly processes: readonly ProcessRow[];
-  readonly pending: readonly Record<string, unknown>[];
-  readonly runners: readonly Record<string, unknown>[];
-  readonly messages: readonly {
-    readonly id: string;
-    readonly recipient_pid: string;
-    readonly status: string;
-    readonly acked_at: string | null;
-  }[];
-  readonly human: readonly { readonly id: string; readonly pid: string; readonly status: string }[];
-  readonly contexts: readonly Record<string, unknown>[];
+  readonly pending: readonly Selectable<PendingActionsTable>[];
+  readonly runners: readonly Selectable<ProcessRunnersTable>[];
+  readonly messages: readonly Pick<Selectable<ProcessMessagesTable>, 'id' | 'recipient_pid' | 'status' | 'acked_at'>[];
+  readonly human: readonly Pick<Selectable<HumanRequestsTable>, 'id' | 'pid' | 'status'>[];
+  readonly contexts: readonly Selectable<LlmContextsTable>[];
   readonly auditSeq: number;
   readonly llmSeq: number;
 }
@@ -49,9 +52,9 @@ const partOf = (part: StatePart): KernelPart => {
   return d;
 };
 
-const db = (scope: ServiceScope) => scope.store as Kysely<any>;
+const db = (scope: ServiceScope) => storeOf(scope);
 
-async function maxSeq(store: Kysely<any>, table: string): Promise<number> {
+async function maxSeq(store: KernelStore, table: 'audit_records' | 'llm_calls'): Promise<number> {
   const r = await store
     .selectFrom(table)
     .select((eb) => eb.fn.max('seq').as('m'))
@@ -61,7 +64,7 @@ async function maxSeq(store: Kysely<any>, table: string): Promise<number> {
 
 /** A captured row's state, with a quantum in flight normalised: `running` is `runnable` (its turn had not committed). */
 function capturedState(p: ProcessRow): { status: ProcessStatus; wait: WaitState | null; outcome: Outcome | null } {
-  const status = (p.status === 'running' ? 'runnable' : p.status) as ProcessStatus;
+  const status: ProcessStatus = p.status === 'running' ? 'runnable' : p.status;
   return {
     status,
     wait: p.wait_state ? (JSON.parse(p.wait_state) as WaitState) : null,
@@ -75,22 +78,23 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
 
     async capture(scope, subtree: Subtree): Promise<StatePart> {
       const s = db(scope);
-      const processes = (await rowsWhereIn(s, 'processes', 'pid', subtree.pids)) as ProcessRow[];
+      const pids = subtree.pids;
+      const processes = await inChunks(pids, (c) => s.selectFrom('processes').selectAll().where('pid', 'in', c).execute());
       const order = new Map(subtree.pids.map((p, i) => [p, i]));
       processes.sort((a, b) => order.get(a.pid)! - order.get(b.pid)!);
       const data: KernelPart = {
         version: 1,
         processes,
-        pending: (await rowsWhereIn(s, 'pending_actions', 'pid', subtree.pids)).map((r) => ({ ...r, status: 'pending' })),
-        runners: await rowsWhereIn(s, 'process_runners', 'pid', subtree.pids),
-        messages: (await rowsWhereIn(s, 'process_messages', 'recipient_pid', subtree.pids, [
-          'id',
-          'recipient_pid',
-          'status',
-          'acked_at',
-        ])) as unknown as KernelPart['messages'],
-        human: (await rowsWhereIn(s, 'human_requests', 'pid', subtree.pids, ['id', 'pid', 'status'])) as unknown as KernelPart['human'],
-        contexts: await rowsWhereIn(s, 'llm_contexts', 'pid', subtree.pids),
+        pending: (await inChunks(pids, (c) => s.selectFrom('pending_actions').selectAll().where('pid', 'in', c).execute())).map((r) => ({
+          ...r,
+          status: 'pending',
+        })),
+        runners: await inChunks(pids, (c) => s.selectFrom('process_runners').selectAll().where('pid', 'in', c).execute()),
+        messages: await inChunks(pids, (c) =>
+          s.selectFrom('process_messages').select(['id', 'recipient_pid', 'status', 'acked_at']).where('recipient_pid', 'in', c).execute(),
+        ),
+        human: await inChunks(pids, (c) => s.selectFrom('human_requests').select(['id', 'pid', 'status']).where('pid', 'in', c).execute()),
+        contexts: await inChunks(pids, (c) => s.selectFrom('llm_contexts').selectAll().where('pid', 'in', c).execute()),
         auditSeq: await maxSeq(s, 'audit_records'),
         llmSeq: await maxSeq(s, 'llm_calls'),
       };
@@ -116,9 +120,10 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
 
     async checkRestore(scope, subtree) {
       // A safe point: no quantum of the subtree is in flight (its turn would commit over the restored rows).
-      const running = (await rowsWhereIn(db(scope), 'processes', 'pid', subtree.pids, ['pid', 'status']))
+      const s = db(scope);
+      const running = (await inChunks(subtree.pids, (c) => s.selectFrom('processes').select(['pid', 'status']).where('pid', 'in', c).execute()))
         .filter((r) => r.status === 'running')
-        .map((r) => r.pid as string);
+        .map((r) => r.pid);
       if (running.length > 0) {
         throw new LibosError(
           'invalid_state',
@@ -139,11 +144,9 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const ended: string[] = [];
       for (const pid of subtree.pids) {
         if (captured.has(pid)) continue;
-        const r = (await s.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst()) as
-          | { status: ProcessStatus }
-          | undefined;
+        const r = await s.selectFrom('processes').select('status').where('pid', '=', pid).executeTakeFirst();
         if (!r || TERMINAL_PROCESS_STATUSES.has(r.status)) continue;
-        await endProcess(deps(), scope as TxScope, pid, {
+        await endProcess(deps(), kernelScope(scope), pid, {
           kind: 'killed',
           code: 'superseded_by_restore',
           reason: `checkpoint ${ctx.checkpointId} was restored`,
@@ -155,11 +158,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
         .where('pid', 'in', [...subtree.pids])
         .execute();
       for (const p of d.processes) {
-        const cur = (await s
-          .selectFrom('processes')
-          .select(['revision', 'state_generation'])
-          .where('pid', '=', p.pid)
-          .executeTakeFirst()) as { revision: number; state_generation: number } | undefined;
+        const cur = await s.selectFrom('processes').select(['revision', 'state_generation']).where('pid', '=', p.pid).executeTakeFirst();
         if (!cur) throw new LibosError('internal_error', `restore: process ${p.pid} of the checkpoint is missing from the store`);
         const st = capturedState(p);
         assertStateShape(st.status, st.wait, st.outcome);
@@ -194,21 +193,25 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       // The mailbox: captured messages get their captured status back; later ones are superseded (never deleted).
       const capturedMessages = new Map(d.messages.map((m) => [m.id, m]));
       const superseded: string[] = [];
-      for (const m of await rowsWhereIn(s, 'process_messages', 'recipient_pid', subtree.pids, ['id', 'status', 'acked_at'])) {
-        const was = capturedMessages.get(m.id as string);
+      const messages = await inChunks(subtree.pids, (c) =>
+        s.selectFrom('process_messages').select(['id', 'status', 'acked_at']).where('recipient_pid', 'in', c).execute(),
+      );
+      for (const m of messages) {
+        const was = capturedMessages.get(m.id);
         if (was) {
           if (was.status !== m.status)
             await s.updateTable('process_messages').set({ status: was.status, acked_at: was.acked_at }).where('id', '=', m.id).execute();
         } else if (m.status !== 'superseded_by_restore') {
           await s.updateTable('process_messages').set({ status: 'superseded_by_restore' }).where('id', '=', m.id).execute();
-          superseded.push(m.id as string);
+          superseded.push(m.id);
         }
       }
       // Human requests are history: only a question asked after the capture and still open is withdrawn.
       const asked = new Set(d.human.map((h) => h.id));
       const withdrawn: string[] = [];
-      for (const h of await rowsWhereIn(s, 'human_requests', 'pid', subtree.pids, ['id', 'status'])) {
-        if (asked.has(h.id as string) || h.status !== 'pending') continue;
+      const requests = await inChunks(subtree.pids, (c) => s.selectFrom('human_requests').select(['id', 'status']).where('pid', 'in', c).execute());
+      for (const h of requests) {
+        if (asked.has(h.id) || h.status !== 'pending') continue;
         await s
           .updateTable('human_requests')
           .set({
@@ -218,20 +221,20 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
           })
           .where('id', '=', h.id)
           .execute();
-        withdrawn.push(h.id as string);
+        withdrawn.push(h.id);
       }
       // LLM contexts: the captured Object again under a new generation (a fresh provider request); labels never go down.
-      const contexts = new Map(d.contexts.map((c) => [c.pid as string, c]));
-      for (const c of await rowsWhereIn(s, 'llm_contexts', 'pid', subtree.pids, ['pid'])) {
-        const was = contexts.get(c.pid as string);
+      const contexts = new Map(d.contexts.map((c) => [c.pid, c]));
+      for (const c of await inChunks(subtree.pids, (ch) => s.selectFrom('llm_contexts').select('pid').where('pid', 'in', ch).execute())) {
+        const was = contexts.get(c.pid);
         await s
           .updateTable('llm_contexts')
-          .set({ generation: newGeneration(), oid: was ? (was.oid as string | null) : null, updated_at: now })
+          .set({ generation: newGeneration(), oid: was ? was.oid : null, updated_at: now })
           .where('pid', '=', c.pid)
           .execute();
       }
       const woken = await settleRestoredWaits(
-        scope as TxScope,
+        kernelScope(scope),
         d.processes.map((p) => p.pid),
       );
       const effects = await externalEffects(deps(), s, subtree.pids, d.auditSeq);
@@ -275,9 +278,9 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       const d = partOf(part);
       const s = db(scope);
       const now = scope.clock.now().toISOString();
-      const runners = new Set(d.runners.map((r) => r.pid as string));
+      const runners = new Set(d.runners.map((r) => r.pid));
       const root = d.processes.find((p) => p.pid === subtree.rootPid);
-      if (!root || TERMINAL_PROCESS_STATUSES.has(root.status as ProcessStatus)) {
+      if (!root || TERMINAL_PROCESS_STATUSES.has(root.status)) {
         throw new LibosError(
           'invalid_state',
           `fork: the checkpoint's owner ${subtree.rootPid} had ended when it was captured; there is nothing to run`,
@@ -288,7 +291,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       // its forked parent: a process whose parent does not follow does not either.
       const forked: string[] = [];
       for (const p of d.processes) {
-        const live = !TERMINAL_PROCESS_STATUSES.has(p.status as ProcessStatus) && !runners.has(p.pid);
+        const live = !TERMINAL_PROCESS_STATUSES.has(p.status) && !runners.has(p.pid);
         if (!live || (p.pid !== root.pid && !forked.includes(p.parent_pid ?? ''))) continue;
         forked.push(p.pid);
         const pid = ctx.rename(p.pid);
@@ -317,10 +320,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
           .execute();
         const c = d.contexts.find((x) => x.pid === p.pid);
         if (c) {
-          const labels =
-            ((await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst())?.labels as
-              | string
-              | undefined) ?? (c.labels as string);
+          const labels = (await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst())?.labels ?? c.labels;
           await s
             .insertInto('llm_contexts')
             .values({
@@ -358,7 +358,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
  * What the subtree did outside the store since the capture, which no restore undoes: each successful call of a tool
  * with side effects (files, commands, the network), from the audit log.
  */
-async function externalEffects(deps: KernelDeps, s: Kysely<any>, pids: readonly string[], auditSeq: number) {
+async function externalEffects(deps: KernelDeps, s: KernelStore, pids: readonly string[], auditSeq: number) {
   const rows = await s
     .selectFrom('audit_records')
     .select(['actor', 'target', 'call_id', 'ts'])
@@ -372,7 +372,7 @@ async function externalEffects(deps: KernelDeps, s: Kysely<any>, pids: readonly 
   for (const r of rows) {
     const tool = String(r.target ?? '').replace(/^tool:/, '');
     if (deps.registry.tools.get(tool)?.tool.policy?.sideEffects === true)
-      out.push({ pid: r.actor as string, tool, call_id: (r.call_id as string | null) ?? null, at: r.ts as string });
+      out.push({ pid: r.actor, tool, call_id: r.call_id ?? null, at: r.ts });
   }
   return out;
 }

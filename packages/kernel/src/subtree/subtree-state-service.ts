@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import {
   LibosError,
   type ServiceScope,
@@ -14,6 +13,8 @@ import {
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { getProcess } from '../processes/process-store.js';
 import { kernelState } from './kernel-state.js';
+import type { KernelStore } from '../store/kernel-database.js';
+import { storeOf } from '../store/kernel-scope.js';
 
 /**
  * Every contributor of subtree state, in the order a restore or fork runs them: the kernel (processes first: the
@@ -32,7 +33,7 @@ export function subtreeContributors(deps: () => KernelDeps): readonly SubtreeSta
 }
 
 /** `rootPid` and every descendant (any status), oldest first. */
-export async function subtreeOf(db: Kysely<any>, rootPid: string): Promise<Subtree> {
+export async function subtreeOf(db: KernelStore, rootPid: string): Promise<Subtree> {
   await getProcess(db, rootPid);
   const pids = [rootPid];
   let frontier = [rootPid];
@@ -44,7 +45,7 @@ export async function subtreeOf(db: Kysely<any>, rootPid: string): Promise<Subtr
       .orderBy('created_at')
       .orderBy('pid')
       .execute();
-    frontier = rows.map((r) => r.pid as string).filter((p) => !pids.includes(p));
+    frontier = rows.map((r) => r.pid).filter((p) => !pids.includes(p));
     pids.push(...frontier);
   }
   return { rootPid, pids };
@@ -62,7 +63,7 @@ const prefixOf = (id: string): string => {
  * in the caller's transaction (so a capture is one consistent snapshot, and a restore or fork all or nothing).
  */
 export function subtreeStateService(deps: () => KernelDeps, scope: ServiceScope): SubtreeStateService {
-  const db = scope.store as Kysely<any>;
+  const db = storeOf(scope);
   const contributors = () => subtreeContributors(deps);
 
   function contextFor(input: SubtreeStateInput, key: string, facts: Record<string, Record<string, unknown>>): StateRestoreContext {

@@ -40,6 +40,8 @@ export interface OverageOutcome {
  * (or call `chargeOverage`, which returns the same outcome instead of throwing).
  *
  * @example
+ * import type { AuthorityEngine } from '@libos/capabilities';
+ * declare const engine: AuthorityEngine, rootPid: string, childPid: string;
  * const budgets = engine.budgets(scope);
  * await budgets.openAccount(rootPid, null);                       // tool_calls 256, child_processes 16
  * await budgets.openAccount(childPid, rootPid);                   // half of the root's remaining, reserved

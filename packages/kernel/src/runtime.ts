@@ -355,7 +355,9 @@ export class Runtime {
    * `parallel_tool_calls` decides whether a reply's batch runs or only its last valid call; without one, batches run.
    *
    * @example
-   * await rt.run({ provider: new ScriptedProvider({ script }), maxQuanta: 100 });
+   * import type { LlmScript } from '@libos/kernel';
+   * declare const script: LlmScript;
+   * await rt.run({ provider: new ScriptedProvider(script), maxQuanta: 100 });
    * await rt.run({ provider: providerFromProfile(rt.llmProfile('small')!), profile: 'small' });
    */
   async run(opts: Omit<RunOptions, 'profile'> & { readonly profile?: string | LlmProfile | null }): Promise<RunReport> {

@@ -74,7 +74,7 @@ export interface GrantSpec {
  * Authority under the caller's pid. Every protected effect asks here, in the call's transaction.
  *
  * @example
- * await ctx.authority.require(`object_namespace:${ns}`, 'write', { code: 'namespace_denied' });
+ * await ctx.authority.require(resources.namespace(ns), 'write', { code: 'namespace_denied' });
  */
 export interface Authority {
   readonly pid: string;
@@ -165,6 +165,7 @@ export interface ToolContext extends ServiceScope {
    * provides it; a test double may leave it out.
    *
    * @example
+   * declare const job: string, markJobFailed: (scope: ServiceScope, job: string, why: string) => Promise<void>;
    * ctx.onFailure?.(async (scope) => markJobFailed(scope, job, 'spawn denied'));
    */
   onFailure?(write: (scope: ServiceScope, error: ErrorPayload) => Promise<void>): void;

@@ -5,6 +5,7 @@
  * shared between readers: treat them as immutable.
  *
  * @example
+ * declare const subject: string, loadGrants: (store: unknown, subject: string) => Promise<unknown[]>;
  * const row = await memoRead(scope, ['cap_grants'], `grants:${subject}`, () => loadGrants(scope.store, subject));
  */
 export interface StoreMemo {
@@ -22,6 +23,7 @@ export interface StoreMemo {
  * one, a test double).
  *
  * @example
+ * declare const readProcess: (store: unknown, pid: string) => Promise<unknown>;
  * const p = await memoRead(scope, ['processes'], `process:${pid}`, () => readProcess(scope.store, pid));
  */
 export function memoRead<T>(scope: { readonly memo?: StoreMemo }, tables: readonly string[], key: string, load: () => Promise<T>): Promise<T> {

@@ -35,6 +35,7 @@ export function dbOf(scope: ServiceScope): Db {
  * none. Values are shared: callers must not change them.
  *
  * @example
+ * declare const subject: string, loadGrants: (db: Db, subject: string) => Promise<unknown[]>;
  * const rows = await readThrough(db, [T.grants], `grants:${subject}`, () => loadGrants(db, subject));
  */
 export function readThrough<V>(db: Db, tables: readonly string[], key: string, load: () => Promise<V>): Promise<V> {

@@ -92,7 +92,7 @@ export interface ObjectsService {
    * The live (or payload-unavailable) Object holding `name` in `namespace`, or null. Host lookup: no rights checked.
    *
    * @example
-   * const owner = await objects.lookup(`process:${pid}`, 'ledger');
+   * const owner = await objects.lookup(namespaces.process(pid), 'ledger');
    */
   lookup(namespace: string, name: string): Promise<ObjectRef | null>;
   /** The pid's MemoryView roots in order (oid and the handle's capability id, if any). */

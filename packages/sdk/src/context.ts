@@ -74,6 +74,7 @@ export interface GrantSpec {
  * Authority under the caller's pid. Every protected effect asks here, in the call's transaction.
  *
  * @example
+ * import { resources } from '@libos/sdk';
  * await ctx.authority.require(resources.namespace(ns), 'write', { code: 'namespace_denied' });
  */
 export interface Authority {

@@ -92,6 +92,7 @@ export interface ObjectsService {
    * The live (or payload-unavailable) Object holding `name` in `namespace`, or null. Host lookup: no rights checked.
    *
    * @example
+   * import { namespaces } from '@libos/sdk';
    * const owner = await objects.lookup(namespaces.process(pid), 'ledger');
    */
   lookup(namespace: string, name: string): Promise<ObjectRef | null>;

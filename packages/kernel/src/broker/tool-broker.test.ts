@@ -1,10 +1,9 @@
-import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
+import { notesPluginWithImage, notesStore } from '../internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 
 let rt: Runtime;
-const noteCount = () => rt.transaction(async (s) => Number((await (s.store as Kysely<any>).selectFrom('test_notes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n));
+const noteCount = () => rt.transaction(async (s) => Number((await notesStore(s.store).selectFrom('test_notes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n));
 
 beforeEach(async () => {
   rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage()] });

@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import type { OpenedStore } from '../store/sqlite/open-sqlite.js';
-import type { Kysely } from 'kysely';
+import type { KernelStore } from '../store/kernel-database.js';
 import { ackMessages, insertMessage, type Delivery } from './messages.js';
 import { unreadByDelivery, unreadOf } from './unread-mail.js';
 
 const PID = 'pid_0000000000000001';
 
 /** The oracle: the two-query summary the kernel used before unread mail became one query. */
-async function reference(db: Kysely<any>, pid: string, delivery: Delivery) {
+async function reference(db: KernelStore, pid: string, delivery: Delivery) {
   const base = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
   const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows = await base.select(['id', 'channel', 'correlation_id']).orderBy('seq').limit(20).execute();
   const uniq = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];
   return {
     count: Number(n),
-    message_ids: rows.map((r) => r.id as string),
-    channels: uniq(rows.map((r) => r.channel as string)),
-    correlation_ids: uniq(rows.map((r) => r.correlation_id as string | null)),
+    message_ids: rows.map((r) => r.id),
+    channels: uniq(rows.map((r) => r.channel)),
+    correlation_ids: uniq(rows.map((r) => r.correlation_id)),
   };
 }
 

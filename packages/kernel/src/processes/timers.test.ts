@@ -1,4 +1,3 @@
-import type { Kysely } from 'kysely';
 import { afterEach, describe, expect, test } from 'vitest';
 import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from '../runtime.js';
@@ -8,6 +7,7 @@ import { openSqliteStore } from '../store/sqlite/open-sqlite.js';
 import { earliestTimerDeadline, wakeDueTimers } from './timers.js';
 import { transition } from './transition.js';
 import { waitColumns } from './wait-columns.js';
+import type { ProcessStatus } from './process-record.js';
 
 // Timers are found by their deadline column (processes.wait_deadline, indexed with wait_kind), not by parsing every
 // waiting row: only due timers are read and woken, and the earliest deadline is one index step.
@@ -68,11 +68,11 @@ describe('timers by deadline', () => {
   test('the migration that adds the columns fills them for processes that were already waiting', async () => {
     const store = openSqliteStore(':memory:');
     try {
-      const db = store.db as Kysely<any>;
+      const db = store.db;
       const before = kernelMigrations.findIndex((m) => m.name === '0006_scaling_indexes');
       const at = () => new Date(T0).toISOString();
       await migrate(db, [{ owner: '@libos/kernel', migrations: kernelMigrations.slice(0, before) }], at);
-      const row = (pid: string, status: string, wait: unknown) => ({
+      const row = (pid: string, status: ProcessStatus, wait: unknown) => ({
         pid,
         parent_pid: null,
         image_id: 'base-agent:v0',

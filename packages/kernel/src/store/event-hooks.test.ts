@@ -1,7 +1,6 @@
-import type { Kysely } from 'kysely';
 import { definePlugin, type EmittedEvent } from '@libos/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
+import { notesPluginWithImage, notesStore } from '../internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 
 // PluginHooks.events: a plugin reacts to an event inside the transaction that emitted it, so its reaction commits
@@ -24,7 +23,7 @@ describe('plugin event hooks', () => {
         events: {
           note_written: async (scope, event) => {
             seen.push(event);
-            await (scope.store as Kysely<any>).insertInto('test_notes').values({ key: `echo:${String(event.data.key)}`, text: event.id, pid: null }).execute();
+            await notesStore(scope.store).insertInto('test_notes').values({ key: `echo:${String(event.data.key)}`, text: event.id, pid: null }).execute();
           },
         },
       },
@@ -40,7 +39,7 @@ describe('plugin event hooks', () => {
       ['note_written', 'a'],
       ['note_written', 'b'],
     ]);
-    const rows = await rt.transaction(async (scope) => (scope.store as Kysely<any>).selectFrom('test_notes').select(['key', 'text']).orderBy('key').execute());
+    const rows = await rt.transaction(async (scope) => notesStore(scope.store).selectFrom('test_notes').select(['key', 'text']).orderBy('key').execute());
     const eventId = (await rt.events({ type: 'note_written' }))[0]!.id;
     expect(rows).toEqual([
       { key: 'a', text: 't' },

@@ -10,7 +10,22 @@ allowed-tools: note_write note_write_then_fail note_write_then_crash note_count
 Use note_write to store a note; it needs write on note:<key>.
 `;
 
-const db = (ctx: ToolContext) => ctx.store as Kysely<any>;
+/** The plugin's one table, as its migration creates it. */
+export interface NotesDatabase {
+  test_notes: { key: string; text: string; pid: string | null };
+}
+
+/**
+ * A store handle typed for the notes table: the one place this plugin names its table's types. The sdk types a
+ * scope's store as unknown (plugins own their tables' types); what the kernel hands out is a kysely handle.
+ *
+ * @example
+ * declare const ctx: ToolContext;
+ * const rows = await notesStore(ctx.store).selectFrom('test_notes').selectAll().execute();
+ */
+export const notesStore = (store: unknown): Kysely<NotesDatabase> => store as Kysely<NotesDatabase>;
+
+const db = (ctx: ToolContext) => notesStore(ctx.store);
 
 async function write(ctx: ToolContext, key: string, text: string) {
   await ctx.authority.require(`note:${key}`, 'write');
@@ -27,7 +42,7 @@ export function notesPlugin(): Plugin {
       {
         name: '0001_notes',
         async up(raw) {
-          await (raw as Kysely<any>).schema.createTable('test_notes').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('text', 'text', (c) => c.notNull()).addColumn('pid', 'text').execute();
+          await notesStore(raw).schema.createTable('test_notes').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('text', 'text', (c) => c.notNull()).addColumn('pid', 'text').execute();
         },
       },
     ],

@@ -47,7 +47,7 @@ interface KernelPart {
 
 const partOf = (part: StatePart): KernelPart => {
   const d = part.data as KernelPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.processes))
+  if (d?.version !== 1 || !Array.isArray(d.processes))
     throw new LibosError('internal_error', 'kernel: the checkpoint part is not a version 1 kernel part');
   return d;
 };

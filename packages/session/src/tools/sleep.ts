@@ -33,7 +33,7 @@ export function sleepTool(maxSeconds: number = MAX_SLEEP_SECONDS) {
     async run({ seconds }, ctx) {
       if (ctx.resumed) {
         const w = ctx.resumedWait;
-        if (!w || w.kind !== 'timer') throw new LibosError('internal_error', 'sleep resumed without its timer');
+        if (w?.kind !== 'timer') throw new LibosError('internal_error', 'sleep resumed without its timer');
         const elapsed = Math.max(0, (readClock(ctx, 'sleep.end').getTime() - Date.parse(w.started_at)) / 1000);
         const out = { requested_seconds: seconds, elapsed_seconds: elapsed };
         await recordClockRead(ctx, 'clock:sleep', 'sleep', out);

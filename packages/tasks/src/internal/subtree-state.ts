@@ -30,7 +30,7 @@ interface TasksPart {
 
 const partOf = (part: StatePart): TasksPart => {
   const d = part.data as TasksPart | undefined;
-  if (!d || d.version !== 1 || !Array.isArray(d.tasks))
+  if (d?.version !== 1 || !Array.isArray(d.tasks))
     throw new LibosError('internal_error', 'tasks: the checkpoint part is not a version 1 ObjectTasks part');
   return d;
 };

@@ -41,7 +41,7 @@ async function checkRequest(ctx: ToolContext, a: StartArgs) {
   const watch = watchAtStart(a);
   const notifyPid = a.notify_pid ?? ctx.pid;
   const processes = ctx.service<ProcessService>(SERVICE_NAMES.processes);
-  let target;
+  let target: Awaited<ReturnType<ProcessService['get']>>;
   try {
     target = await processes.get(notifyPid);
   } catch (err) {

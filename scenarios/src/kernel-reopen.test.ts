@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crashPlugin, HOLD_TOOL, UNCOMMITTED_EVENT } from './fixtures/crash-plugin.js';
-import { equip, openKernel, spawnChild, supervisor } from './support/kernel-harness.js';
+import { equip, openKernel, spawnChild, supervisor, type Json } from './support/kernel-harness.js';
 
 const RUN_TS = fileURLToPath(new URL('./fixtures/run-ts.mjs', import.meta.url));
 const CRASH_RUNTIME = fileURLToPath(new URL('./fixtures/crash-runtime.ts', import.meta.url));
@@ -38,7 +38,8 @@ async function open(path: string, idStart = 0): Promise<Runtime> {
 async function closeAll(): Promise<void> {
   for (const rt of runtimes.splice(0)) await rt.close();
 }
-const rows = (rt: Runtime, table: string) => rt.transaction(async (scope) => scope.store.selectFrom(table).selectAll().execute());
+// A plugin's table (the crash fixture's): the kernel types only its own tables, so the handle is untyped here.
+const rows = (rt: Runtime, table: string) => rt.transaction(async (scope) => (scope.store as Json).selectFrom(table).selectAll().execute());
 const pendingActions = (rt: Runtime) => rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').select(['pid', 'tool', 'args', 'wait', 'status', 'resume_token', 'call_id']).orderBy('pid').execute());
 
 interface Snapshot {

@@ -938,7 +938,7 @@ describe('durability: runtime-local payloads and reopen', () => {
     const marker = 'PAYLOAD-TEXT-5f1d3c9a-must-not-reach-the-store';
     const o = await create(rt, P, { type: 'evidence', name: 'e', payload: { marker } });
     const row = await rt.transaction(async (scope) =>
-      scope.store.selectFrom('om_objects').select('payload').where('oid', '=', o.oid).executeTakeFirstOrThrow(),
+      (scope.store as Json).selectFrom('om_objects').select('payload').where('oid', '=', o.oid).executeTakeFirstOrThrow(),
     );
     expect(row.payload).toBe('{"storage":"runtime_memory","present":true}');
     await rt.close();
@@ -974,7 +974,7 @@ describe('durability: runtime-local payloads and reopen', () => {
     const old = await inspect(rt2, L.oid);
     expect(old).toMatchObject({ lifecycle: 'payload_unavailable', version: 2, payloadAvailable: false });
     const raw = await rt2.transaction(async (scope) =>
-      scope.store.selectFrom('om_objects').select('payload').where('oid', '=', L.oid).executeTakeFirstOrThrow(),
+      (scope.store as Json).selectFrom('om_objects').select('payload').where('oid', '=', L.oid).executeTakeFirstOrThrow(),
     );
     expect(JSON.parse(raw.payload)).toEqual({ storage: 'runtime_memory', present: false, recovered_after_reopen: true });
     await expect(objects(rt2, (s) => s.readPayload(L.oid))).rejects.toMatchObject({ code: 'payload_unavailable_after_reopen' });
@@ -1012,8 +1012,13 @@ describe('durability: runtime-local payloads and reopen', () => {
 
     const rt2 = await open({ path });
     const rows = () =>
-      rt2.transaction(async (scope) =>
-        scope.store.selectFrom('om_objects').select('lifecycle_state').where('oid', 'in', [a.oid, b.oid, c.oid]).orderBy('name').execute(),
+      rt2.transaction<{ lifecycle_state: string }[]>(async (scope) =>
+        (scope.store as Json)
+          .selectFrom('om_objects')
+          .select('lifecycle_state')
+          .where('oid', 'in', [a.oid, b.oid, c.oid])
+          .orderBy('name')
+          .execute(),
       );
     expect((await rows()).map((r) => r.lifecycle_state)).toEqual(['live', 'live', 'live']); // open touched none of them
     // A create under a lost name supersedes it even though nothing read the name since the reopen.

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
+import type { Json } from '../support/kernel-harness.js';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const WORKLOAD = fileURLToPath(new URL('./call-atomicity-workload.mjs', import.meta.url));
@@ -56,8 +57,8 @@ async function check(rt: Runtime): Promise<{ readonly objects: number; readonly 
   const events = await rt.events({ pid, limit: 10_000 });
   const ids = (type: string) => new Set(events.filter((e) => e.type === type && e.data.tool === 'create_memory_object').map((e) => e.data.call_id));
   const audited = new Set(audit.filter((a) => a.decision === 'ok').map((a) => a.callId));
-  const names = await rt.transaction((scope) =>
-    scope.store.selectFrom('om_objects').select('name').where('type', '=', 'observation').where('name', 'like', 'c%').execute(),
+  const names = await rt.transaction<{ name: string }[]>((scope) =>
+    (scope.store as Json).selectFrom('om_objects').select('name').where('type', '=', 'observation').where('name', 'like', 'c%').execute(),
   );
   const violations: string[] = [];
   if (audit.some((a) => a.decision !== 'ok')) violations.push(`failed calls: ${audit.filter((a) => a.decision !== 'ok').map((a) => a.decision)}`);

@@ -258,13 +258,13 @@ export async function batches(rt: Runtime, pid: string): Promise<AuditRecord[]> 
 /** Names of the named Objects in a process's scope (its goal and what it created by name; not tool results or summaries). */
 export async function objectNames(rt: Runtime, pid: string): Promise<string[]> {
   return rt.transaction(async (scope) => {
-    const rows = await scope.store
+    const rows = await (scope.store as Json)
       .selectFrom('om_objects')
       .select('name')
       .where('namespace', '=', `process:${pid}`)
       .orderBy('name')
       .execute();
-    return rows.map((r) => r.name as string).filter((n) => !/^(tool_result|summary):/.test(n));
+    return rows.map((r: Json) => r.name as string).filter((n: string) => !/^(tool_result|summary):/.test(n));
   });
 }
 

@@ -33,6 +33,8 @@ export { loadPlugins } from './plugins/load-plugins.js';
 export { checkPlugins } from './plugins/check-plugins.js';
 export { importPluginSpec, importPluginSpecs, pluginSourceOf, resolvePluginSpec, type PluginSource } from './plugins/plugin-specs.js';
 export { recordedPlugins, type ProcessNeeds, type RecordedPlugin } from './plugins/store-plugins.js';
+// The kernel's tables as kysely types: what `Runtime.transaction`'s `scope.store` and `recordedPlugins` take.
+export type { KernelDatabase, KernelStore } from './store/kernel-database.js';
 export type { RunOptions, RunReport } from './scheduler/run-until-idle.js';
 export type { QuantumResult, StopReason } from './executor/run-quantum.js';
 export type { HumanAnswer } from './human/answer-human.js';

@@ -1,12 +1,10 @@
 import type { Command } from 'commander';
 import type { CheckpointsService } from '@libos/checkpoints';
+import { isId } from '@libos/sdk';
 import { EXIT, print, table, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
 import { withLocalRuntime, withRuntime } from './with-runtime.js';
-
-const CHECKPOINT_ID = /^ckpt_[0-9a-f]{16}$/;
-const PID = /^pid_[0-9a-f]{16}$/;
 
 /** The tool each subcommand mirrors, and how its arguments map. */
 type Op = 'create' | 'list' | 'inspect' | 'diff' | 'restore' | 'fork';
@@ -20,12 +18,12 @@ const TOOL: Record<Op, string> = {
 };
 
 function checkId(id: string): string {
-  if (!CHECKPOINT_ID.test(id)) throw new UsageError(`checkpoint id must look like ckpt_<16 hex> (got ${JSON.stringify(id)})`);
+  if (!isId(id, 'ckpt')) throw new UsageError(`checkpoint id must look like ckpt_<16 hex> (got ${JSON.stringify(id)})`);
   return id;
 }
 
 function checkPid(pid: string, flag: string): string {
-  if (!PID.test(pid)) throw new UsageError(`${flag} must look like pid_<16 hex> (got ${JSON.stringify(pid)})`);
+  if (!isId(pid, 'pid')) throw new UsageError(`${flag} must look like pid_<16 hex> (got ${JSON.stringify(pid)})`);
   return pid;
 }
 

@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { loadLlmScriptFile, openAiProviderFromEnv, ScriptedProvider, type LlmProvider, type QuantumResult } from '@libos/kernel';
-import { isLibosError, SERVICE_NAMES, type ObjectsService } from '@libos/sdk';
+import { isLibosError, SERVICE_NAMES, type ObjectsService, resources } from '@libos/sdk';
 import { print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
 import { parsePositiveInt } from './parse.js';
@@ -55,9 +55,9 @@ async function codeCommand(cmd: Command, kit: CommandKit, dirArg: string, flags:
   await withLocalRuntime(o, async (rt) => {
     const p = await rt.spawn({ image: 'coding-agent:v0', goal: flags.goal, workingDirectory: dir, ...(budget ? { budget } : {}) });
     const grants: [string, ('read' | 'write' | 'execute')[]][] = [
-      [`fs:${dir}/*`, ['read', 'write']],
-      [`git:${dir}`, ['read', 'write']],
-      ...flags.shell.map((s): [string, 'execute'[]] => [`shell:${s}`, ['execute']]),
+      [resources.fs(`${dir}/*`), ['read', 'write']],
+      [resources.git(dir), ['read', 'write']],
+      ...flags.shell.map((s): [string, 'execute'[]] => [resources.shell(s), ['execute']]),
     ];
     for (const [resource, rights] of grants) await rt.grant(p.pid, resource, rights);
     if (!o.json) {

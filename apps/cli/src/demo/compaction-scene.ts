@@ -1,5 +1,5 @@
 import { estimateInput, ScriptedProvider, type LlmProfile, type LlmToolSchema, type QuantumResult, type Runtime } from '@libos/kernel';
-import { SERVICE_NAMES, type LlmContextService, type ObjectsService } from '@libos/sdk';
+import { SERVICE_NAMES, type LlmContextService, type ObjectsService, resources } from '@libos/sdk';
 
 type StepFn = (text: string, details?: readonly string[]) => number;
 type ExpectFn = (cond: boolean, n: number, what: string) => void;
@@ -83,7 +83,7 @@ export async function compactionScene(rt: Runtime, step: StepFn, expect: ExpectF
     ['context:enrichment', 'execute', 'keeps an LLM context Object'],
     ['context:maintenance', 'execute', 'the runtime may compact it automatically'],
     ['process:spawn', 'write', 'compaction spawns its compressors'],
-    [`image:${COMPRESSOR}`, 'read', 'boot the compressor image'],
+    [resources.image(COMPRESSOR), 'read', 'boot the compressor image'],
     ['clock:now', 'read', 'its work: reading the clock'],
   ] as const;
   for (const [resource, right] of grants) await rt.grant(scribe.pid, resource, [right]);

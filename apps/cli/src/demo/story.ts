@@ -1,5 +1,6 @@
 import type { LlmScript } from '@libos/kernel';
 import type { Right } from '@libos/sdk';
+import { resources } from '@libos/sdk';
 
 const CHILD_SKILL = 'agent-libos-child-processes';
 const MEMORY_SKILL = 'agent-libos-object-memory';
@@ -24,7 +25,7 @@ export const PARENT_GRANTS: readonly { readonly resource: string; readonly right
 
 /** What the worker inherits at spawn (exact specs, each covered by a delegable grant of the parent). */
 export const WORKER_INHERITS = [
-  { resource: `skill:${CHILD_SKILL}`, rights: ['execute'] },
+  { resource: resources.skill(CHILD_SKILL), rights: ['execute'] },
   { resource: 'human:owner', rights: ['write'] },
 ];
 

@@ -224,32 +224,10 @@ function checkExamples(): { count: number; problems: string[] } {
   return { count: where.size, problems };
 }
 
-/**
- * Files whose examples do not compile yet: the store, broker and executor of the kernel are being reworked by another
- * change of issue 10, which owns their doc comments. Their problems are printed, not failed; a file listed here whose
- * examples all compile fails the check until it is removed, so the list only shrinks.
- */
-const NOT_YET: readonly string[] = [
-  'packages/kernel/src/broker/tool-result.ts',
-  'packages/kernel/src/executor/single-call.ts',
-  'packages/kernel/src/store/memo-of.ts',
-  'packages/kernel/src/store/sqlite/store-faults.ts',
-  'packages/kernel/src/store/store-memo.ts',
-  'packages/kernel/src/store/transaction.ts',
-  'packages/kernel/src/store/unit-of-work.ts',
-];
-
 it('every @example in packages/*/src compiles against the sources (file:line of each problem)', () => {
   const { count, problems } = checkExamples();
   expect(count, 'the scan found almost no examples: the extractor is broken').toBeGreaterThan(100);
-  const fileOf = (p: string) => p.slice(0, p.indexOf(':'));
-  const waiting = problems.filter((p) => NOT_YET.includes(fileOf(p)));
-  if (waiting.length > 0) console.log(`examples not compiling yet (${waiting.length}):\n${waiting.join('\n')}`);
-  const fixed = NOT_YET.filter((f) => !waiting.some((p) => fileOf(p) === f));
-  expect({ problems: problems.filter((p) => !NOT_YET.includes(fileOf(p))), listedButCompiling: fixed }).toEqual({
-    problems: [],
-    listedButCompiling: [],
-  });
+  expect(problems).toEqual([]);
 }, 300_000);
 
 it('the extractor takes ```ts blocks when an example has them, and the whole example when it has none', () => {

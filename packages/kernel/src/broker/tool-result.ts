@@ -16,7 +16,7 @@ export interface ToolNotice {
  * `wait` is set when the call parked its process: the saved call resumes when the wait is satisfied.
  *
  * @example
- * const r = await runtime.call(pid, 'list_memory_namespace', {});
+ * const r = await rt.call(pid, 'list_memory_namespace', {});
  * if (r.ok) console.log(r.payload); else console.error(r.error.code, r.error.message);
  */
 export type ToolCallResult =

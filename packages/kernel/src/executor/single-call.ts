@@ -34,7 +34,9 @@ function isValidCall(deps: KernelDeps, call: LlmToolCall): boolean {
  * dropped (it never runs). When no call is valid the last one is kept, so the model gets its error back.
  *
  * @example
- * keepLastValidCall(deps, [create, exit]); // { kept: [exit], dropped: [create] }
+ * const create: LlmToolCall = { id: 'c1', name: 'create_memory_object', arguments: { name: 'a' } };
+ * const exit: LlmToolCall = { id: 'c2', name: 'process_exit', arguments: { message: 'done' } };
+ * const lastOnly = (deps: KernelDeps) => keepLastValidCall(deps, [create, exit]); // { kept: [exit], dropped: [create] }
  */
 export function keepLastValidCall(deps: KernelDeps, calls: readonly LlmToolCall[]): { kept: LlmToolCall[]; dropped: LlmToolCall[] } {
   if (calls.length <= 1) return { kept: [...calls], dropped: [] };

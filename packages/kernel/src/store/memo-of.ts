@@ -8,7 +8,8 @@ const memos = new WeakMap<object, StoreMemo>();
  * store directly.
  *
  * @example
- * bindMemo(trx, memoOf(db)); // a transaction shares its root handle's memo
+ * const trx = await db.startTransaction().execute();
+ * bindMemo(trx, memoOf(db)); // the transaction shares its root handle's memo
  */
 export const memoOf = (db: object): StoreMemo | undefined => memos.get(db);
 
@@ -21,7 +22,9 @@ export function bindMemo(handle: object, memo: StoreMemo | undefined): void {
  * `load()` through the memo of `db` (see `StoreMemo.read`), or straight `load()` when `db` has none.
  *
  * @example
- * const row = await readThrough(db, ['processes'], `process:${pid}`, () => loadRow(db, pid));
+ * const row = await readThrough(db, ['processes'], `process:${pid}`, () =>
+ *   db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst(),
+ * );
  */
 export function readThrough<T>(db: object, tables: readonly string[], key: string, load: () => Promise<T>): Promise<T> {
   const memo = memos.get(db);

@@ -17,6 +17,7 @@ interface Entry {
  * generations before it loads, so a write during the load leaves the entry stale rather than wrong.
  *
  * @example
+ * const load = async () => ({ pid: 'p1', status: 'runnable' });
  * const memo = new TableMemo();
  * await memo.read('process:p1', ['processes'], load); // loads
  * await memo.read('process:p1', ['processes'], load); // cached

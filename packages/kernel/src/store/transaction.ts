@@ -116,7 +116,9 @@ async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction)
  * callbacks run after a commit, `onRollback` callbacks (newest first) after a rollback.
  *
  * @example
- * await inTransaction(db, factory, 'host', null, async (scope) => scope.audit.record({ action: 'demo' }));
+ * async function recordDemo(store: KernelStore, factory: ScopeFactory) {
+ *   await inTransaction(store, factory, 'host', null, (scope) => scope.audit.record({ action: 'demo' }));
+ * }
  */
 export async function inTransaction<T>(db: KernelStore, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
   const unit = unitOf(db);

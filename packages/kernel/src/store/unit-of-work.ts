@@ -37,7 +37,9 @@ export const unitOf = (db: KernelStore): UnitOfWork | undefined => units.get(db)
  * unit's connection forever).
  *
  * @example
- * const r = await inUnitOfWork(deps.db, (trx) => runCall({ ...deps, db: trx }, pid, tool, args));
+ * import { runCall } from '../call/pipeline.js';
+ * import type { KernelDeps } from '../internal/kernel-deps.js';
+ * const callInOneUnit = (deps: KernelDeps, tool: string) => inUnitOfWork(deps.db, (trx) => runCall({ ...deps, db: trx }, pid, tool, args));
  */
 export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>): Promise<T> {
   if (units.has(db)) return fn(db);
@@ -81,7 +83,9 @@ async function rollbackUnit(trx: ControlledTransaction<KernelDatabase>, unit: Un
  * the unit's transaction.
  *
  * @example
- * await inDepsUnit(deps, (d) => runCall(d, pid, tool, args));
+ * import { runCall } from '../call/pipeline.js';
+ * import type { KernelDeps } from '../internal/kernel-deps.js';
+ * const callInOneUnit = (deps: KernelDeps, tool: string) => inDepsUnit(deps, (d) => runCall(d, pid, tool, args));
  */
 export function inDepsUnit<D extends { readonly db: KernelStore }, T>(deps: D, fn: (bound: D) => Promise<T>): Promise<T> {
   return inUnitOfWork(deps.db, (db) => fn({ ...deps, db }));

@@ -29,7 +29,8 @@ export function sqliteCode(err: unknown): string | undefined {
  * `store_corrupt`); `undefined` for any other error (a constraint violation, a bug), which callers keep as it is.
  *
  * @example
- * storeFault(sqliteFullError, '/data/libos.db'); // disk_full: store /data/libos.db cannot grow: the disk ... is full
+ * const full = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+ * storeFault(full, '/data/libos.db'); // disk_full: store /data/libos.db cannot grow: the disk ... is full
  */
 export function storeFault(err: unknown, location: string): LibosError | undefined {
   const code = sqliteCode(err);

@@ -129,7 +129,7 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
 async function statusOf(deps: KernelDeps, pid: string): Promise<ProcessStatus> {
   const r = await findProcess(deps.db, pid);
   if (!r) throw new LibosError('process_not_found', `process ${pid} does not exist`, { details: { pid } });
-  return r.status as ProcessStatus;
+  return r.status;
 }
 
 /**
@@ -532,7 +532,7 @@ async function closeQuantum(deps: KernelDeps, run: QuantumRun, result: QuantumRe
   const seconds = Math.max(0, (deps.clock.now().getTime() - run.startedAt) / 1000);
   const over = await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
     const row = await findProcess(scope.store, pid);
-    if (!row || TERMINAL_PROCESS_STATUSES.has(row.status as ProcessStatus)) return null;
+    if (!row || TERMINAL_PROCESS_STATUSES.has(row.status)) return null;
     const charged = await deps.engine.budgets(scope).chargeOverage(pid, { runtime_seconds: seconds });
     if (charged.exceeded || !handBack || row.status !== 'running') return charged;
     await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));

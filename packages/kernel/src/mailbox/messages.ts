@@ -99,7 +99,12 @@ export async function insertMessage(db: KernelStore, m: NewMessage, nowIso: stri
       acked_at: null,
     })
     .execute();
-  const row = await db.selectFrom('process_messages').selectAll().where('id', '=', id).$narrowType<{ status: 'unread' }>().executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('process_messages')
+    .selectAll()
+    .where('id', '=', id)
+    .$narrowType<{ status: 'unread' }>()
+    .executeTakeFirstOrThrow();
   return toMessage(row);
 }
 
@@ -118,7 +123,8 @@ export async function queryMessages(db: KernelStore, pid: string, f: MailFilters
   if (f.correlation_id !== undefined) sel = sel.where('correlation_id', '=', f.correlation_id);
   if (f.reply_to !== undefined) sel = sel.where('reply_to', '=', f.reply_to);
   if (f.message_ids !== undefined) sel = sel.where('id', 'in', [...f.message_ids]);
-  const rows = opts.limit > 0 ? await sel.selectAll().$narrowType<{ status: ProcessMessage['status'] }>().orderBy('seq').limit(opts.limit).execute() : [];
+  const read = sel.selectAll().$narrowType<{ status: ProcessMessage['status'] }>();
+  const rows = opts.limit > 0 ? await read.orderBy('seq').limit(opts.limit).execute() : [];
   const { n } = await sel.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const omitted = Math.max(0, Number(n) - rows.length);
   return { messages: rows.map(toMessage), hasMore: omitted > 0, omitted };

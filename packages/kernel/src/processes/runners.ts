@@ -171,7 +171,8 @@ async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: R
     .where('wait_state', 'like', '%"kind":"task"%')
     .$narrowType<{ wait_state: NotNull }>()
     .execute();
-  return rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> })).filter((p) => taskWait(p) !== null);
+  const waiters = rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> }));
+  return waiters.filter((p) => taskWait(p) !== null);
 }
 
 /** Wakes every process parked in a task wait for `taskId` (in the caller's transaction). */

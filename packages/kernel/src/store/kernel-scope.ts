@@ -37,7 +37,8 @@ export function migrationStore(raw: unknown): KernelStore {
  */
 export function kernelScope<S extends ServiceScope>(scope: S): S & KernelScope {
   if (hasKernelStore(scope)) return scope;
-  throw new LibosError('internal_error', 'scope.store: not a kysely handle of the kernel store; kernel code runs only in scopes the kernel made');
+  const why = 'scope.store: not a kysely handle of the kernel store; kernel code runs only in scopes the kernel made';
+  throw new LibosError('internal_error', why);
 }
 
 /**

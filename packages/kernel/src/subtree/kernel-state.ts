@@ -121,7 +121,8 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
     async checkRestore(scope, subtree) {
       // A safe point: no quantum of the subtree is in flight (its turn would commit over the restored rows).
       const s = db(scope);
-      const running = (await inChunks(subtree.pids, (c) => s.selectFrom('processes').select(['pid', 'status']).where('pid', 'in', c).execute()))
+      const rows = await inChunks(subtree.pids, (c) => s.selectFrom('processes').select(['pid', 'status']).where('pid', 'in', c).execute());
+      const running = rows
         .filter((r) => r.status === 'running')
         .map((r) => r.pid);
       if (running.length > 0) {
@@ -209,7 +210,9 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       // Human requests are history: only a question asked after the capture and still open is withdrawn.
       const asked = new Set(d.human.map((h) => h.id));
       const withdrawn: string[] = [];
-      const requests = await inChunks(subtree.pids, (c) => s.selectFrom('human_requests').select(['id', 'status']).where('pid', 'in', c).execute());
+      const requests = await inChunks(subtree.pids, (c) =>
+        s.selectFrom('human_requests').select(['id', 'status']).where('pid', 'in', c).execute(),
+      );
       for (const h of requests) {
         if (asked.has(h.id) || h.status !== 'pending') continue;
         await s
@@ -320,7 +323,8 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
           .execute();
         const c = d.contexts.find((x) => x.pid === p.pid);
         if (c) {
-          const labels = (await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst())?.labels ?? c.labels;
+          const stored = await s.selectFrom('llm_contexts').select('labels').where('pid', '=', p.pid).executeTakeFirst();
+          const labels = stored?.labels ?? c.labels;
           await s
             .insertInto('llm_contexts')
             .values({

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { isToolWait, LibosError, ToolWait, type Authority, type CheckOptions, type ErrorPayload, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
+import { isToolWait, LibosError, resources, ToolWait, type Authority, type CheckOptions, type ErrorPayload, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
 import type { TxScope } from '../store/transaction.js';
 import { isResumption, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';
@@ -19,7 +19,7 @@ export type FailureWrite = (scope: ServiceScope, error: ErrorPayload) => Promise
 function callAuthority(call: ParsedCall, scope: TxScope): Authority {
   const inner = call.deps.engine.authority(scope, call.pid);
   const withCall = <O extends CheckOptions>(opts?: O): O =>
-    ({ operation: `tool:${call.toolName}`, argsHash: call.approvalHash(), ...(opts ?? {}) }) as O;
+    ({ operation: resources.tool(call.toolName), argsHash: call.approvalHash(), ...(opts ?? {}) }) as O;
   return {
     pid: call.pid,
     check: (resource, right, opts) => inner.check(resource, right, withCall(opts)),

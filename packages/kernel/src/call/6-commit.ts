@@ -1,4 +1,4 @@
-import { LibosError, type WaitSpec } from '@libos/sdk';
+import { LibosError, resources, type WaitSpec } from '@libos/sdk';
 import { discardPendingAction, savePendingAction } from '../processes/pending-actions.js';
 import { statusForWait } from '../processes/process-state.js';
 import { transition } from '../processes/transition.js';
@@ -45,7 +45,7 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
       for (const h of hooks) await h.completed?.(call, scope, ran);
       await scope.events.emit('tool_completed', { pid, call_id: callId, tool: toolName, result_sha256: result.sha256 });
       const details = { ...argsFields(call), result_sha256: result.sha256, result_bytes: result.bytes, resumed: isSavedCall(call) };
-      await scope.audit.record({ action: 'tool.call', target: `tool:${toolName}`, decision: 'ok', details });
+      await scope.audit.record({ action: 'tool.call', target: resources.tool(toolName), decision: 'ok', details });
       await settle(hooks, call, scope, { kind: 'succeeded', payload: ran.payload ?? null, flow: ran.ctx.flow });
       return ran;
     });
@@ -71,7 +71,7 @@ async function recordWait(call: ParsedCall, scope: TxScope, wait: WaitSpec, resu
   await scope.events.emit('tool_waiting', { pid: call.pid, call_id: call.callId, tool: call.toolName, wait });
   await scope.audit.record({
     action: 'tool.call',
-    target: `tool:${call.toolName}`,
+    target: resources.tool(call.toolName),
     decision: 'waiting',
     details: { ...argsFields(call), wait },
   });
@@ -126,7 +126,7 @@ export async function recordFailure(
     for (const write of failureWrites) await write(scope, e.toJSON());
     await scope.events.emit('tool_failed', { pid, call_id: callId, tool: toolName, code: e.code });
     const details = { ...argsFields(call), charged, resumed: isSavedCall(call), error: e.toJSON() };
-    await scope.audit.record({ action: 'tool.call', target: `tool:${toolName}`, decision: e.code, details });
+    await scope.audit.record({ action: 'tool.call', target: resources.tool(toolName), decision: e.code, details });
     await settle(hooks, call, scope, { kind: 'failed', error: e.toJSON() });
   });
   return { kind: 'failed', error: e };

@@ -1,4 +1,4 @@
-import { canonicalJson, joinLabels, LibosError, type DataLabels } from '@libos/sdk';
+import { canonicalJson, joinLabels, LibosError, resources, type DataLabels } from '@libos/sdk';
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -90,7 +90,7 @@ async function pauseForProvider(deps: KernelDeps, pid: string, provider: LlmProv
     const reason = `model provider failed: ${e.code}: ${e.message}`.slice(0, 2000);
     await transition(scope.store, pid, { from: ['running'], to: 'paused', wait: { kind: 'paused', reason } }, iso(deps));
     const error = { code: e.code, message: e.message.slice(0, 2000) };
-    await scope.audit.record({ action: 'llm.provider_failed', target: `process:${pid}`, decision: 'paused', details: { pid, provider: provider.name, model: provider.model, error } });
+    await scope.audit.record({ action: 'llm.provider_failed', target: resources.process(pid), decision: 'paused', details: { pid, provider: provider.name, model: provider.model, error } });
     await scope.events.emit('process_paused', { pid, reason, error });
   });
 }
@@ -111,7 +111,7 @@ async function failInterruptedResume(deps: KernelDeps, pid: string, call: { read
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);
     if (!p || TERMINAL_PROCESS_STATUSES.has(p.status)) return;
-    await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: `process:${pid}`, decision: 'failed', details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() } });
+    await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: resources.process(pid), decision: 'failed', details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() } });
     await endProcess(deps, scope, pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `${call.tool} failed to resume (${e.code}: ${e.message})`.slice(0, 2000) });
   });
 }
@@ -182,7 +182,7 @@ async function dispatchBatch(
     ...(droppedNames.length ? { dropped: droppedNames, dropped_reason: DROPPED_BY_SINGLE_CALL } : {}),
   };
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
-    scope.audit.record({ action: 'llm.action_batch', target: `process:${pid}`, decision: stop, details }),
+    scope.audit.record({ action: 'llm.action_batch', target: resources.process(pid), decision: stop, details }),
   );
   return { stopReason: stop, executed, skipped: [...droppedNames, ...skipped], results };
 }

@@ -1,3 +1,4 @@
+import { resources } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { endProcess } from '../processes/exit.js';
 import { transition } from '../processes/transition.js';
@@ -14,7 +15,7 @@ export async function recoverOnOpen(deps: KernelDeps): Promise<{ paused: string[
     const now = deps.clock.now().toISOString();
     const failed: string[] = [];
     for (const row of await scope.store.selectFrom('pending_actions').select(['pid', 'tool', 'call_id']).where('status', '=', 'resuming').execute()) {
-      await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: `process:${row.pid}`, decision: 'failed', details: { pid: row.pid, tool: row.tool, call_id: row.call_id } });
+      await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: resources.process(row.pid), decision: 'failed', details: { pid: row.pid, tool: row.tool, call_id: row.call_id } });
       const p = await scope.store.selectFrom('processes').select('status').where('pid', '=', row.pid).executeTakeFirst();
       if (p?.status === 'running') await transition(scope.store, row.pid, { from: ['running'], to: 'runnable' }, now);
       await endProcess(deps, scope, row.pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `the runtime stopped while ${row.tool} was resuming; its effect is unknown, so it is not replayed` });
@@ -23,7 +24,7 @@ export async function recoverOnOpen(deps: KernelDeps): Promise<{ paused: string[
     const paused: string[] = [];
     for (const row of await scope.store.selectFrom('processes').select('pid').where('status', '=', 'running').execute()) {
       await transition(scope.store, row.pid, { from: ['running'], to: 'paused', wait: { kind: 'paused', reason: 'the runtime stopped during its quantum; resume it explicitly' } }, now);
-      await scope.audit.record({ action: 'process.recovered', target: `process:${row.pid}`, decision: 'paused', details: { pid: row.pid } });
+      await scope.audit.record({ action: 'process.recovered', target: resources.process(row.pid), decision: 'paused', details: { pid: row.pid } });
       paused.push(row.pid);
     }
     return { paused, failed };

@@ -1,50 +1,10 @@
-// The append_memory_object tool through the real kernel (ToolBroker, one transaction per call, the authority
-// engine), with the plugin test kit: each test opens its own in-memory runtime with Object Memory, a fake clock and
-// sequential ids. Two tests inject faults through the plugin's test hooks (a concurrent version bump, a failure after
-// the payload write).
-import type { HostObjectInput } from '@libos/sdk';
-import { openTestRuntime, type TestRuntime } from '@libos/testing';
-import { afterEach, describe, expect, test } from 'vitest';
-import type { ObjectMemoryService } from '../objects-service.js';
-import { objectMemory, type ObjectMemoryOptions } from '../plugin.js';
+import { describe, expect, test } from 'vitest';
+import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
-const SKILL = 'agent-libos-object-memory';
-let t: TestRuntime | null = null;
+const kit = objectMemoryToolTests();
+const { open, agent, twoWithProj, objects, hostCreate, inspect, read, create, append, ledger } = kit;
+
 type Json = any;
-
-afterEach(async () => {
-  await t?.close();
-  t = null;
-});
-
-async function open(opts: { om?: ObjectMemoryOptions } = {}): Promise<TestRuntime> {
-  t = await openTestRuntime({ plugins: [objectMemory(opts.om)] });
-  return t;
-}
-
-/** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */
-const agent = (goal = 'use object memory') => t!.spawn({ goal, image: 'base-agent:v0', skills: [SKILL] });
-
-/** Two processes P and Q, and P's namespace `proj`. */
-async function twoWithProj() {
-  await open();
-  const P = await agent('P');
-  const Q = await agent('Q');
-  await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' });
-  return { P, Q };
-}
-
-/** Runs host-side code against the objects service in one transaction. */
-const objects = <T>(fn: (svc: ObjectMemoryService) => Promise<T>): Promise<T> =>
-  t!.runtime.transaction((scope) => fn(scope.service<ObjectMemoryService>('objects')));
-const hostCreate = (owner: string, input: HostObjectInput) => objects((s) => s.createForProcess(owner, { attachToView: false, ...input }));
-const inspect = async (oid: string) => (await objects((s) => s.inspect(oid)))!;
-
-const read = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'read_memory_object', args);
-const create = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'create_memory_object', args);
-const append = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'append_memory_object', args);
-const ledger = (pid: string, extra: Record<string, unknown> = {}) =>
-  create(pid, { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false, ...extra });
 
 describe('append_memory_object', () => {
   test('[OM-49] appending {"x":1} to a ledger gives version 2, entries, length 1, and the read shows it', async () => {
@@ -77,7 +37,7 @@ describe('append_memory_object', () => {
     const P = await agent();
     await create(P, { type: 'plan', name: 'bad', payload: { entries: 5 }, immutable: false });
     const before = await read(P, { name: 'bad' });
-    expect((await t!.fails(P, 'append_memory_object', { name: 'bad', entry: 1 })).code).toBe('append_field_not_list');
+    expect((await kit.t.fails(P, 'append_memory_object', { name: 'bad', entry: 1 })).code).toBe('append_field_not_list');
     const after = await read(P, { name: 'bad' });
     expect(after).toMatchObject({ version: before.version, sha256: before.sha256, payload: { entries: 5 } });
   });
@@ -95,7 +55,7 @@ describe('append_memory_object', () => {
     const P = await agent();
     for (const [i, payload] of ['s', 3, null].entries()) {
       await create(P, { type: 'plan', name: `t${i}`, payload, immutable: false });
-      expect((await t!.fails(P, 'append_memory_object', { name: `t${i}`, entry: 1 })).code).toBe('append_target_not_container');
+      expect((await kit.t.fails(P, 'append_memory_object', { name: `t${i}`, entry: 1 })).code).toBe('append_target_not_container');
     }
   });
 
@@ -103,16 +63,16 @@ describe('append_memory_object', () => {
     await open();
     const P = await agent();
     const o = await create(P, { type: 'plan', name: 'frozen', payload: { entries: [] } });
-    expect((await t!.fails(P, 'append_memory_object', { name: 'frozen', entry: 1 })).code).toBe('object_denied');
-    await t!.grant(P, `object:${o.oid}`, ['write']);
-    expect((await t!.fails(P, 'append_memory_object', { name: 'frozen', entry: 1 })).code).toBe('object_immutable');
+    expect((await kit.t.fails(P, 'append_memory_object', { name: 'frozen', entry: 1 })).code).toBe('object_denied');
+    await kit.t.grant(P, `object:${o.oid}`, ['write']);
+    expect((await kit.t.fails(P, 'append_memory_object', { name: 'frozen', entry: 1 })).code).toBe('object_immutable');
   });
 
   test('[OM-55] an entry of SIZE 32,769 is entry_too_large; 32,768 is appended', async () => {
     await open();
     const P = await agent();
     await ledger(P);
-    const e = await t!.fails(P, 'append_memory_object', { name: 'ledger', entry: { blob: 'x'.repeat(32_757) } });
+    const e = await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: { blob: 'x'.repeat(32_757) } });
     expect(e.code).toBe('entry_too_large');
     expect(e.message).toContain('32768');
     expect(await append(P, { name: 'ledger', entry: { blob: 'x'.repeat(32_756) } })).toMatchObject({ length: 1 });
@@ -122,7 +82,7 @@ describe('append_memory_object', () => {
     await open();
     const P = await agent();
     await ledger(P);
-    expect((await t!.fails(P, 'append_memory_object', { name: 'ledger', entry: 'x'.repeat(32_767) })).code).toBe('entry_too_large');
+    expect((await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: 'x'.repeat(32_767) })).code).toBe('entry_too_large');
     expect(await append(P, { name: 'ledger', entry: 'x'.repeat(32_766) })).toMatchObject({ length: 1 });
   });
 
@@ -132,7 +92,7 @@ describe('append_memory_object', () => {
     // SIZE({"entries": [], "pad": "x"*N}) = N + 26
     await create(P, { type: 'plan', name: 'full', payload: { entries: [], pad: 'x'.repeat(199_970) }, immutable: false });
     const before = await read(P, { name: 'full', json_pointer: '/entries' });
-    const e = await t!.fails(P, 'append_memory_object', { name: 'full', entry: 'abcdefgh' });
+    const e = await kit.t.fails(P, 'append_memory_object', { name: 'full', entry: 'abcdefgh' });
     expect(e.code).toBe('payload_too_large');
     expect(await read(P, { name: 'full', json_pointer: '/entries' })).toEqual(before);
     expect(await append(P, { name: 'full', entry: 'a' })).toMatchObject({ version: 2 }); // SIZE 199,999 fits
@@ -141,18 +101,18 @@ describe('append_memory_object', () => {
   test('[OM-57] Q with read but not write gets object_denied', async () => {
     const { P, Q } = await twoWithProj();
     const L = await ledger(P, { namespace: 'proj' });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${L.oid}`, ['read']);
-    expect((await t!.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('object_denied');
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${L.oid}`, ['read']);
+    expect((await kit.t.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('object_denied');
   });
 
   test('[OM-58] a one-use read+write grant allows exactly one append', async () => {
     const { P, Q } = await twoWithProj();
     const L = await ledger(P, { namespace: 'proj' });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${L.oid}`, ['read', 'write'], { uses: 1 });
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${L.oid}`, ['read', 'write'], { uses: 1 });
     expect(await append(Q, { name: 'ledger', namespace: 'proj', entry: 'q' })).toMatchObject({ version: 2, length: 1 });
-    expect((await t!.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 'q' })).code).toBe('object_not_found');
+    expect((await kit.t.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 'q' })).code).toBe('object_not_found');
     expect((await read(P, { name: 'ledger', namespace: 'proj' })).payload).toEqual({ entries: ['q'] });
   });
 
@@ -161,7 +121,7 @@ describe('append_memory_object', () => {
     const P = await agent();
     await ledger(P);
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => t!.call(P, 'append_memory_object', { name: 'ledger', entry: { i } })),
+      Array.from({ length: n }, (_, i) => kit.t.call(P, 'append_memory_object', { name: 'ledger', entry: { i } })),
     );
     expect(results.every((r) => r.ok)).toBe(true);
     const r = await read(P, { name: 'ledger' });
@@ -189,12 +149,12 @@ describe('append_memory_object', () => {
     const { P, Q } = await twoWithProj();
     const L = await ledger(P, { namespace: 'proj' });
     const before = await read(P, { name: 'ledger', namespace: 'proj' });
-    await t!.grant(Q, `object:${L.oid}`, ['read', 'write']);
-    expect((await t!.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('namespace_denied');
+    await kit.t.grant(Q, `object:${L.oid}`, ['read', 'write']);
+    expect((await kit.t.fails(Q, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('namespace_denied');
     const R = await agent();
-    await t!.grant(R, 'object_namespace:proj', ['read']);
-    await t!.grant(R, `object:${L.oid}`, ['write']);
-    expect((await t!.fails(R, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('object_not_found');
+    await kit.t.grant(R, 'object_namespace:proj', ['read']);
+    await kit.t.grant(R, `object:${L.oid}`, ['write']);
+    expect((await kit.t.fails(R, 'append_memory_object', { name: 'ledger', namespace: 'proj', entry: 1 })).code).toBe('object_not_found');
     expect(await read(P, { name: 'ledger', namespace: 'proj' })).toEqual(before);
   });
 
@@ -228,15 +188,15 @@ describe('append_memory_object', () => {
     const L = await ledger(P);
     const source = await hostCreate(P, { type: 'evidence', name: 'conf', payload: 1, labels: { sensitivity: 'confidential' } });
     await read(P, { name: 'conf' });
-    const cap = await t!.grant(P, `object:${L.oid}`, ['read', 'write'], { uses: 1 });
+    const cap = await kit.t.grant(P, `object:${L.oid}`, ['read', 'write'], { uses: 1 });
     const before = await inspect(L.oid);
-    const e = await t!.fails(P, 'append_memory_object', { name: 'ledger', entry: { x: 1 } });
+    const e = await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: { x: 1 } });
     expect(e.code).toBe('version_conflict');
     const after = await inspect(L.oid);
     expect(after.version).toBe(before.version);
     expect(after.labels).toEqual(before.labels);
     expect(after.provenance).toEqual(before.provenance);
-    expect((await t!.runtime.capabilities(P)).find((c) => c.id === cap.id)?.usesRemaining).toBe(1);
+    expect((await kit.t.runtime.capabilities(P)).find((c) => c.id === cap.id)?.usesRemaining).toBe(1);
     expect(await objects((s) => s.readPayload(L.oid))).toEqual({ entries: [] });
     expect(await append(P, { name: 'ledger', entry: { x: 1 } })).toMatchObject({ version: 2, length: 1 });
     expect((await read(P, { name: 'ledger' })).payload).toEqual({ entries: [{ x: 1 }] });
@@ -259,7 +219,7 @@ describe('append_memory_object', () => {
     });
     const P = await agent();
     await ledger(P);
-    const e = await t!.fails(P, 'append_memory_object', { name: 'ledger', entry: 'lost' });
+    const e = await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: 'lost' });
     expect(e.code).toBe('internal_error');
     expect(await read(P, { name: 'ledger' })).toMatchObject({ version: 1, payload: { entries: [] } });
     expect(await append(P, { name: 'ledger', entry: 'kept' })).toMatchObject({ version: 2, length: 1 });

@@ -1,36 +1,13 @@
 // The create_memory_namespace tool through the real kernel (ToolBroker, one transaction per call, the authority engine), with the
 // plugin test kit: each test opens its own in-memory runtime with Object Memory, a fake clock and sequential ids.
-import { openTestRuntime, type TestRuntime } from '@libos/testing';
-import { afterEach, describe, expect, test } from 'vitest';
-import { objectMemory } from '../plugin.js';
+import { describe, expect, test } from 'vitest';
+import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
-const SKILL = 'agent-libos-object-memory';
-let t: TestRuntime | null = null;
-
-afterEach(async () => {
-  await t?.close();
-  t = null;
-});
-
-async function open(): Promise<TestRuntime> {
-  t = await openTestRuntime({ plugins: [objectMemory()] });
-  return t;
-}
-
-/** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */
-const agent = (goal = 'use object memory') => t!.spawn({ goal, image: 'base-agent:v0', skills: [SKILL] });
-
-/** Two processes P and Q, and P's namespace `proj`. */
-async function twoWithProj() {
-  await open();
-  const P = await agent('P');
-  const Q = await agent('Q');
-  await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' });
-  return { P, Q };
-}
+const kit = objectMemoryToolTests();
+const { open, agent, twoWithProj } = kit;
 
 const rightsOn = async (pid: string, resource: string) =>
-  (await t!.runtime.capabilities(pid))
+  (await kit.t.runtime.capabilities(pid))
     .filter((c) => c.resource === resource)
     .flatMap((c) => c.rights)
     .sort();
@@ -39,7 +16,7 @@ describe('create_memory_namespace', () => {
   test('[OM-1] creating proj returns {namespace, parent_namespace:null, created:true} and grants P read/write/admin', async () => {
     await open();
     const P = await agent();
-    expect(await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' })).toEqual({
+    expect(await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj' })).toEqual({
       namespace: 'proj',
       parent_namespace: null,
       created: true,
@@ -49,64 +26,66 @@ describe('create_memory_namespace', () => {
 
   test('[OM-2] creating proj/r under proj reports parent proj', async () => {
     const { P } = await twoWithProj();
-    expect(await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/r' })).toEqual({
+    expect(await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/r' })).toEqual({
       namespace: 'proj/r',
       parent_namespace: 'proj',
       created: true,
     });
-    expect(await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/s', parent_namespace: 'proj' })).toMatchObject({
+    expect(await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/s', parent_namespace: 'proj' })).toMatchObject({
       parent_namespace: 'proj',
     });
   });
 
   test('[OM-3] creating proj again is namespace_exists and changes nothing', async () => {
     const { P } = await twoWithProj();
-    const capsBefore = await t!.runtime.capabilities(P);
-    const eventsBefore = await t!.runtime.events({ type: 'object_namespace_created' });
-    const e = await t!.fails(P, 'create_memory_namespace', { namespace: 'proj', metadata: { v: 2 } });
+    const capsBefore = await kit.t.runtime.capabilities(P);
+    const eventsBefore = await kit.t.runtime.events({ type: 'object_namespace_created' });
+    const e = await kit.t.fails(P, 'create_memory_namespace', { namespace: 'proj', metadata: { v: 2 } });
     expect(e.code).toBe('namespace_exists');
-    expect(await t!.runtime.capabilities(P)).toEqual(capsBefore);
-    expect(await t!.runtime.events({ type: 'object_namespace_created' })).toHaveLength(eventsBefore.length);
+    expect(await kit.t.runtime.capabilities(P)).toEqual(capsBefore);
+    expect(await kit.t.runtime.events({ type: 'object_namespace_created' })).toHaveLength(eventsBefore.length);
   });
 
   test('[OM-4] x/y without x is namespace_denied; with object_namespace:* write it is namespace_not_found', async () => {
     await open();
     const P = await agent();
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'x/y' })).code).toBe('namespace_denied');
-    await t!.grant(P, 'object_namespace:*', ['write']);
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'x/y' })).code).toBe('namespace_not_found');
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'x/y' })).code).toBe('namespace_denied');
+    await kit.t.grant(P, 'object_namespace:*', ['write']);
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'x/y' })).code).toBe('namespace_not_found');
   });
 
   test("[OM-5] Q creating proj/q under P's proj is namespace_denied", async () => {
     const { Q } = await twoWithProj();
-    const e = await t!.fails(Q, 'create_memory_namespace', { namespace: 'proj/q' });
+    const e = await kit.t.fails(Q, 'create_memory_namespace', { namespace: 'proj/q' });
     expect(e.code).toBe('namespace_denied');
     expect(e.message).toContain('object_namespace:proj');
   });
 
   test('[OM-6] " /proj/r/ " and "proj\\\\r" normalize to proj/r', async () => {
     const { P } = await twoWithProj();
-    expect((await t!.ok(P, 'create_memory_namespace', { namespace: ' /proj/r/ ' })).namespace).toBe('proj/r');
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'proj\\r' })).code).toBe('namespace_exists');
+    expect((await kit.t.ok(P, 'create_memory_namespace', { namespace: ' /proj/r/ ' })).namespace).toBe('proj/r');
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'proj\\r' })).code).toBe('namespace_exists');
   });
 
   test('[OM-7] "", "a//b", "a/./b", "a/../b", "a/ b" are invalid_namespace', async () => {
     await open();
     const P = await agent();
     for (const namespace of ['', 'a//b', 'a/./b', 'a/../b', 'a/ b']) {
-      expect((await t!.fails(P, 'create_memory_namespace', { namespace })).code, namespace).toBe('invalid_namespace');
+      expect((await kit.t.fails(P, 'create_memory_namespace', { namespace })).code, namespace).toBe('invalid_namespace');
     }
   });
 
   test('an explicit parent_namespace must be the path parent', async () => {
     const { P } = await twoWithProj();
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'mine' });
-    const e = await t!.fails(P, 'create_memory_namespace', { namespace: 'proj/x', parent_namespace: 'mine' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'mine' });
+    const e = await kit.t.fails(P, 'create_memory_namespace', { namespace: 'proj/x', parent_namespace: 'mine' });
     expect(e.code).toBe('invalid_namespace');
     expect(e.message).toContain('"mine"');
     expect(e.message).toContain('"proj"');
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'top', parent_namespace: 'proj' })).code).toBe('invalid_namespace');
-    expect(await t!.ok(P, 'create_memory_namespace', { namespace: 'top', parent_namespace: '  ' })).toMatchObject({
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'top', parent_namespace: 'proj' })).code).toBe(
+      'invalid_namespace',
+    );
+    expect(await kit.t.ok(P, 'create_memory_namespace', { namespace: 'top', parent_namespace: '  ' })).toMatchObject({
       parent_namespace: null,
     });
   });
@@ -114,8 +93,8 @@ describe('create_memory_namespace', () => {
   test('top-level process: scopes are reserved for the runtime', async () => {
     await open();
     const P = await agent();
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'process:pid_0000000000000000' })).code).toBe('namespace_denied');
-    expect(await t!.ok(P, 'create_memory_namespace', { namespace: `process:${P}/notes` })).toEqual({
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'process:pid_0000000000000000' })).code).toBe('namespace_denied');
+    expect(await kit.t.ok(P, 'create_memory_namespace', { namespace: `process:${P}/notes` })).toEqual({
       namespace: `process:${P}/notes`,
       parent_namespace: `process:${P}`,
       created: true,
@@ -126,14 +105,14 @@ describe('create_memory_namespace', () => {
     await open();
     const P = await agent();
     const Q = await agent();
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'open', metadata: { grant: 'all' } });
-    expect((await t!.fails(Q, 'list_memory_namespace', { namespace: 'open' })).code).toBe('namespace_denied');
-    expect((await t!.fails(P, 'create_memory_namespace', { namespace: 'bad', metadata: 'x' })).code).toBe('invalid_metadata');
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'open', metadata: { grant: 'all' } });
+    expect((await kit.t.fails(Q, 'list_memory_namespace', { namespace: 'open' })).code).toBe('namespace_denied');
+    expect((await kit.t.fails(P, 'create_memory_namespace', { namespace: 'bad', metadata: 'x' })).code).toBe('invalid_metadata');
   });
 
   test('[OM-84] Q without write on proj creating an existing proj/r is namespace_denied, not namespace_exists', async () => {
     const { P, Q } = await twoWithProj();
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
-    expect((await t!.fails(Q, 'create_memory_namespace', { namespace: 'proj/r' })).code).toBe('namespace_denied');
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
+    expect((await kit.t.fails(Q, 'create_memory_namespace', { namespace: 'proj/r' })).code).toBe('namespace_denied');
   });
 });

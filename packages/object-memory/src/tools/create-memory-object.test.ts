@@ -1,50 +1,8 @@
-// The create_memory_object tool through the real kernel (ToolBroker, one transaction per call, the authority
-// engine), with the plugin test kit: each test opens its own in-memory runtime with Object Memory, a fake clock and
-// sequential ids.
-import type { HostObjectInput } from '@libos/sdk';
-import { openTestRuntime, type TestRuntime } from '@libos/testing';
-import { afterEach, describe, expect, test } from 'vitest';
-import type { ObjectMemoryService } from '../objects-service.js';
-import { objectMemory } from '../plugin.js';
+import { describe, expect, test } from 'vitest';
+import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
-const SKILL = 'agent-libos-object-memory';
-let t: TestRuntime | null = null;
-
-afterEach(async () => {
-  await t?.close();
-  t = null;
-});
-
-async function open(): Promise<TestRuntime> {
-  t = await openTestRuntime({ plugins: [objectMemory()] });
-  return t;
-}
-
-/** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */
-const agent = (goal = 'use object memory') => t!.spawn({ goal, image: 'base-agent:v0', skills: [SKILL] });
-
-/** Two processes P and Q, and P's namespace `proj`. */
-async function twoWithProj() {
-  await open();
-  const P = await agent('P');
-  const Q = await agent('Q');
-  await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' });
-  return { P, Q };
-}
-
-/** Runs host-side code against the objects service in one transaction. */
-const objects = <T>(fn: (svc: ObjectMemoryService) => Promise<T>): Promise<T> =>
-  t!.runtime.transaction((scope) => fn(scope.service<ObjectMemoryService>('objects')));
-const hostCreate = (owner: string, input: HostObjectInput) => objects((s) => s.createForProcess(owner, { attachToView: false, ...input }));
-const inspect = async (oid: string) => (await objects((s) => s.inspect(oid)))!;
-const roots = (pid: string) => objects((s) => s.viewRoots(pid));
-
-const list = (pid: string, args: Record<string, unknown> = {}) => t!.ok(pid, 'list_memory_namespace', args);
-const read = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'read_memory_object', args);
-const create = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'create_memory_object', args);
-const append = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'append_memory_object', args);
-const ledger = (pid: string, extra: Record<string, unknown> = {}) =>
-  create(pid, { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false, ...extra });
+const kit = objectMemoryToolTests();
+const { open, agent, twoWithProj, hostCreate, inspect, roots, list, read, create, append, ledger } = kit;
 
 describe('create_memory_object', () => {
   test('[OM-19] a ledger create returns exactly oid,namespace,name,type with an obj_ id', async () => {
@@ -89,13 +47,13 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     for (const name of ['a/b', 'a\\b', '.', '..', '   '])
-      expect((await t!.fails(P, 'create_memory_object', { type: 'plan', name, payload: 1 })).code, name).toBe('invalid_name');
+      expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', name, payload: 1 })).code, name).toBe('invalid_name');
   });
 
   test("[OM-24] a second notes in P's scope is object_name_exists; notes in proj and in Q's scope are fine", async () => {
     const { P, Q } = await twoWithProj();
     await create(P, { type: 'summary', name: 'notes', payload: 1 });
-    expect((await t!.fails(P, 'create_memory_object', { type: 'summary', name: 'notes', payload: 2 })).code).toBe('object_name_exists');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'summary', name: 'notes', payload: 2 })).code).toBe('object_name_exists');
     await create(P, { type: 'summary', name: 'notes', namespace: 'proj', payload: 3 });
     await create(Q, { type: 'summary', name: 'notes', payload: 4 });
     expect((await read(P, { name: 'notes' })).payload).toBe(1);
@@ -105,10 +63,10 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     await create(P, { type: 'summary', name: 'notes', payload: 1 });
-    expect((await t!.fails(P, 'create_memory_object', { type: 'summary', name: 'notes', payload: 2, parent_oids: [''] })).code).toBe(
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'summary', name: 'notes', payload: 2, parent_oids: [''] })).code).toBe(
       'object_name_exists',
     );
-    expect((await t!.fails(P, 'create_memory_object', { type: 'summary', name: 'other', payload: 2, parent_oids: [''] })).code).toBe(
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'summary', name: 'other', payload: 2, parent_oids: [''] })).code).toBe(
       'parent_invalid',
     );
   });
@@ -116,7 +74,7 @@ describe('create_memory_object', () => {
   test('[OM-25] type note is invalid_object_type', async () => {
     await open();
     const P = await agent();
-    expect((await t!.fails(P, 'create_memory_object', { type: 'note', payload: 1 })).code).toBe('invalid_object_type');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'note', payload: 1 })).code).toBe('invalid_object_type');
   });
 
   test('[OM-26] payload SIZE exactly 200,000 is accepted; 200,001 is payload_too_large and creates nothing', async () => {
@@ -124,7 +82,7 @@ describe('create_memory_object', () => {
     const P = await agent();
     await create(P, { type: 'artifact', name: 'max', payload: { blob: 'x'.repeat(199_988) } });
     const before = await list(P);
-    const e = await t!.fails(P, 'create_memory_object', { type: 'artifact', name: 'over', payload: { blob: 'x'.repeat(199_989) } });
+    const e = await kit.t.fails(P, 'create_memory_object', { type: 'artifact', name: 'over', payload: { blob: 'x'.repeat(199_989) } });
     expect(e.code).toBe('payload_too_large');
     expect(e.message).toContain('200000');
     expect(await list(P)).toEqual(before);
@@ -134,7 +92,7 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     const text = JSON.stringify({ blob: 'x'.repeat(199_989) });
-    expect((await t!.fails(P, 'create_memory_object', { type: 'artifact', payload: text })).code).toBe('payload_too_large');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'artifact', payload: text })).code).toBe('payload_too_large');
   });
 
   test('[OM-27] a string that looks like JSON is stored as a string', async () => {
@@ -150,7 +108,7 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     for (const metadata of [{ trust_level: 'verified' }, { integrity: 'checked' }, { declassification_authority: 'h' }]) {
-      expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata })).code, JSON.stringify(metadata)).toBe(
+      expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata })).code, JSON.stringify(metadata)).toBe(
         'label_elevation_denied',
       );
     }
@@ -160,7 +118,7 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     for (const key of ['origin', 'token_estimate', 'foo']) {
-      expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata: { [key]: 'x' } })).code, key).toBe(
+      expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata: { [key]: 'x' } })).code, key).toBe(
         'invalid_metadata',
       );
     }
@@ -170,7 +128,7 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     for (const metadata of [{ sensitivity: 'top' }, { tags: 'x' }, { tenant: ' a' }, { title: 't'.repeat(32_001) }]) {
-      const e = await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata });
+      const e = await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, metadata });
       expect(e.code, JSON.stringify(metadata).slice(0, 40)).toBe('invalid_metadata');
       expect(e.message).toMatch(/^metadata/);
     }
@@ -230,30 +188,30 @@ describe('create_memory_object', () => {
     const P = await agent();
     const Q = await agent();
     const theirs = await create(Q, { type: 'plan', payload: 1 });
-    expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: [theirs.oid] })).code).toBe(
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: [theirs.oid] })).code).toBe(
       'parent_unavailable',
     );
-    expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: ['obj_0000000000000000'] })).code).toBe(
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: ['obj_0000000000000000'] })).code).toBe(
       'parent_unavailable',
     );
-    await t!.grant(P, 'object:*', ['read']);
-    expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: ['obj_0000000000000000'] })).code).toBe(
+    await kit.t.grant(P, 'object:*', ['read']);
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: ['obj_0000000000000000'] })).code).toBe(
       'parent_not_found',
     );
-    expect((await t!.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: [''] })).code).toBe('parent_invalid');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan', payload: 1, parent_oids: [''] })).code).toBe('parent_invalid');
     await create(P, { type: 'plan', payload: 1, parent_oids: [theirs.oid] });
   });
 
   test('[OM-36] a one-use namespace write survives an object_name_exists failure, is spent by the next create, then denied', async () => {
     const { P, Q } = await twoWithProj();
     await create(P, { type: 'plan', name: 'taken', namespace: 'proj', payload: 1 });
-    const cap = await t!.grant(Q, 'object_namespace:proj', ['write'], { uses: 1 });
-    expect((await t!.fails(Q, 'create_memory_object', { type: 'plan', name: 'taken', namespace: 'proj', payload: 2 })).code).toBe(
+    const cap = await kit.t.grant(Q, 'object_namespace:proj', ['write'], { uses: 1 });
+    expect((await kit.t.fails(Q, 'create_memory_object', { type: 'plan', name: 'taken', namespace: 'proj', payload: 2 })).code).toBe(
       'object_name_exists',
     );
-    expect((await t!.runtime.capabilities(Q)).find((c) => c.id === cap.id)?.usesRemaining).toBe(1);
+    expect((await kit.t.runtime.capabilities(Q)).find((c) => c.id === cap.id)?.usesRemaining).toBe(1);
     await create(Q, { type: 'plan', name: 'fresh', namespace: 'proj', payload: 2 });
-    expect((await t!.fails(Q, 'create_memory_object', { type: 'plan', name: 'third', namespace: 'proj', payload: 3 })).code).toBe(
+    expect((await kit.t.fails(Q, 'create_memory_object', { type: 'plan', name: 'third', namespace: 'proj', payload: 3 })).code).toBe(
       'namespace_denied',
     );
   });
@@ -262,14 +220,14 @@ describe('create_memory_object', () => {
     await open();
     const P = await agent();
     const before = await list(P);
-    expect((await t!.fails(P, 'create_memory_object', { payload: 1 })).code).toBe('invalid_arguments');
-    expect((await t!.fails(P, 'create_memory_object', { type: 'plan' })).code).toBe('invalid_arguments');
+    expect((await kit.t.fails(P, 'create_memory_object', { payload: 1 })).code).toBe('invalid_arguments');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'plan' })).code).toBe('invalid_arguments');
     expect(await list(P)).toEqual(before);
     const r = await create(P, { type: 'plan', name: 'nil', payload: null });
     expect(r.namespace).toBe(`process:${P}`);
     expect((await read(P, { name: 'nil' })).payload).toBeNull();
     await create(P, { type: 'plan', name: 'fixed', payload: { entries: [] } });
-    expect((await t!.fails(P, 'append_memory_object', { name: 'fixed', entry: 1 })).code).toBe('object_denied');
+    expect((await kit.t.fails(P, 'append_memory_object', { name: 'fixed', entry: 1 })).code).toBe('object_denied');
   });
 
   test('[OM-75] parents is an alias of parent_oids; both are unioned', async () => {
@@ -283,7 +241,7 @@ describe('create_memory_object', () => {
     expect((await inspect(a.oid)).provenance.parent_oids).toContain(o3.oid);
     expect((await inspect(b.oid)).provenance.parent_oids).toContain(o3.oid);
     expect((await inspect(c.oid)).provenance.parent_oids).toEqual(expect.arrayContaining([o3.oid, o5.oid]));
-    expect((await t!.fails(P, 'create_memory_object', { type: 'claim', payload: 1, parents: [''] })).code).toBe('parent_invalid');
+    expect((await kit.t.fails(P, 'create_memory_object', { type: 'claim', payload: 1, parents: [''] })).code).toBe('parent_invalid');
   });
 
   test('[OM-76] each of the 24 types creates; the type imposes no payload schema', async () => {
@@ -328,8 +286,8 @@ describe('create_memory_object', () => {
     const o1 = await create(Q, { type: 'evidence', name: 'o1', payload: 1 });
     const o3 = await create(Q, { type: 'evidence', name: 'o3', payload: 3 });
     const o4 = await create(Q, { type: 'evidence', name: 'o4', payload: 4 });
-    for (const o of [o1, o3, o4]) await t!.grant(P, `object:${o.oid}`, ['read']);
-    await t!.grant(P, `object_namespace:process:${Q}`, ['read']);
+    for (const o of [o1, o3, o4]) await kit.t.grant(P, `object:${o.oid}`, ['read']);
+    await kit.t.grant(P, `object_namespace:process:${Q}`, ['read']);
     const L = await ledger(P);
     await read(P, { name: 'o1', namespace: `process:${Q}` });
     const o2 = await create(P, { type: 'claim', payload: 2, parent_oids: [o3.oid] });

@@ -20,7 +20,15 @@ let statements: { sql: string; parameters: readonly unknown[] }[];
 let deps: ObjectMemoryDeps;
 let ctx: ToolContext;
 
-const allow = (resource: string, right: Decision['right']): Decision => ({ subject: PID, resource, right, allowed: true, effect: 'allow', reason: 'test', matchedIds: [] });
+const allow = (resource: string, right: Decision['right']): Decision => ({
+  subject: PID,
+  resource,
+  right,
+  allowed: true,
+  effect: 'allow',
+  reason: 'test',
+  matchedIds: [],
+});
 const authority: Authority = {
   pid: PID,
   check: async (resource, right) => allow(resource, right),
@@ -32,7 +40,10 @@ const authority: Authority = {
 beforeEach(async () => {
   database = new Database(':memory:');
   statements = [];
-  db = new Kysely({ dialect: new SqliteDialect({ database }), log: (e) => void (e.level === 'query' && statements.push({ sql: e.query.sql, parameters: e.query.parameters })) });
+  db = new Kysely({
+    dialect: new SqliteDialect({ database }),
+    log: (e) => void (e.level === 'query' && statements.push({ sql: e.query.sql, parameters: e.query.parameters })),
+  });
   for (const m of migrations) await m.up(db);
   deps = { payloads: createPayloadStore(), testHooks: {} };
   ctx = {
@@ -86,7 +97,11 @@ describe('Object Memory hot path: statements per call', () => {
 
   test('a create into a process scope with a view issues three: name lookup, row insert, view-root insert', async () => {
     const sql = await sqlOf(createMemoryObjectTool(deps), { type: 'plan', name: 'notes', payload: { entries: [] }, immutable: false });
-    expect(sql.map((s) => s.split(' ').slice(0, 3).join(' '))).toEqual(['select "o".* from', 'insert into "om_objects"', 'insert into "om_view_roots"']);
+    expect(sql.map((s) => s.split(' ').slice(0, 3).join(' '))).toEqual([
+      'select "o".* from',
+      'insert into "om_objects"',
+      'insert into "om_view_roots"',
+    ]);
   });
 
   test('view roots: each new Object goes last; a process with no view gets a read_only one holding the root', async () => {

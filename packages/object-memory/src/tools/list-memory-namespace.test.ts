@@ -1,46 +1,20 @@
 // The list_memory_namespace tool through the real kernel (ToolBroker, one transaction per call, the authority engine), with the
 // plugin test kit: each test opens its own in-memory runtime with Object Memory, a fake clock and sequential ids.
-import { openTestRuntime, type TestRuntime } from '@libos/testing';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { ObjectMemoryService } from '../objects-service.js';
-import { objectMemory } from '../plugin.js';
+import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
-const SKILL = 'agent-libos-object-memory';
-let t: TestRuntime | null = null;
+const kit = objectMemoryToolTests();
+const { open, agent, twoWithProj, list, create, append } = kit;
 
-afterEach(async () => {
-  await t?.close();
-  t = null;
-});
-
-async function open(): Promise<TestRuntime> {
-  t = await openTestRuntime({ plugins: [objectMemory()] });
-  return t;
-}
-
-/** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */
-const agent = (goal = 'use object memory') => t!.spawn({ goal, image: 'base-agent:v0', skills: [SKILL] });
-
-/** Two processes P and Q, and P's namespace `proj`. */
-async function twoWithProj() {
-  await open();
-  const P = await agent('P');
-  const Q = await agent('Q');
-  await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' });
-  return { P, Q };
-}
-
-const list = (pid: string, args: Record<string, unknown> = {}) => t!.ok(pid, 'list_memory_namespace', args);
 const names = async (pid: string, args: Record<string, unknown> = {}) =>
   ((await list(pid, args)).objects as { name: string }[]).map((o) => o.name);
-const create = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'create_memory_object', args);
-const append = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'append_memory_object', args);
 
 describe('list_memory_namespace', () => {
   test("[OM-9] a fresh process lists its own scope: process:<pid>, no children, only the kernel's goal Object", async () => {
     await open();
     const P = await agent();
-    const goalOid = (await t!.runtime.process(P)).goalOid;
+    const goalOid = (await kit.t.runtime.process(P)).goalOid;
     const r = await list(P);
     expect(r.namespace).toBe(`process:${P}`);
     expect(r.namespaces).toEqual([]);
@@ -51,7 +25,7 @@ describe('list_memory_namespace', () => {
 
   test('[OM-10] [OM-72] object entries are exactly oid,namespace,name,type,version; child entries namespace,parent_namespace', async () => {
     const { P } = await twoWithProj();
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
     await create(P, { type: 'plan', name: 'p', namespace: 'proj', payload: {}, metadata: { title: 't' } });
     const r = await list(P, { namespace: 'proj' });
     expect(Object.keys(r).sort()).toEqual(['namespace', 'namespaces', 'objects']);
@@ -71,8 +45,8 @@ describe('list_memory_namespace', () => {
   test('[OM-12] 3 objects + 2 children with limit 4 gives 3 objects and 1 namespace (objects first)', async () => {
     const { P } = await twoWithProj();
     for (const n of ['a', 'b', 'c']) await create(P, { type: 'plan', name: n, namespace: 'proj', payload: n });
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/y' });
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/x' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/y' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/x' });
     const r = await list(P, { namespace: 'proj', limit: 4 });
     expect(r.objects).toHaveLength(3);
     expect(r.namespaces).toEqual([{ namespace: 'proj/x', parent_namespace: 'proj' }]);
@@ -82,18 +56,18 @@ describe('list_memory_namespace', () => {
     await open();
     const P = await agent();
     for (const limit of [0, -1, 51]) {
-      const e = await t!.fails(P, 'list_memory_namespace', { limit });
+      const e = await kit.t.fails(P, 'list_memory_namespace', { limit });
       expect(e.code).toBe('limit_out_of_range');
       expect(e.message).toBe(`limit: must be an integer from 1 to 50 (got ${limit})`);
     }
     for (const limit of [1.5, true, '5'])
-      expect((await t!.fails(P, 'list_memory_namespace', { limit })).code, String(limit)).toBe('invalid_arguments');
+      expect((await kit.t.fails(P, 'list_memory_namespace', { limit })).code, String(limit)).toBe('invalid_arguments');
   });
 
   test('[OM-14] given a/b/c, listing a shows only the direct child a/b', async () => {
     await open();
     const P = await agent();
-    for (const ns of ['a', 'a/b', 'a/b/c']) await t!.ok(P, 'create_memory_namespace', { namespace: ns });
+    for (const ns of ['a', 'a/b', 'a/b/c']) await kit.t.ok(P, 'create_memory_namespace', { namespace: ns });
     expect((await list(P, { namespace: 'a' })).namespaces).toEqual([{ namespace: 'a/b', parent_namespace: 'a' }]);
   });
 
@@ -110,8 +84,8 @@ describe('list_memory_namespace', () => {
     const { P, Q } = await twoWithProj();
     const a = await create(P, { type: 'plan', name: 'hidden', namespace: 'proj', payload: 1 });
     const b = await create(P, { type: 'plan', name: 'shown', namespace: 'proj', payload: 2 });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${b.oid}`, ['read']);
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${b.oid}`, ['read']);
     const r = await list(Q, { namespace: 'proj' });
     expect(r.objects.map((o: { oid: string }) => o.oid)).toEqual([b.oid]);
     expect(r.objects.map((o: { oid: string }) => o.oid)).not.toContain(a.oid);
@@ -119,37 +93,37 @@ describe('list_memory_namespace', () => {
 
   test('[OM-17] Q without namespace read is namespace_denied', async () => {
     const { Q } = await twoWithProj();
-    expect((await t!.fails(Q, 'list_memory_namespace', { namespace: 'proj' })).code).toBe('namespace_denied');
+    expect((await kit.t.fails(Q, 'list_memory_namespace', { namespace: 'proj' })).code).toBe('namespace_denied');
   });
 
   test('[OM-18] a one-use object read admits the object in one listing only', async () => {
     const { P, Q } = await twoWithProj();
     const o = await create(P, { type: 'plan', name: 'once', namespace: 'proj', payload: 1 });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${o.oid}`, ['read'], { uses: 1 });
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${o.oid}`, ['read'], { uses: 1 });
     expect(await names(Q, { namespace: 'proj' })).toEqual(['once']);
     expect(await names(Q, { namespace: 'proj' })).toEqual([]);
   });
 
   test('a one-use namespace read is spent by a listing, and restored when the listing fails', async () => {
     const { Q } = await twoWithProj();
-    await t!.grant(Q, 'object_namespace:proj', ['read'], { uses: 1 });
-    expect((await t!.fails(Q, 'list_memory_namespace', { namespace: 'proj', limit: 99 })).code).toBe('limit_out_of_range');
+    await kit.t.grant(Q, 'object_namespace:proj', ['read'], { uses: 1 });
+    expect((await kit.t.fails(Q, 'list_memory_namespace', { namespace: 'proj', limit: 99 })).code).toBe('limit_out_of_range');
     await list(Q, { namespace: 'proj' });
-    expect((await t!.fails(Q, 'list_memory_namespace', { namespace: 'proj' })).code).toBe('namespace_denied');
+    expect((await kit.t.fails(Q, 'list_memory_namespace', { namespace: 'proj' })).code).toBe('namespace_denied');
   });
 
   test('[OM-70] Q (granted write on proj) creates proj/q: P listing proj does not show it', async () => {
     const { P, Q } = await twoWithProj();
-    await t!.grant(Q, 'object_namespace:proj', ['write']);
-    await t!.ok(Q, 'create_memory_namespace', { namespace: 'proj/q' });
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/p' });
+    await kit.t.grant(Q, 'object_namespace:proj', ['write']);
+    await kit.t.ok(Q, 'create_memory_namespace', { namespace: 'proj/q' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/p' });
     expect((await list(P, { namespace: 'proj' })).namespaces).toEqual([{ namespace: 'proj/p', parent_namespace: 'proj' }]);
   });
 
   test("[OM-71] listing proj shows proj's objects and child proj/r only; {} shows only the process scope; a missing namespace is namespace_not_found", async () => {
     const { P } = await twoWithProj();
-    await t!.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
+    await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
     await create(P, { type: 'plan', name: 'in-proj', namespace: 'proj', payload: 1 });
     await create(P, { type: 'plan', name: 'in-r', namespace: 'proj/r', payload: 1 });
     await create(P, { type: 'plan', name: 'in-scope', payload: 1 });
@@ -160,22 +134,22 @@ describe('list_memory_namespace', () => {
     expect(mine).toContain('in-scope');
     expect(mine).not.toContain('in-proj');
     expect(mine).not.toContain('in-r');
-    expect((await t!.fails(P, 'list_memory_namespace', { namespace: 'proj/none' })).code).toBe('namespace_denied');
-    await t!.grant(P, 'object_namespace:*', ['read']);
-    expect((await t!.fails(P, 'list_memory_namespace', { namespace: 'proj/none' })).code).toBe('namespace_not_found');
+    expect((await kit.t.fails(P, 'list_memory_namespace', { namespace: 'proj/none' })).code).toBe('namespace_denied');
+    await kit.t.grant(P, 'object_namespace:*', ['read']);
+    expect((await kit.t.fails(P, 'list_memory_namespace', { namespace: 'proj/none' })).code).toBe('namespace_not_found');
   });
 
   test('the scan ceiling: 1,100 unreadable objects before the readable one is scan_ceiling_reached, never a silent short page', async () => {
     const { P, Q } = await twoWithProj();
     const last = await create(P, { type: 'plan', name: 'old', namespace: 'proj', payload: 1 });
-    await t!.runtime.transaction(async (scope) => {
+    await kit.t.runtime.transaction(async (scope) => {
       const svc = scope.service<ObjectMemoryService>('objects');
       for (let i = 0; i < 1_100; i++)
         await svc.createForProcess(P, { type: 'observation', name: `n${i}`, namespace: 'proj', payload: i, attachToView: false });
     });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${last.oid}`, ['read']);
-    expect((await t!.fails(Q, 'list_memory_namespace', { namespace: 'proj', limit: 1 })).code).toBe('scan_ceiling_reached');
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${last.oid}`, ['read']);
+    expect((await kit.t.fails(Q, 'list_memory_namespace', { namespace: 'proj', limit: 1 })).code).toBe('scan_ceiling_reached');
     expect((await list(P, { namespace: 'proj', limit: 50 })).objects).toHaveLength(50);
   });
 });

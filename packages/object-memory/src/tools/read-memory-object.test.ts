@@ -2,40 +2,11 @@
 // with the plugin test kit: each test opens its own in-memory runtime with Object Memory, a fake clock and
 // sequential ids.
 import { canonicalSha256 } from '@libos/sdk';
-import { openTestRuntime, type TestRuntime } from '@libos/testing';
-import { afterEach, describe, expect, test } from 'vitest';
-import { objectMemory } from '../plugin.js';
+import { describe, expect, test } from 'vitest';
+import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
-const SKILL = 'agent-libos-object-memory';
-let t: TestRuntime | null = null;
-
-afterEach(async () => {
-  await t?.close();
-  t = null;
-});
-
-async function open(): Promise<TestRuntime> {
-  t = await openTestRuntime({ plugins: [objectMemory()] });
-  return t;
-}
-
-/** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */
-const agent = (goal = 'use object memory') => t!.spawn({ goal, image: 'base-agent:v0', skills: [SKILL] });
-
-/** Two processes P and Q, and P's namespace `proj`. */
-async function twoWithProj() {
-  await open();
-  const P = await agent('P');
-  const Q = await agent('Q');
-  await t!.ok(P, 'create_memory_namespace', { namespace: 'proj' });
-  return { P, Q };
-}
-
-const read = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'read_memory_object', args);
-const create = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'create_memory_object', args);
-const append = (pid: string, args: Record<string, unknown>) => t!.ok(pid, 'append_memory_object', args);
-const ledger = (pid: string, extra: Record<string, unknown> = {}) =>
-  create(pid, { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false, ...extra });
+const kit = objectMemoryToolTests();
+const { open, agent, twoWithProj, read, create, append, ledger } = kit;
 
 describe('read_memory_object', () => {
   test('[OM-37] {"z":"雪","a":[true,null,3]} reads as a json_value of 29 bytes with the canonical digest', async () => {
@@ -95,10 +66,10 @@ describe('read_memory_object', () => {
     await open();
     const P = await agent();
     await create(P, { type: 'observation', name: 'v', payload: 'abcdef' });
-    expect((await t!.fails(P, 'read_memory_object', { name: 'v', cursor: 1 })).code).toBe('invalid_arguments');
-    expect((await t!.fails(P, 'read_memory_object', { name: 'v', expected_sha256: '0'.repeat(64) })).code).toBe('digest_mismatch');
-    expect((await t!.fails(P, 'read_memory_object', { name: 'v', expected_sha256: 'A'.repeat(64) })).code).toBe('invalid_arguments');
-    expect((await t!.fails(P, 'read_memory_object', { name: 'v', expected_sha256: 'a'.repeat(63) })).code).toBe('invalid_arguments');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', cursor: 1 })).code).toBe('invalid_arguments');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', expected_sha256: '0'.repeat(64) })).code).toBe('digest_mismatch');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', expected_sha256: 'A'.repeat(64) })).code).toBe('invalid_arguments');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', expected_sha256: 'a'.repeat(63) })).code).toBe('invalid_arguments');
   });
 
   test('[OM-41] "雪x" with its digest: cursor 2 is cursor_not_boundary, cursor 6 is cursor_out_of_range', async () => {
@@ -106,8 +77,8 @@ describe('read_memory_object', () => {
     const P = await agent();
     await create(P, { type: 'observation', name: 's', payload: '雪x' });
     const sha = (await read(P, { name: 's' })).sha256;
-    expect((await t!.fails(P, 'read_memory_object', { name: 's', cursor: 2, expected_sha256: sha })).code).toBe('cursor_not_boundary');
-    expect((await t!.fails(P, 'read_memory_object', { name: 's', cursor: 6, expected_sha256: sha })).code).toBe('cursor_out_of_range');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 's', cursor: 2, expected_sha256: sha })).code).toBe('cursor_not_boundary');
+    expect((await kit.t.fails(P, 'read_memory_object', { name: 's', cursor: 6, expected_sha256: sha })).code).toBe('cursor_out_of_range');
   });
 
   test('[OM-42] max_payload_chars 0 or 200,001 is invalid_arguments', async () => {
@@ -115,7 +86,7 @@ describe('read_memory_object', () => {
     const P = await agent();
     await create(P, { type: 'observation', name: 'v', payload: 1 });
     for (const m of [0, 200_001])
-      expect((await t!.fails(P, 'read_memory_object', { name: 'v', max_payload_chars: m })).code).toBe('invalid_arguments');
+      expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', max_payload_chars: m })).code).toBe('invalid_arguments');
   });
 
   test('[OM-43] pointer /nested/a~1b/~0key/1 selects {"name":"雪"} with that subtree\'s digest', async () => {
@@ -131,9 +102,9 @@ describe('read_memory_object', () => {
     const P = await agent();
     await create(P, { type: 'observation', name: 'v', payload: { l: [1, 2], scalar: 5, '': 1 } });
     for (const p of ['nested', '/a~2'])
-      expect((await t!.fails(P, 'read_memory_object', { name: 'v', json_pointer: p })).code, p).toBe('pointer_syntax');
+      expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', json_pointer: p })).code, p).toBe('pointer_syntax');
     for (const p of ['/missing', '/l/01', '/l/-', '/l/9', '/scalar/x'])
-      expect((await t!.fails(P, 'read_memory_object', { name: 'v', json_pointer: p })).code, p).toBe('pointer_unresolved');
+      expect((await kit.t.fails(P, 'read_memory_object', { name: 'v', json_pointer: p })).code, p).toBe('pointer_unresolved');
     expect((await read(P, { name: 'v', json_pointer: '/' })).payload).toBe(1);
   });
 
@@ -165,7 +136,7 @@ describe('read_memory_object', () => {
     const p1 = await read(P, { name: 'ledger', max_payload_chars: 20 });
     expect(p1.next_cursor).toBeDefined();
     await append(P, { name: 'ledger', entry: 'y' });
-    const e = await t!.fails(P, 'read_memory_object', {
+    const e = await kit.t.fails(P, 'read_memory_object', {
       name: 'ledger',
       max_payload_chars: 20,
       cursor: p1.next_cursor,
@@ -178,16 +149,16 @@ describe('read_memory_object', () => {
   test('[OM-47] Q with namespace read but no object read gets object_not_found, exactly as for a missing name', async () => {
     const { P, Q } = await twoWithProj();
     await create(P, { type: 'plan', name: 'private', namespace: 'proj', payload: 1 });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    const hidden = await t!.fails(Q, 'read_memory_object', { name: 'private', namespace: 'proj' });
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    const hidden = await kit.t.fails(Q, 'read_memory_object', { name: 'private', namespace: 'proj' });
     expect(hidden.code).toBe('object_not_found');
-    const missing = await t!.fails(Q, 'read_memory_object', { name: 'nothing', namespace: 'proj' });
+    const missing = await kit.t.fails(Q, 'read_memory_object', { name: 'nothing', namespace: 'proj' });
     expect(hidden.message).toBe(missing.message.replace('"nothing"', '"private"'));
   });
 
   test('[OM-48] Q without namespace read reading a missing name gets namespace_denied', async () => {
     const { Q } = await twoWithProj();
-    expect((await t!.fails(Q, 'read_memory_object', { name: 'nothing', namespace: 'proj' })).code).toBe('namespace_denied');
+    expect((await kit.t.fails(Q, 'read_memory_object', { name: 'nothing', namespace: 'proj' })).code).toBe('namespace_denied');
   });
 
   test('[OM-78] names match exactly: plan, Ledger or the OID are object_not_found; " ledger " is found', async () => {
@@ -195,7 +166,7 @@ describe('read_memory_object', () => {
     const P = await agent();
     const L = await ledger(P);
     for (const name of ['plan', 'Ledger', L.oid])
-      expect((await t!.fails(P, 'read_memory_object', { name })).code, name).toBe('object_not_found');
+      expect((await kit.t.fails(P, 'read_memory_object', { name })).code, name).toBe('object_not_found');
     expect((await read(P, { name: ' ledger ' })).oid).toBe(L.oid);
   });
 
@@ -214,12 +185,12 @@ describe('read_memory_object', () => {
   test('a one-use object read is spent by a read and restored when the read fails later (pointer)', async () => {
     const { P, Q } = await twoWithProj();
     const o = await create(P, { type: 'plan', name: 'once', namespace: 'proj', payload: { a: 1 } });
-    await t!.grant(Q, 'object_namespace:proj', ['read']);
-    await t!.grant(Q, `object:${o.oid}`, ['read'], { uses: 1 });
-    expect((await t!.fails(Q, 'read_memory_object', { name: 'once', namespace: 'proj', json_pointer: '/b' })).code).toBe(
+    await kit.t.grant(Q, 'object_namespace:proj', ['read']);
+    await kit.t.grant(Q, `object:${o.oid}`, ['read'], { uses: 1 });
+    expect((await kit.t.fails(Q, 'read_memory_object', { name: 'once', namespace: 'proj', json_pointer: '/b' })).code).toBe(
       'pointer_unresolved',
     );
     expect((await read(Q, { name: 'once', namespace: 'proj' })).payload).toEqual({ a: 1 });
-    expect((await t!.fails(Q, 'read_memory_object', { name: 'once', namespace: 'proj' })).code).toBe('object_not_found');
+    expect((await kit.t.fails(Q, 'read_memory_object', { name: 'once', namespace: 'proj' })).code).toBe('object_not_found');
   });
 });

@@ -124,58 +124,72 @@ function topLevelNames(sf: ts.SourceFile): Set<string> {
   return names;
 }
 
+interface Piece {
+  readonly text: string;
+  /** The source line it came from (a problem in it is reported there). */
+  readonly line: number;
+}
+
 /**
- * An example as a piece of the file it documents: its imports and `declare`s at the top level, the rest in a block of
- * its own (so its names may shadow the file's).
+ * The examples of one file as one module: the file's own text (so an example may use its names, exported or not),
+ * then every example's imports (less the names the file or an earlier example already has), then each example in an
+ * async function of its own whose parameters are the example's `declare const`s (what the reader has in hand).
  */
-function exampleModule(source: ts.SourceFile, ex: Example): { text: string; lineOf: number[] } {
-  const code = ex.lines.map((l) => l.text).join('\n');
-  const parsed = ts.createSourceFile('example.ts', code, ts.ScriptTarget.ES2022, true);
+function examplesModule(source: ts.SourceFile, examples: readonly Example[]): Piece[] {
   const taken = topLevelNames(source);
-  const imports: { text: string; line: number }[] = [];
-  const importLines = new Set<number>();
-  for (const s of parsed.statements) {
-    const ambient = ts.canHaveModifiers(s) && (ts.getModifiers(s) ?? []).some((m) => m.kind === ts.SyntaxKind.DeclareKeyword);
-    if (!ts.isImportDeclaration(s) && !ambient) continue;
-    const from = parsed.getLineAndCharacterOfPosition(s.getStart()).line;
-    const to = parsed.getLineAndCharacterOfPosition(s.getEnd()).line;
-    for (let l = from; l <= to; l++) importLines.add(l);
-    if (ambient) {
-      // `declare const x: T;` says what the reader has in hand: it goes beside the imports, at the top level.
-      for (let l = from; l <= to; l++) imports.push(ex.lines[l]!);
-      continue;
+  const imports: Piece[] = [];
+  const bodies: Piece[] = [];
+  for (const ex of examples) {
+    const code = ex.lines.map((l) => l.text).join('\n');
+    const parsed = ts.createSourceFile('example.ts', code, ts.ScriptTarget.ES2022, true);
+    const lineOf = (pos: number) => parsed.getLineAndCharacterOfPosition(pos).line;
+    const first = ex.lines[0]?.line ?? 0;
+    const params: Piece[] = [];
+    const moved = new Set<number>();
+    for (const s of parsed.statements) {
+      const from = lineOf(s.getStart());
+      const to = lineOf(s.getEnd());
+      const declared = ts.isVariableStatement(s) && (ts.getModifiers(s) ?? []).some((m) => m.kind === ts.SyntaxKind.DeclareKeyword);
+      if (!declared && !ts.isImportDeclaration(s)) continue;
+      for (let l = from; l <= to; l++) moved.add(l);
+      if (declared) {
+        for (const d of s.declarationList.declarations)
+          params.push({ text: `${d.getText(parsed)},`, line: ex.lines[lineOf(d.getStart())]!.line });
+        continue;
+      }
+      if (!ts.isImportDeclaration(s)) continue;
+      const c = s.importClause;
+      const spec = s.moduleSpecifier.getText(parsed);
+      const line = ex.lines[from]!.line;
+      if (!c) {
+        imports.push({ text: `import ${spec};`, line });
+        continue;
+      }
+      const fresh = (name: string) => !taken.has(name) && (taken.add(name), true);
+      const kept: string[] = [];
+      if (c.name && fresh(c.name.text)) kept.push(c.name.text);
+      const nb = c.namedBindings;
+      if (nb && ts.isNamespaceImport(nb) && fresh(nb.name.text)) kept.push(`* as ${nb.name.text}`);
+      if (nb && ts.isNamedImports(nb)) {
+        const named = nb.elements.filter((e) => fresh(e.name.text)).map((e) => e.getText(parsed));
+        if (named.length > 0) kept.push(`{ ${named.join(', ')} }`);
+      }
+      if (kept.length > 0) imports.push({ text: `import ${c.isTypeOnly ? 'type ' : ''}${kept.join(', ')} from ${spec};`, line });
     }
-    if (!ts.isImportDeclaration(s)) continue;
-    const c = s.importClause;
-    const spec = s.moduleSpecifier.getText(parsed);
-    const kept: string[] = [];
-    if (c?.name && !taken.has(c.name.text)) kept.push(c.name.text);
-    const nb = c?.namedBindings;
-    if (nb && ts.isNamespaceImport(nb) && !taken.has(nb.name.text)) kept.push(`* as ${nb.name.text}`);
-    if (nb && ts.isNamedImports(nb)) {
-      const named = nb.elements.filter((e) => !taken.has(e.name.text)).map((e) => e.getText(parsed));
-      if (named.length > 0) kept.push(`{ ${named.join(', ')} }`);
+    // `export` has no place in a function body: it is dropped (an exported declaration stays a declaration).
+    const exported = new Set<number>();
+    for (const s of parsed.statements) {
+      const mods = ts.canHaveModifiers(s) ? (ts.getModifiers(s) ?? []) : [];
+      if (mods.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) exported.add(lineOf(s.getStart()));
     }
-    const typeOnly = c?.isTypeOnly ? 'type ' : '';
-    const line = ex.lines[from]!.line;
-    if (!c) imports.push({ text: `import ${spec};`, line });
-    else if (kept.length > 0) imports.push({ text: `import ${typeOnly}${kept.join(', ')} from ${spec};`, line });
+    const rest = ex.lines
+      .map((l, i) => (exported.has(i) ? { ...l, text: l.text.replace(/\bexport\s+(default\s+)?/, '') } : l))
+      .filter((_, i) => !moved.has(i));
+    bodies.push({ text: 'void (async (', line: first }, ...params, { text: ') => {', line: first }, ...rest, { text: '});', line: first });
   }
-  // `export` has no place in the example's block: it is blanked (an exported declaration stays a declaration).
-  const exported = new Set<number>();
-  for (const s of parsed.statements) {
-    const mods = ts.canHaveModifiers(s) ? (ts.getModifiers(s) ?? []) : [];
-    if (mods.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) exported.add(parsed.getLineAndCharacterOfPosition(s.getStart()).line);
-  }
-  const rest = ex.lines
-    .map((l, i) => (exported.has(i) ? { ...l, text: l.text.replace(/\bexport\s+(default\s+)?/, '') } : l))
-    .filter((_, i) => !importLines.has(i));
-  const firstLine = ex.lines[0]?.line ?? 0;
-  const emitted = [{ text: '', line: firstLine }, ...imports, { text: '{', line: firstLine }, ...rest, { text: '}', line: firstLine }];
-  return {
-    text: `${source.text}\n${emitted.map((e) => e.text).join('\n')}\n`,
-    lineOf: emitted.map((e) => e.line),
-  };
+  const pieces = [{ text: '', line: examples[0]?.lines[0]?.line ?? 0 }, ...imports, ...bodies];
+  // One piece, one line: a declaration written over several lines keeps its first line for all of them.
+  return pieces.flatMap((p) => p.text.split('\n').map((text) => ({ text, line: p.line })));
 }
 
 /** Typechecks every example of packages/*\/src in one program; returns `file:line message` per problem. */
@@ -186,16 +200,17 @@ function checkExamples(): { count: number; problems: string[] } {
     .flatMap((d) => sourceFiles(d));
   const virtual = new Map<string, string>();
   const where = new Map<string, { file: string; sourceLines: number; lineOf: number[] }>();
+  let count = 0;
   for (const path of files) {
     const text = readFileSync(path, 'utf8');
     if (!text.includes('@example')) continue;
-    const source = ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true);
-    examplesOf(relative(ROOT, path), text).forEach((ex, n) => {
-      const name = join(dirname(path), `${basename(path, '.ts')}.example-${n}.ts`);
-      const m = exampleModule(source, ex);
-      virtual.set(name, m.text);
-      where.set(name, { file: ex.file, sourceLines: text.split('\n').length, lineOf: m.lineOf });
-    });
+    const examples = examplesOf(relative(ROOT, path), text);
+    if (examples.length === 0) continue;
+    count += examples.length;
+    const pieces = examplesModule(ts.createSourceFile(path, text, ts.ScriptTarget.ES2022, true), examples);
+    const name = join(dirname(path), `${basename(path, '.ts')}.examples.ts`);
+    virtual.set(name, `${text}\n${pieces.map((p) => p.text).join('\n')}\n`);
+    where.set(name, { file: relative(ROOT, path), sourceLines: text.split('\n').length, lineOf: pieces.map((p) => p.line) });
   }
   const context = join(ROOT, 'packages/kernel/src/example-context.d.ts');
   virtual.set(context, EXAMPLE_CONTEXT);
@@ -221,7 +236,7 @@ function checkExamples(): { count: number; problems: string[] } {
       problems.push(`${w.file}:${line} ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
     }
   }
-  return { count: where.size, problems };
+  return { count, problems };
 }
 
 it('every @example in packages/*/src compiles against the sources (file:line of each problem)', () => {
@@ -253,18 +268,36 @@ it('the extractor takes ```ts blocks when an example has them, and the whole exa
   expect(plain!.lines).toEqual([{ text: 'add(1, 2); // 3', line: 4 }]);
   expect(fenced!.lines).toEqual([{ text: 'add(2, 2);', line: 11 }]);
   const source = ts.createSourceFile('a.ts', "import { add } from './add.js';\nconst two = 2;\n", ts.ScriptTarget.ES2022, true);
-  const ex: Example = {
+  const first: Example = {
     file: 'a.ts',
     lines: [
       { text: "import { add, sub } from './add.js';", line: 7 },
       { text: 'declare const three: number;', line: 8 },
-      { text: 'export const two = add(1, 1);', line: 9 },
+      { text: 'export const two = add(1, three);', line: 9 },
     ],
   };
-  const m = exampleModule(source, ex);
-  // The file's own `add` is not imported twice; a `declare` goes to the top level; the example's `two` (no longer
-  // exported) lives in its own block.
-  const emitted = ["import { sub } from './add.js';", 'declare const three: number;', '{', 'const two = add(1, 1);', '}'];
-  expect(m.text.split('\n').slice(4, 9)).toEqual(emitted);
-  expect(m.lineOf).toEqual([7, 7, 8, 7, 9, 7]);
+  const second: Example = {
+    file: 'a.ts',
+    lines: [
+      { text: "import { sub } from './add.js';", line: 12 },
+      { text: 'sub(2, 1);', line: 13 },
+    ],
+  };
+  const pieces = examplesModule(source, [first, second]);
+  // The file's own `add` is not imported again, nor `sub` twice; a `declare const` is a parameter of the example's
+  // function; the example's `two` (no longer exported) lives in that function.
+  expect(pieces.map((p) => p.text)).toEqual([
+    '',
+    "import { sub } from './add.js';",
+    'void (async (',
+    'three: number,',
+    ') => {',
+    'const two = add(1, three);',
+    '});',
+    'void (async (',
+    ') => {',
+    'sub(2, 1);',
+    '});',
+  ]);
+  expect(pieces.map((p) => p.line)).toEqual([7, 7, 7, 8, 7, 9, 7, 12, 12, 13, 12]);
 });

@@ -1,10 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LibosError } from '@libos/sdk';
 import { MCP_CLIENT_ERRORS } from './errors.js';
 import { VERSION } from './version.js';
+
+/** What `Client.connect` takes: either transport below. */
+type Transport = Parameters<Client['connect']>[0];
 
 /**
  * One external MCP server, as the host config's `mcp_servers` entry gives it: a program started and spoken to over

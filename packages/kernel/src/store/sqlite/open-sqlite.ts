@@ -193,27 +193,29 @@ class StoreDialect extends SqliteDialect {
   }
 }
 
-/** Statements kept prepared; kysely emits a small set of distinct SQL texts, so this bound is rarely reached. */
+/**
+ * Statements kept prepared; kysely emits a small set of distinct SQL texts, so this bound is rarely reached. The
+ * oldest prepared goes first when it is (a hit does not reorder: that cost two map writes per statement).
+ */
 export const STATEMENT_CACHE_SIZE = 512;
 
 /**
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
- * anew, which was the largest cost of a tool call: bench/broker-call.mjs). Least recently used statements go first.
+ * anew, which was the largest cost of a tool call).
  */
 function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo) {
   const cache = new Map<string, StoreStatement>();
   return {
     prepare(sql: string): StoreStatement {
-      let stmt = cache.get(sql);
-      if (stmt) cache.delete(sql);
-      else {
-        try {
-          stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo));
-        } catch (err) {
-          throw asStoreFault(err, location);
-        }
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      const hit = cache.get(sql);
+      if (hit) return hit;
+      let stmt: StoreStatement;
+      try {
+        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo));
+      } catch (err) {
+        throw asStoreFault(err, location);
       }
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       cache.set(sql, stmt);
       return stmt;
     },

@@ -135,6 +135,11 @@ export interface OwnershipResolver {
   readonly kind: string;
   /** The owner of `kind:<body>`, or null when it has none (or does not exist). */
   ownerOf(store: unknown, body: string): Promise<OwnedResource | null>;
+  /**
+   * The tables `ownerOf` reads. When given, the authority engine caches its answers in the store memo (`StoreMemo`)
+   * until one of them is written; without it, every check asks again.
+   */
+  readonly tables?: readonly string[];
   /** Everything of this kind `owner` owns, oldest first (listing a subject's grants, fork duplication). */
   ownedBy(store: unknown, owner: string): Promise<readonly OwnedResource[]>;
 }

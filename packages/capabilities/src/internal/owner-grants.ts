@@ -2,7 +2,7 @@ import { LibosError, type OwnedResource, type OwnershipResolver } from '@libos/s
 import type { CapabilityRecord } from '../capability-record.js';
 import { parseResource, RESOURCE_KIND_PATTERN, type ParsedResource } from '../resource.js';
 import { parseRights } from '../rights.js';
-import type { Db } from './store.js';
+import { readThrough, type Db } from './store.js';
 
 /** Id prefix of an implicit owner record: `cap_own:<resource>`. Generated ids (`cap_<hex>`) never hold a `:`. */
 export const OWNER_CAP_PREFIX = 'cap_own:';
@@ -77,8 +77,21 @@ export function ownedTarget(
 export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: ParsedResource): Promise<CapabilityRecord | null> {
   const target = ownedTarget(owners, resource);
   if (!target) return null;
-  const owned = await target.resolver.ownerOf(db, resource.root);
+  const owned = await ownerOf(target.resolver, db, resource.root);
   return owned ? ownerRecord(resource.kind, { ...owned, body: resource.root }) : null;
+}
+
+/**
+ * The resolver's owner of `kind:<body>`, through the store memo when the resolver names the tables it reads (a call
+ * checks the same Object more than once). Shared answers are frozen.
+ */
+export function ownerOf(resolver: OwnershipResolver, db: Db, body: string): Promise<OwnedResource | null> {
+  const load = () => resolver.ownerOf(db, body);
+  if (!resolver.tables) return load();
+  return readThrough(db, resolver.tables, `owner:${resolver.kind}:${body}`, async () => {
+    const owned = await load();
+    return owned ? Object.freeze(owned) : null;
+  });
 }
 
 /** Every implicit owner record `subject` holds, minus those a stored row replaces (`storedIds`). */

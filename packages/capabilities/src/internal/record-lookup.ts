@@ -2,7 +2,7 @@ import type { CapabilityRecord } from '../capability-record.js';
 import { isExpired } from '../expiry.js';
 import { parseResource, type ParsedResource } from '../resource.js';
 import { getGrant, grantsCovering } from './grant-store.js';
-import { OWNER_CAP_PREFIX, ownedTarget, ownerRecord, resolveOwner, type OwnerResolvers } from './owner-grants.js';
+import { OWNER_CAP_PREFIX, ownedTarget, ownerOf, ownerRecord, resolveOwner, type OwnerResolvers } from './owner-grants.js';
 import type { Db } from './store.js';
 
 /** A record by id: the stored row, else the implicit owner record its `cap_own:` id names, else null. */
@@ -62,7 +62,7 @@ export async function coveringRecords(
   const rows = await grantsCovering(db, subject, resource, target?.id);
   const active = rows.filter((r) => r.status === 'active');
   if (!target || rows.some((r) => r.id === target.id)) return active;
-  const owned = await target.resolver.ownerOf(db, resource.root);
+  const owned = await ownerOf(target.resolver, db, resource.root);
   if (!owned || owned.owner !== subject) return active;
   const implicit = ownerRecord(resource.kind, { ...owned, body: resource.root });
   const at = active.findIndex((r) => r.issuedAt > implicit.issuedAt || (r.issuedAt === implicit.issuedAt && r.id > implicit.id));

@@ -22,6 +22,7 @@ function owned(row: { oid: string; owner_id: string; immutable: number; created_
  */
 export const objectOwners: OwnershipResolver = {
   kind: 'object',
+  tables: ['om_objects'],
   async ownerOf(store, oid) {
     const row = await omDb(store)
       .selectFrom('om_objects')

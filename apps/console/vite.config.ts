@@ -7,6 +7,13 @@ export default defineConfig({
   base: './',
   resolve: { alias: { '@libos/client': fileURLToPath(new URL('../../packages/client/src/index.ts', import.meta.url)) } },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', modulePreload: { polyfill: false }, sourcemap: false, chunkSizeWarningLimit: 400 },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    modulePreload: { polyfill: false },
+    sourcemap: false,
+    chunkSizeWarningLimit: 400,
+  },
   logLevel: 'warn',
 });

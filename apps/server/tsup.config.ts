@@ -12,7 +12,8 @@ export default defineConfig({
   sourcemap: true,
   target: 'node20',
   onSuccess: async () => {
-    if (!existsSync(new URL('index.html', consoleDist))) throw new Error('apps/console/dist is missing: build @libos/console first (turbo does)');
+    if (!existsSync(new URL('index.html', consoleDist)))
+      throw new Error('apps/console/dist is missing: build @libos/console first (turbo does)');
     cpSync(consoleDist, new URL('./dist/console/', import.meta.url), { recursive: true });
   },
 });

@@ -61,7 +61,12 @@ export async function callFigures(ctx) {
     const appendAtLength = (length) => async (k) => {
       const pid = await spawnChecked(rt, { objects: true });
       const names = Array.from({ length: nAppend }, (_, i) => `len${length}-${k}-${i}`);
-      await createLedgers(rt, pid, names, Array.from({ length }, (_, i) => smallEntry(i)));
+      await createLedgers(
+        rt,
+        pid,
+        names,
+        Array.from({ length }, (_, i) => smallEntry(i)),
+      );
       const entry = smallEntry(length);
       return msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry }));
     };

@@ -36,7 +36,13 @@ async function quantumFigure(ctx, template) {
     const rt = await openBenchRuntime(copy ? copyStore(template.path, path) : path);
     try {
       await runStep(rt, await prepareStep(rt));
-      return (await msPerOpWithSetup(nStep, () => prepareStep(rt), (_, s) => runStep(rt, s))) / 2;
+      return (
+        (await msPerOpWithSetup(
+          nStep,
+          () => prepareStep(rt),
+          (_, s) => runStep(rt, s),
+        )) / 2
+      );
     } finally {
       await rt.close();
     }

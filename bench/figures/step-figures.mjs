@@ -14,7 +14,12 @@ export async function stepFigures(ctx) {
     const nStep = ctx.n(8);
     const nHand = ctx.n(500);
     const { medians } = await interleave(ctx, {
-      step: () => msPerOpWithSetup(nStep, () => prepareStep(rt), (_, s) => runStep(rt, s)),
+      step: () =>
+        msPerOpWithSetup(
+          nStep,
+          () => prepareStep(rt),
+          (_, s) => runStep(rt, s),
+        ),
       hand: () => msPerOp(nHand, hand.op),
       langgraph: () => msPerOp(nStep, () => graph.step()),
     });

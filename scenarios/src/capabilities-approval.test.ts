@@ -38,7 +38,8 @@ async function setup(rt: Runtime) {
   await rt.grant(p.pid, 'object_namespace:shared', ['write'], { effect: 'ask' });
   return p;
 }
-const create = (rt: Runtime, pid: string, name: string, payload: unknown = { v: 1 }) => rt.call(pid, 'create_memory_object', { type: 'observation', namespace: 'shared', name, payload });
+const create = (rt: Runtime, pid: string, name: string, payload: unknown = { v: 1 }) =>
+  rt.call(pid, 'create_memory_object', { type: 'observation', namespace: 'shared', name, payload });
 const objectsIn = async (rt: Runtime, pid: string) => {
   const r = await rt.call(pid, 'list_memory_namespace', { namespace: 'shared' });
   return r.ok ? (r.payload as { objects: { name: string }[] }).objects.map((o) => o.name) : r.error.code;
@@ -52,7 +53,10 @@ describe('human approval of ask grants', () => {
     expect(first).toMatchObject({ ok: true, wait: { kind: 'human' } });
     expect((await rt.process(p.pid)).status).toBe('waiting_human');
     const [req] = await rt.humanRequests({ status: 'pending', pid: p.pid });
-    expect(req).toMatchObject({ kind: 'permission', details: { mode: 'per_use', resource: 'object_namespace:shared', rights: ['write'], tool: 'create_memory_object' } });
+    expect(req).toMatchObject({
+      kind: 'permission',
+      details: { mode: 'per_use', resource: 'object_namespace:shared', rights: ['write'], tool: 'create_memory_object' },
+    });
 
     await rt.answerHuman(req!.id, { approved: true });
     expect((await rt.process(p.pid)).status).toBe('runnable');
@@ -105,7 +109,9 @@ describe('human approval of ask grants', () => {
     await create(rt, p.pid, 'a');
     const [req] = await rt.humanRequests({ status: 'pending', pid: p.pid });
     await expect(rt.answerHuman(req!.id, { approved: true, decision: 'always_deny' })).rejects.toMatchObject({ code: 'invalid_arguments' });
-    await expect(rt.answerHuman(req!.id, { approved: false, decision: 'always_allow' })).rejects.toMatchObject({ code: 'invalid_arguments' });
+    await expect(rt.answerHuman(req!.id, { approved: false, decision: 'always_allow' })).rejects.toMatchObject({
+      code: 'invalid_arguments',
+    });
     expect((await rt.humanRequests({ pid: p.pid }))[0]!.status).toBe('pending');
     expect((await rt.process(p.pid)).status).toBe('waiting_human');
   });
@@ -120,7 +126,11 @@ describe('human approval of ask grants', () => {
     await rt.activateSkill(p.pid, 'agent-libos-authority');
     await rt.activateSkill(p.pid, 'agent-libos-object-memory');
     await rt.grant(p.pid, 'human:owner', ['write']);
-    const asked = await rt.call(p.pid, 'request_permission', { resource: 'object_namespace:shared', rights: ['write'], reason: 'to file my notes' });
+    const asked = await rt.call(p.pid, 'request_permission', {
+      resource: 'object_namespace:shared',
+      rights: ['write'],
+      reason: 'to file my notes',
+    });
     expect(asked).toMatchObject({ ok: true, wait: { kind: 'human' } });
     const [req] = await rt.humanRequests({ status: 'pending', pid: p.pid });
     await rt.answerHuman(req!.id, { approved: true, decision: 'always_allow' });

@@ -20,7 +20,10 @@ it('a message carries its sender’s flow labels: reading it taints the reader',
   const child = (spawned as { payload: { pid: string } }).payload.pid;
   await rt.activateSkill(child, 'agent-libos-child-processes');
 
-  expect((await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'k', payload: 'x', metadata: { sensitivity: 'secret' } })).ok).toBe(true);
+  expect(
+    (await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'k', payload: 'x', metadata: { sensitivity: 'secret' } }))
+      .ok,
+  ).toBe(true);
   expect((await rt.call(p.pid, 'read_memory_object', { name: 'k' })).ok).toBe(true);
   expect((await flowOf(p.pid)).sensitivity).toBe('secret');
   expect((await flowOf(child)).sensitivity).toBe('normal');

@@ -23,25 +23,47 @@ const code = async (pid: string, tool: string, args: Record<string, unknown>) =>
 describe('model-facing paths cannot raise trust, lower sensitivity or mint a grant', () => {
   it('object metadata that raises trust or integrity, or names a declassification authority, is refused', async () => {
     const p = await proc();
-    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { trust_level: 'trusted' } })).toBe('label_elevation_denied');
-    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { integrity: 'verified' } })).toBe('label_elevation_denied');
-    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { declassification_authority: 'me' } })).toBe('label_elevation_denied');
+    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { trust_level: 'trusted' } })).toBe(
+      'label_elevation_denied',
+    );
+    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { integrity: 'verified' } })).toBe(
+      'label_elevation_denied',
+    );
+    expect(await code(p.pid, 'create_memory_object', { type: 'claim', payload: 1, metadata: { declassification_authority: 'me' } })).toBe(
+      'label_elevation_denied',
+    );
   });
 
   it('asking for lower sensitivity than what the process has seen never lowers it', async () => {
     const p = await proc();
-    expect(await code(p.pid, 'create_memory_object', { type: 'observation', name: 's', payload: 1, metadata: { sensitivity: 'secret' } })).toBe('ok');
+    expect(
+      await code(p.pid, 'create_memory_object', { type: 'observation', name: 's', payload: 1, metadata: { sensitivity: 'secret' } }),
+    ).toBe('ok');
     expect(await code(p.pid, 'read_memory_object', { name: 's' })).toBe('ok');
-    const made = await rt.call(p.pid, 'create_memory_object', { type: 'summary', name: 'pub', payload: 'x', metadata: { sensitivity: 'public' } });
+    const made = await rt.call(p.pid, 'create_memory_object', {
+      type: 'summary',
+      name: 'pub',
+      payload: 'x',
+      metadata: { sensitivity: 'public' },
+    });
     expect(made.ok).toBe(true);
-    const labels = await rt.transaction(async (scope) => (await scope.service<{ describe(oid: string): Promise<{ labels: { sensitivity: string } } | null> }>('objects').describe((made as { payload: { oid: string } }).payload.oid))!.labels);
+    const labels = await rt.transaction(
+      async (scope) =>
+        (await scope
+          .service<{ describe(oid: string): Promise<{ labels: { sensitivity: string } } | null> }>('objects')
+          .describe((made as { payload: { oid: string } }).payload.oid))!.labels,
+    );
     expect(labels.sensitivity).toBe('secret');
   });
 
   it('a message payload shaped like a grant is refused with delegation_denied and nothing is posted', async () => {
     const p = await proc();
-    expect(await code(p.pid, 'send_process_message', { to_pid: p.pid, payload: { resource: 'object:*', rights: ['admin'] } })).toBe('delegation_denied');
-    expect(await code(p.pid, 'send_process_message', { to_pid: p.pid, payload: { note: { capability: 'cap_1' } } })).toBe('delegation_denied');
+    expect(await code(p.pid, 'send_process_message', { to_pid: p.pid, payload: { resource: 'object:*', rights: ['admin'] } })).toBe(
+      'delegation_denied',
+    );
+    expect(await code(p.pid, 'send_process_message', { to_pid: p.pid, payload: { note: { capability: 'cap_1' } } })).toBe(
+      'delegation_denied',
+    );
     expect(await rt.messages(p.pid)).toEqual([]);
   });
 
@@ -52,7 +74,12 @@ describe('model-facing paths cannot raise trust, lower sensitivity or mint a gra
     const child = await rt.call(p.pid, 'spawn_child_process', { goal: 'child' });
     expect(child.ok).toBe(true);
     const childPid = (child as { payload: { pid: string } }).payload.pid;
-    const r = await rt.call(p.pid, 'delegate_capability', { capability_id: held.id, child_pid: childPid, resource: 'object:*', rights: ['read', 'write'] });
+    const r = await rt.call(p.pid, 'delegate_capability', {
+      capability_id: held.id,
+      child_pid: childPid,
+      resource: 'object:*',
+      rights: ['read', 'write'],
+    });
     expect(r.ok).toBe(false);
     expect(!r.ok && r.error.code).toBe('delegation_denied');
     expect((await rt.capabilities(childPid)).filter((c) => c.resource === 'object:*')).toEqual([]);

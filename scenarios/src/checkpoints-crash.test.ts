@@ -89,27 +89,24 @@ async function stateAfterReopen(db: string, ready: Json): Promise<'before' | 'af
   return 'before';
 }
 
-it(
-  '[CP-17] SIGKILL before, during or after a restore: on reopen the subtree is wholly before or wholly after it',
-  { timeout: 600_000 },
-  async () => {
-    // A run killed only once the restore said it was done: the checkpoint's state, and how long a restore takes here.
-    const done = await run(null);
-    expect(done.ready.changed).not.toEqual(done.ready.at_checkpoint);
-    expect(await stateAfterReopen(done.db, done.ready)).toBe('after');
-    const span = Math.max(5, Math.ceil(done.ms ?? 50));
-    // Kills spread over the restore's span (and a little past it).
-    const outcomes: { delay: number; finished: boolean; state: string }[] = [];
-    for (const fraction of [0, 0.25, 0.5, 0.75, 1.25]) {
-      const delay = Math.round(span * fraction);
-      const r = await run(delay);
-      outcomes.push({ delay, finished: r.finished, state: await stateAfterReopen(r.db, r.ready) });
-      // A restore that said it was done before the kill is durable.
-      if (r.finished) expect(outcomes.at(-1)!.state).toBe('after');
-    }
-    console.log(
-      `checkpoint crash: restore ${span} ms; kills ` +
-        outcomes.map((o) => `${o.delay}ms→${o.state}${o.finished ? '(done)' : ''}`).join(', '),
-    );
-  },
-);
+it('[CP-17] SIGKILL before, during or after a restore: on reopen the subtree is wholly before or wholly after it', {
+  timeout: 600_000,
+}, async () => {
+  // A run killed only once the restore said it was done: the checkpoint's state, and how long a restore takes here.
+  const done = await run(null);
+  expect(done.ready.changed).not.toEqual(done.ready.at_checkpoint);
+  expect(await stateAfterReopen(done.db, done.ready)).toBe('after');
+  const span = Math.max(5, Math.ceil(done.ms ?? 50));
+  // Kills spread over the restore's span (and a little past it).
+  const outcomes: { delay: number; finished: boolean; state: string }[] = [];
+  for (const fraction of [0, 0.25, 0.5, 0.75, 1.25]) {
+    const delay = Math.round(span * fraction);
+    const r = await run(delay);
+    outcomes.push({ delay, finished: r.finished, state: await stateAfterReopen(r.db, r.ready) });
+    // A restore that said it was done before the kill is durable.
+    if (r.finished) expect(outcomes.at(-1)!.state).toBe('after');
+  }
+  console.log(
+    `checkpoint crash: restore ${span} ms; kills ` + outcomes.map((o) => `${o.delay}ms→${o.state}${o.finished ? '(done)' : ''}`).join(', '),
+  );
+});

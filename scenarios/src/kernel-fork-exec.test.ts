@@ -39,7 +39,12 @@ describe('fork_child_process', () => {
     const write = await rt.call(fork.pid, 'append_memory_object', { namespace: ledger.namespace, name: 'ledger', entry: 'b' });
     expect(!write.ok && write.error.category).toBe('permission_denied');
     const caps = await rt.capabilities(fork.pid);
-    expect(caps.filter((c) => c.resource === `object:${ledger.oid}`).flatMap((c) => c.rights).sort()).toEqual(['materialize', 'read']);
+    expect(
+      caps
+        .filter((c) => c.resource === `object:${ledger.oid}`)
+        .flatMap((c) => c.rights)
+        .sort(),
+    ).toEqual(['materialize', 'read']);
   });
 
   it('shares only named roots, refuses roots the parent does not hold, and needs process:spawn', async () => {

@@ -32,7 +32,11 @@ describe('ask_human', () => {
   it('[K-18] parks in waiting_human{request_ids}; the answer wakes it in the same transaction; the call is replayed exactly once with no provider call', async () => {
     const { rt } = await harness();
     const pid = await asker(rt);
-    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'ask_human', args: { question: 'Which colour?' } }], [{ tool: 'process_exit', args: { message: 'done' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: {
+        [pid]: [[{ tool: 'ask_human', args: { question: 'Which colour?' } }], [{ tool: 'process_exit', args: { message: 'done' } }]],
+      },
+    });
 
     const first = await rt.run({ provider });
     expect(first.results).toMatchObject([{ pid, kind: 'turn', stopReason: 'waiting_human', executed: ['ask_human'] }]);
@@ -65,7 +69,13 @@ describe('ask_human', () => {
     const { rt, probe } = await harness();
     const pid = await asker(rt);
     const provider = new ScriptedProvider({
-      processes: { [pid]: [[{ tool: 'ask_human', args: { question: 'May I?' } }], [{ tool: 'probe_touch', args: { label: 'after the refusal' } }], [{ tool: 'process_exit', args: { message: 'ok' } }]] },
+      processes: {
+        [pid]: [
+          [{ tool: 'ask_human', args: { question: 'May I?' } }],
+          [{ tool: 'probe_touch', args: { label: 'after the refusal' } }],
+          [{ tool: 'process_exit', args: { message: 'ok' } }],
+        ],
+      },
     });
     await rt.run({ provider });
     const [req] = await rt.humanRequests({ pid });
@@ -74,7 +84,10 @@ describe('ask_human', () => {
 
     const report = await rt.run({ provider });
     expect(report.results[0]).toMatchObject({ pid, kind: 'resumed', stopReason: 'tool_failed' });
-    expect(report.results[0]!.results[0]).toMatchObject({ ok: false, error: { code: 'permission_denied', details: { request_id: req!.id, status: 'rejected' } } });
+    expect(report.results[0]!.results[0]).toMatchObject({
+      ok: false,
+      error: { code: 'permission_denied', details: { request_id: req!.id, status: 'rejected' } },
+    });
     expect(probe.runs).toEqual(['after the refusal']);
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
     expect(provider.calls).toBe(3);
@@ -87,13 +100,20 @@ describe('ask_human', () => {
     const pid = (await rt.spawn({ goal: 'ask for a permission' })).pid;
     await rt.activateSkill(pid, 'agent-libos-authority');
     await rt.grant(pid, 'human:owner', ['write']);
-    const asked = await rt.call(pid, 'request_permission', { resource: 'object_namespace:shared', rights: ['read'], reason: 'to read the shared notes' });
+    const asked = await rt.call(pid, 'request_permission', {
+      resource: 'object_namespace:shared',
+      rights: ['read'],
+      reason: 'to read the shared notes',
+    });
     expect(asked).toMatchObject({ ok: true, wait: { kind: 'human' } });
     const [req] = await rt.humanRequests({ pid });
     await rt.answerHuman(req!.id, { approved: false });
     const report = await rt.run({ provider: new ScriptedProvider({ processes: { [pid]: [] } }), maxQuanta: 1 });
     expect(report.results[0]).toMatchObject({ pid, kind: 'resumed', stopReason: 'completed' });
-    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { request_id: req!.id, status: 'rejected', resource: 'object_namespace:shared' } });
+    expect(report.results[0]!.results[0]).toMatchObject({
+      ok: true,
+      payload: { request_id: req!.id, status: 'rejected', resource: 'object_namespace:shared' },
+    });
     expect((await rt.capabilities(pid)).some((c) => c.resource === 'object_namespace:shared' && c.effect === 'allow')).toBe(false);
   });
 
@@ -115,7 +135,10 @@ describe('ask_human', () => {
     // A waiting process calls nothing more, so it cannot queue a second question.
     expect(await fails(rt, pid, 'ask_human', { question: 'Ship it?' })).toMatchObject({ code: 'process_not_tool_callable' });
     const [req] = await rt.humanRequests({ pid });
-    const settled = await Promise.allSettled([rt.answerHuman(req!.id, { approved: true, answer: 'yes' }), rt.answerHuman(req!.id, { approved: false, responder: 'human:other' })]);
+    const settled = await Promise.allSettled([
+      rt.answerHuman(req!.id, { approved: true, answer: 'yes' }),
+      rt.answerHuman(req!.id, { approved: false, responder: 'human:other' }),
+    ]);
     const won = settled.filter((s): s is PromiseFulfilledResult<Json> => s.status === 'fulfilled');
     const lost = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
     expect(won).toHaveLength(1);
@@ -135,7 +158,9 @@ describe('ask_human', () => {
     const [req] = await rt.humanRequests({ pid });
     await expect(rt.answerHuman(req!.id, { approved: true })).rejects.toMatchObject({ code: 'invalid_arguments' });
     await expect(rt.answerHuman(req!.id, { approved: true, answer: '   ' })).rejects.toMatchObject({ code: 'invalid_arguments' });
-    await expect(rt.answerHuman('hreq_00000000000000ff', { approved: true, answer: 'x' })).rejects.toMatchObject({ code: 'human_request_not_found' });
+    await expect(rt.answerHuman('hreq_00000000000000ff', { approved: true, answer: 'x' })).rejects.toMatchObject({
+      code: 'human_request_not_found',
+    });
     expect((await rt.humanRequests({ pid }))[0]!.status).toBe('pending');
     expect((await rt.process(pid)).status).toBe('waiting_human');
   });
@@ -152,9 +177,13 @@ describe('ask_human', () => {
     await rt.signal(child, 'terminate', 'owner went home');
     expect(await rt.process(child)).toMatchObject({ status: 'killed', waitState: null, outcome: { kind: 'killed', code: 'terminated' } });
     expect((await rt.humanRequests({ pid: child }))[0]).toMatchObject({ id: req!.id, status: 'cancelled' });
-    expect((await rt.events({ type: 'process_exited' })).find((e) => e.data.pid === child)?.data.cancelled_human_requests).toEqual([req!.id]);
+    expect((await rt.events({ type: 'process_exited' })).find((e) => e.data.pid === child)?.data.cancelled_human_requests).toEqual([
+      req!.id,
+    ]);
     expect((await rt.process(parent)).status).toBe('runnable');
-    await expect(rt.answerHuman(req!.id, { approved: true, answer: 'too late' })).rejects.toMatchObject({ code: 'human_request_not_pending' });
+    await expect(rt.answerHuman(req!.id, { approved: true, answer: 'too late' })).rejects.toMatchObject({
+      code: 'human_request_not_pending',
+    });
     expect((await rt.process(child)).status).toBe('killed');
   });
 
@@ -164,7 +193,9 @@ describe('ask_human', () => {
     const path = join(dir, 'libos.db');
     const first = await harness({ path });
     const pid = await asker(first.rt);
-    await first.rt.run({ provider: new ScriptedProvider({ processes: { [pid]: [[{ tool: 'ask_human', args: { question: 'Deploy?' } }]] } }) });
+    await first.rt.run({
+      provider: new ScriptedProvider({ processes: { [pid]: [[{ tool: 'ask_human', args: { question: 'Deploy?' } }]] } }),
+    });
     expect((await first.rt.process(pid)).status).toBe('waiting_human');
     await first.rt.close();
 

@@ -41,8 +41,12 @@ describe('send_process_message', () => {
 
     // Unrelated: a sibling, a grandparent, an unknown pid.
     expect(await fails(rt, child, 'send_process_message', { to_pid: sibling, payload: {} })).toMatchObject({ code: 'permission_denied' });
-    expect(await fails(rt, grandchild, 'send_process_message', { to_pid: parent, payload: {} })).toMatchObject({ code: 'permission_denied' });
-    expect(await fails(rt, parent, 'send_process_message', { to_pid: 'pid_00000000000000ff', payload: {} })).toMatchObject({ code: 'permission_denied' });
+    expect(await fails(rt, grandchild, 'send_process_message', { to_pid: parent, payload: {} })).toMatchObject({
+      code: 'permission_denied',
+    });
+    expect(await fails(rt, parent, 'send_process_message', { to_pid: 'pid_00000000000000ff', payload: {} })).toMatchObject({
+      code: 'permission_denied',
+    });
     expect(await rt.messages(sibling)).toEqual([]);
     expect((await rt.messages(parent)).length).toBe(1);
 
@@ -92,14 +96,18 @@ describe('read_process_messages', () => {
 
   it('[OT-54] filters AND together; message_ids [] matches nothing; explicit ids return exactly those, oldest first', async () => {
     const { rt, parent, child } = await family();
-    const send = async (args: Json) => (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: {}, ...args })).message_id as string;
+    const send = async (args: Json) =>
+      (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: {}, ...args })).message_id as string;
     const a = await send({ channel: 'x', correlation_id: 'c1' });
     const b = await send({ channel: 'x', correlation_id: 'c2', kind: 'note' });
     const c = await send({ channel: 'y', correlation_id: 'c1', reply_to: a });
-    const own = (await ok(rt, child, 'send_process_message', { to_pid: child, payload: {}, channel: 'x', correlation_id: 'c1' })).message_id;
+    const own = (await ok(rt, child, 'send_process_message', { to_pid: child, payload: {}, channel: 'x', correlation_id: 'c1' }))
+      .message_id;
 
     expect(ids(await ok(rt, child, 'read_process_messages', { channel: 'x', correlation_id: 'c1', ack: false }))).toEqual([a, own]);
-    expect(ids(await ok(rt, child, 'read_process_messages', { channel: 'x', correlation_id: 'c1', sender_pid: parent, ack: false }))).toEqual([a]);
+    expect(
+      ids(await ok(rt, child, 'read_process_messages', { channel: 'x', correlation_id: 'c1', sender_pid: parent, ack: false })),
+    ).toEqual([a]);
     expect(ids(await ok(rt, child, 'read_process_messages', { channel: 'x', kind: 'note', ack: false }))).toEqual([b]);
     expect(ids(await ok(rt, child, 'read_process_messages', { reply_to: a, ack: false }))).toEqual([c]);
     const none = await ok(rt, child, 'read_process_messages', { message_ids: [] });
@@ -109,7 +117,16 @@ describe('read_process_messages', () => {
     expect(exact.acked_message_ids).toEqual([a, c]);
     expect((await rt.messages(child)).filter((m) => m.status === 'unread').map((m) => m.message_id)).toEqual([b, own]);
     const got = exact.messages[1];
-    expect(got).toMatchObject({ message_id: c, sender: parent, recipient_pid: child, channel: 'y', correlation_id: 'c1', reply_to: a, subject: '', body: '' });
+    expect(got).toMatchObject({
+      message_id: c,
+      sender: parent,
+      recipient_pid: child,
+      channel: 'y',
+      correlation_id: 'c1',
+      reply_to: a,
+      subject: '',
+      body: '',
+    });
   });
 
   it('[OT-56] 105 unread, limit 100: 100 returned with has_more, omitted_count 5 and a continuation; the next read returns the last 5', async () => {
@@ -117,7 +134,12 @@ describe('read_process_messages', () => {
     for (let i = 0; i < 105; i++) await rt.sendMessage(child, { i });
     const first = await ok(rt, child, 'read_process_messages', { limit: 100 });
     expect(first.messages.map((m: Json) => m.payload.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
-    expect(first).toMatchObject({ ready: true, has_more: true, omitted_count: 5, continuation: { tool: 'read_process_messages', same_filters: true } });
+    expect(first).toMatchObject({
+      ready: true,
+      has_more: true,
+      omitted_count: 5,
+      continuation: { tool: 'read_process_messages', same_filters: true },
+    });
     expect(first.acked_message_ids).toHaveLength(100);
     const second = await ok(rt, child, 'read_process_messages', { limit: 100 });
     expect(second.messages.map((m: Json) => m.payload.i)).toEqual([100, 101, 102, 103, 104]);
@@ -181,7 +203,11 @@ describe('receive_process_messages', () => {
     const parked = await rt.call(child, 'receive_process_messages', { block: true, channel: 'work' });
     expect(parked).toMatchObject({ ok: true, payload: null, wait: { kind: 'message', filters: { channel: 'work' } } });
     const waiting = await rt.process(child);
-    expect(waiting).toMatchObject({ status: 'waiting_event', waitState: { kind: 'message', filters: { channel: 'work' } }, stateGeneration: gen0 + 1 });
+    expect(waiting).toMatchObject({
+      status: 'waiting_event',
+      waitState: { kind: 'message', filters: { channel: 'work' } },
+      stateGeneration: gen0 + 1,
+    });
     expect(await fails(rt, child, 'probe_touch', { label: 'while waiting' })).toMatchObject({ code: 'process_not_tool_callable' });
 
     const other = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: {}, channel: 'other' })).message_id;
@@ -206,13 +232,19 @@ describe('receive_process_messages', () => {
     const pid = await spawnProbe(rt, 'wait for the human');
     const provider = new ScriptedProvider({
       processes: {
-        [pid]: [[{ tool: 'receive_process_messages', args: { block: true, sender_pid: 'human:owner' } }], [{ tool: 'process_exit', args: { message: 'got it' } }]],
+        [pid]: [
+          [{ tool: 'receive_process_messages', args: { block: true, sender_pid: 'human:owner' } }],
+          [{ tool: 'process_exit', args: { message: 'got it' } }],
+        ],
       },
     });
     const first = await rt.run({ provider });
     expect(first).toMatchObject({ idle: true, quanta: 1 });
     expect(first.results[0]).toMatchObject({ kind: 'turn', stopReason: 'waiting_message' });
-    expect(await rt.process(pid)).toMatchObject({ status: 'waiting_event', waitState: { kind: 'message', filters: { sender_pid: 'human:owner' } } });
+    expect(await rt.process(pid)).toMatchObject({
+      status: 'waiting_event',
+      waitState: { kind: 'message', filters: { sender_pid: 'human:owner' } },
+    });
     expect(provider.calls).toBe(1);
 
     // A second run has nothing to do: a waiting process is not scheduled.
@@ -227,7 +259,12 @@ describe('receive_process_messages', () => {
     expect(resumed).toMatchObject({ kind: 'resumed', stopReason: 'completed', executed: ['receive_process_messages'] });
     expect(callsAtResume[0]).toBe(1);
     expect(resumed.results[0]).toMatchObject({ ok: true, payload: { ready: true, acked_message_ids: [msg.message_id] } });
-    expect((resumed.results[0] as Json).payload.messages[0]).toMatchObject({ message_id: msg.message_id, sender: 'human:owner', payload: { text: 'go' }, status: 'acked' });
+    expect((resumed.results[0] as Json).payload.messages[0]).toMatchObject({
+      message_id: msg.message_id,
+      sender: 'human:owner',
+      payload: { text: 'go' },
+      status: 'acked',
+    });
     expect((await rt.messages(pid)).map((m) => m.status)).toEqual(['acked']);
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
     expect(provider.calls).toBe(2);
@@ -239,7 +276,9 @@ describe('receive_process_messages', () => {
     h = await openHarness();
     const { rt } = h;
     const pid = await spawnProbe(rt, 'wait for work');
-    const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'receive_process_messages', args: { block: true, channel: 'work' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: { [pid]: [[{ tool: 'receive_process_messages', args: { block: true, channel: 'work' } }]] },
+    });
     await rt.run({ provider });
     const first = await rt.sendMessage(pid, { n: 1 }, { channel: 'work' });
     expect((await rt.process(pid)).status).toBe('runnable');
@@ -251,7 +290,10 @@ describe('receive_process_messages', () => {
     expect(provider.calls).toBe(1);
     const second = await rt.sendMessage(pid, { n: 2 }, { channel: 'work' });
     const last = await rt.run({ provider });
-    expect(last.results[0]).toMatchObject({ kind: 'resumed', results: [{ ok: true, payload: { acked_message_ids: [second.message_id] } }] });
+    expect(last.results[0]).toMatchObject({
+      kind: 'resumed',
+      results: [{ ok: true, payload: { acked_message_ids: [second.message_id] } }],
+    });
     expect(provider.calls).toBe(2); // the exhausted script's exit, after the resume
     expect((await rt.process(pid)).status).toBe('exited');
   });
@@ -269,8 +311,15 @@ describe('receive_process_messages', () => {
     const { rt, parent, child, sibling } = await family();
     expect(await fails(rt, child, 'wait_child_process', { child_pid: sibling })).toMatchObject({ code: 'not_direct_child' });
     expect(await fails(rt, child, 'wait_child_process', { child_pid: parent })).toMatchObject({ code: 'not_direct_child' });
-    expect(await fails(rt, parent, 'wait_child_process', { child_pid: 'pid_00000000000000ff' })).toMatchObject({ code: 'not_direct_child' });
-    expect(await ok(rt, parent, 'wait_child_process', { child_pid: child, block: false })).toMatchObject({ child_pid: child, ready: false, status: 'runnable', result_oid: null });
+    expect(await fails(rt, parent, 'wait_child_process', { child_pid: 'pid_00000000000000ff' })).toMatchObject({
+      code: 'not_direct_child',
+    });
+    expect(await ok(rt, parent, 'wait_child_process', { child_pid: child, block: false })).toMatchObject({
+      child_pid: child,
+      ready: false,
+      status: 'runnable',
+      result_oid: null,
+    });
     expect((await rt.process(parent)).status).toBe('runnable');
   });
 });
@@ -278,14 +327,22 @@ describe('receive_process_messages', () => {
 describe('interrupts and notices', () => {
   it('[K-21] an unread interrupt refuses the next non-message tool with interrupted_by_message; it does not run until the interrupt is read', async () => {
     const { rt, probe, parent, child } = await family();
-    const stop = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { stop: true }, delivery: 'interrupt', channel: 'control' })).message_id;
+    const stop = (
+      await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { stop: true }, delivery: 'interrupt', channel: 'control' })
+    ).message_id;
     const usedBefore = (await rt.budget(child)).usage.tool_calls ?? 0;
-    expect(await fails(rt, child, 'probe_touch', { label: 'refused' })).toMatchObject({ code: 'interrupted_by_message', details: { phase: 'before_tool_call', count: 1, message_ids: [stop], channels: ['control'] } });
+    expect(await fails(rt, child, 'probe_touch', { label: 'refused' })).toMatchObject({
+      code: 'interrupted_by_message',
+      details: { phase: 'before_tool_call', count: 1, message_ids: [stop], channels: ['control'] },
+    });
     expect(await fails(rt, child, 'process_exit', { message: 'refused too' })).toMatchObject({ code: 'interrupted_by_message' });
     expect(probe.runs).toEqual([]);
     expect((await rt.process(child)).status).toBe('runnable');
     expect((await rt.budget(child)).usage.tool_calls ?? 0).toBe(usedBefore);
-    expect((await rt.audit({ action: 'tool.call' })).filter((a) => a.decision === 'interrupted_by_message').map((a) => a.target)).toEqual(['tool:probe_touch', 'tool:process_exit']);
+    expect((await rt.audit({ action: 'tool.call' })).filter((a) => a.decision === 'interrupted_by_message').map((a) => a.target)).toEqual([
+      'tool:probe_touch',
+      'tool:process_exit',
+    ]);
 
     // Message tools are how an interrupt is read: they are not refused.
     const read = await ok(rt, child, 'read_process_messages', {});
@@ -312,18 +369,30 @@ describe('interrupts and notices', () => {
       },
     });
     const report = await rt.run({ provider });
-    expect(report.results[0]).toMatchObject({ kind: 'turn', stopReason: 'interrupted_by_message', executed: ['probe_touch'], skipped: ['probe_touch'] });
+    expect(report.results[0]).toMatchObject({
+      kind: 'turn',
+      stopReason: 'interrupted_by_message',
+      executed: ['probe_touch'],
+      skipped: ['probe_touch'],
+    });
     expect(probe.runs).toEqual(['c']);
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
     const batches = await rt.audit({ action: 'llm.action_batch' });
-    expect(batches[0]).toMatchObject({ decision: 'interrupted_by_message', details: { requested: ['probe_touch', 'probe_touch'], executed: ['probe_touch'], skipped: ['probe_touch'] } });
+    expect(batches[0]).toMatchObject({
+      decision: 'interrupted_by_message',
+      details: { requested: ['probe_touch', 'probe_touch'], executed: ['probe_touch'], skipped: ['probe_touch'] },
+    });
   });
 
   it('unread normal mail attaches a message_notice to a result and stops the batch there; message tools carry none', async () => {
     const { rt, probe, parent, child } = await family();
     const m = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { fyi: 1 } })).message_id;
     const touched = await rt.call(child, 'probe_touch', { label: 'ran' });
-    expect(touched).toMatchObject({ ok: true, payload: { label: 'ran' }, notices: [{ kind: 'message_notice', phase: 'after_tool_call', unread: 1, message_ids: [m], channels: ['default'] }] });
+    expect(touched).toMatchObject({
+      ok: true,
+      payload: { label: 'ran' },
+      notices: [{ kind: 'message_notice', phase: 'after_tool_call', unread: 1, message_ids: [m], channels: ['default'] }],
+    });
     expect(probe.runs).toEqual(['ran']);
     const read = await rt.call(child, 'read_process_messages', {});
     expect(read.ok && 'notices' in read).toBe(false);
@@ -346,7 +415,12 @@ describe('interrupts and notices', () => {
       },
     });
     const report = await rt.run({ provider });
-    expect(report.results.find((q) => q.pid === pid)).toMatchObject({ kind: 'turn', stopReason: 'message_notice', executed: ['probe_touch'], skipped: ['probe_touch'] });
+    expect(report.results.find((q) => q.pid === pid)).toMatchObject({
+      kind: 'turn',
+      stopReason: 'message_notice',
+      executed: ['probe_touch'],
+      skipped: ['probe_touch'],
+    });
     expect(probe.runs).toEqual(['ran', 'quiet', 'first']);
   });
 });

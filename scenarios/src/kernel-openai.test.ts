@@ -57,7 +57,17 @@ function toolCalls(calls: { id: string; name: string; arguments: string }[]): Re
       id: 'chatcmpl-1',
       object: 'chat.completion',
       model: 'served-model-0125',
-      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) }, finish_reason: 'tool_calls' }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: null,
+            tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+          },
+          finish_reason: 'tool_calls',
+        },
+      ],
       usage: { prompt_tokens: 120, completion_tokens: 17, total_tokens: 137 },
     },
   };
@@ -88,7 +98,9 @@ describe('OpenAI-compatible provider through the runtime', () => {
     h = await openHarness();
     const { rt, probe } = h;
     const pid = await spawnProbe(rt, 'touch once, then exit');
-    const { baseUrl, seen } = await chatServer((i) => (i === 0 ? toolCalls([{ id: 'call_touch', name: 'probe_touch', arguments: '{"label":"via-openai"}' }]) : EXIT));
+    const { baseUrl, seen } = await chatServer((i) =>
+      i === 0 ? toolCalls([{ id: 'call_touch', name: 'probe_touch', arguments: '{"label":"via-openai"}' }]) : EXIT,
+    );
     const report = await rt.run({ provider: provider(baseUrl).provider });
 
     expect(report.idle).toBe(true);
@@ -119,7 +131,11 @@ describe('OpenAI-compatible provider through the runtime', () => {
     const { rt } = h;
     const pid = await spawnProbe(rt, 'exit despite rate limits');
     const { baseUrl, seen } = await chatServer((i) =>
-      i === 0 ? { status: 429, body: { error: { message: 'slow down' } }, headers: { 'retry-after': '2' } } : i === 1 ? { status: 503, body: { error: { message: 'busy' } } } : EXIT,
+      i === 0
+        ? { status: 429, body: { error: { message: 'slow down' } }, headers: { 'retry-after': '2' } }
+        : i === 1
+          ? { status: 503, body: { error: { message: 'busy' } } }
+          : EXIT,
     );
     const p = provider(baseUrl);
     await rt.run({ provider: p.provider });
@@ -147,7 +163,13 @@ describe('OpenAI-compatible provider through the runtime', () => {
     );
     const report = await rt.run({ provider: provider(baseUrl).provider });
 
-    expect(report.results[0]).toMatchObject({ pid, kind: 'turn', stopReason: 'tool_failed', executed: ['probe_touch'], skipped: ['probe_touch'] });
+    expect(report.results[0]).toMatchObject({
+      pid,
+      kind: 'turn',
+      stopReason: 'tool_failed',
+      executed: ['probe_touch'],
+      skipped: ['probe_touch'],
+    });
     expect(report.results[0]!.results[0]).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     expect((report.results[0]!.results[0] as Json).error.message).toContain('not a JSON object');
     // The bad call ran nothing, and the batch stopped there.
@@ -170,10 +192,21 @@ describe('OpenAI-compatible provider through the runtime', () => {
     const report = await rt.run({ provider: p.provider });
     expect(report).toMatchObject({ idle: true, quanta: 1, results: [{ pid, kind: 'paused', error: { code: 'provider_timeout' } }] });
     expect(seen).toHaveLength(2);
-    expect(await rt.process(pid)).toMatchObject({ status: 'paused', waitState: { kind: 'paused', reason: expect.stringMatching(/^model provider failed: provider_timeout: /) } });
+    expect(await rt.process(pid)).toMatchObject({
+      status: 'paused',
+      waitState: { kind: 'paused', reason: expect.stringMatching(/^model provider failed: provider_timeout: /) },
+    });
     const retries = await rt.events({ type: 'llm_retry' });
     expect(retries.map((e) => e.data)).toEqual([
-      { pid, provider: 'openai', model: 'test-model', attempt: 1, max_attempts: 2, delay_ms: p.delays[0], error: { code: 'provider_timeout', message: 'openai provider: no response within 50 ms' } },
+      {
+        pid,
+        provider: 'openai',
+        model: 'test-model',
+        attempt: 1,
+        max_attempts: 2,
+        delay_ms: p.delays[0],
+        error: { code: 'provider_timeout', message: 'openai provider: no response within 50 ms' },
+      },
     ]);
     expect(retries[0]!.seq).toBeLessThan((await rt.events({ type: 'llm_call', pid }))[0]!.seq);
     const [row] = await rt.llmCalls({ pid });
@@ -193,12 +226,17 @@ describe('OpenAI-compatible provider through the runtime', () => {
     const garbled = await spawnProbe(rt, 'garbled reply');
     const { baseUrl, seen } = await chatServer((_i, body) => {
       const text = JSON.stringify(body.messages);
-      return text.includes('garbled reply') ? { status: 200, body: '<html>gateway</html>' } : { status: 400, body: { error: { message: 'bad tool schema' } } };
+      return text.includes('garbled reply')
+        ? { status: 200, body: '<html>gateway</html>' }
+        : { status: 400, body: { error: { message: 'bad tool schema' } } };
     });
     await rt.run({ provider: provider(baseUrl).provider });
     expect(seen).toHaveLength(2); // neither is retried
     for (const pid of [bad, garbled]) {
-      expect(await rt.process(pid)).toMatchObject({ status: 'paused', waitState: { reason: expect.stringMatching(/^model provider failed: provider_error: /) } });
+      expect(await rt.process(pid)).toMatchObject({
+        status: 'paused',
+        waitState: { reason: expect.stringMatching(/^model provider failed: provider_error: /) },
+      });
       expect((await rt.llmCalls({ pid })).map((r) => r.status)).toEqual(['error']);
     }
     expect((await rt.llmCalls({ pid: bad }))[0]!.error).toContain('HTTP 400');

@@ -1,7 +1,18 @@
 // Process lifecycle on the real kernel (docs/behaviour/kernel.md): spawn_child, wait, signal, exit, typed states.
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batches, CHILD_SKILL, equip, MEMORY_SKILL, openKernel, rawSql, spawnChild, StateProvider, supervisor, withObjects } from './support/kernel-harness.js';
+import {
+  batches,
+  CHILD_SKILL,
+  equip,
+  MEMORY_SKILL,
+  openKernel,
+  rawSql,
+  spawnChild,
+  StateProvider,
+  supervisor,
+  withObjects,
+} from './support/kernel-harness.js';
 
 let rt: Runtime;
 afterEach(async () => rt?.close());
@@ -84,7 +95,9 @@ describe('wait_child_process', () => {
     expect(await rt.process(parent.pid)).toMatchObject({ status: 'waiting_event', waitState: { kind: 'child', child_pid: childPid } });
     // The child blocks on a message, so the scheduler goes idle with the parent never given a quantum.
     await equip(rt, childPid);
-    const provider = new ScriptedProvider({ processes: { [childPid]: [[{ tool: 'receive_process_messages', args: { block: true, channel: 'never' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: { [childPid]: [[{ tool: 'receive_process_messages', args: { block: true, channel: 'never' } }]] },
+    });
     const report = await rt.run({ provider, maxQuanta: 10 });
     expect(report.idle).toBe(true);
     expect(provider.requests.map((q) => q.pid)).toEqual([childPid]);
@@ -113,7 +126,12 @@ describe('wait_child_process', () => {
       if (e.type === 'process_woken' && e.data.pid === parent.pid) seen.push('parent_woken');
     });
 
-    const provider = new ScriptedProvider({ processes: { [childPid]: [[{ tool: 'process_exit', args: { payload: { widgets: 7 } } }]], [parent.pid]: [[{ tool: 'process_exit', args: { message: 'parent done' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: {
+        [childPid]: [[{ tool: 'process_exit', args: { payload: { widgets: 7 } } }]],
+        [parent.pid]: [[{ tool: 'process_exit', args: { message: 'parent done' } }]],
+      },
+    });
     const report = await rt.run({ provider, maxQuanta: 1 });
     expect(report.results.map((r) => [r.pid, r.kind])).toEqual([[childPid, 'turn']]);
     expect(seen).toEqual(['child_exited', 'parent_woken', 'next_microtask']);
@@ -138,7 +156,10 @@ describe('wait_child_process', () => {
     expect(resumed.results).toHaveLength(1);
     expect(resumed.results[0]).toMatchObject({ pid: parent.pid, kind: 'resumed', executed: ['wait_child_process'] });
     const resultOid = child.outcome!.result_oid as string;
-    expect(resumed.results[0]!.results[0]).toMatchObject({ ok: true, payload: { child_pid: childPid, ready: true, status: 'exited', result_oid: resultOid } });
+    expect(resumed.results[0]!.results[0]).toMatchObject({
+      ok: true,
+      payload: { child_pid: childPid, ready: true, status: 'exited', result_oid: resultOid },
+    });
     const canRead = await rt.transaction((scope) => scope.authorityFor(parent.pid).check(`object:${resultOid}`, 'read'));
     expect(canRead.allowed).toBe(true);
     expect((await withObjects(rt, (o) => o.viewRoots(parent.pid))).map((x) => x.oid)).toContain(resultOid);
@@ -156,7 +177,10 @@ describe('wait_child_process', () => {
     await rt.call(parent.pid, 'wait_child_process', { child_pid: childPid });
     const childBefore = await rt.process(childPid);
     const parentBefore = await rt.process(parent.pid);
-    await rawSql(rt, `CREATE TRIGGER fail_wake BEFORE INSERT ON events WHEN NEW.type = 'process_woken' BEGIN SELECT RAISE(ABORT, 'injected wake failure'); END`);
+    await rawSql(
+      rt,
+      `CREATE TRIGGER fail_wake BEFORE INSERT ON events WHEN NEW.type = 'process_woken' BEGIN SELECT RAISE(ABORT, 'injected wake failure'); END`,
+    );
 
     const exit = await rt.call(childPid, 'process_exit', { message: 'done' });
     expect(exit.ok).toBe(false);
@@ -164,7 +188,9 @@ describe('wait_child_process', () => {
     expect(await rt.process(parent.pid)).toEqual(parentBefore);
     expect(await rt.events({ type: 'process_exited' })).toEqual([]);
     expect(await rt.audit({ action: 'process.exit' })).toEqual([]);
-    expect((await rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').select(['pid', 'status']).execute()))).toEqual([{ pid: parent.pid, status: 'pending' }]);
+    expect(await rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').select(['pid', 'status']).execute())).toEqual([
+      { pid: parent.pid, status: 'pending' },
+    ]);
 
     await rawSql(rt, 'DROP TRIGGER fail_wake');
     const again = await rt.call(childPid, 'process_exit', { message: 'done' });
@@ -201,7 +227,11 @@ describe('process_exit', () => {
 
     const again = await rt.call(p.pid, 'process_exit', {});
     expect(!again.ok && again.error.code).toBe('process_not_tool_callable');
-    await expect(rt.transaction((scope) => scope.service<{ exit(pid: string, o: { resultOid: null }): Promise<unknown> }>('processes').exit(p.pid, { resultOid: null }))).rejects.toMatchObject({ code: 'invalid_state' });
+    await expect(
+      rt.transaction((scope) =>
+        scope.service<{ exit(pid: string, o: { resultOid: null }): Promise<unknown> }>('processes').exit(p.pid, { resultOid: null }),
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_state' });
     await expect(rt.signal(p.pid, 'terminate')).rejects.toMatchObject({ code: 'invalid_state' });
     expect(await rt.process(p.pid)).toEqual(exited);
     expect(await rt.events({ type: 'process_exited' })).toHaveLength(1);
@@ -254,7 +284,11 @@ describe('signal_child_process', () => {
     expect(paused).toMatchObject({ ok: true, payload: { status: 'paused' } });
     expect(await rt.process(childPid)).toMatchObject({ status: 'paused', waitState: { kind: 'paused' } });
 
-    const provider = new StateProvider((pid) => (pid === childPid ? [{ tool: 'process_exit', args: {} }] : [{ tool: 'wait_child_process', args: { child_pid: childPid, block: false } }]));
+    const provider = new StateProvider((pid) =>
+      pid === childPid
+        ? [{ tool: 'process_exit', args: {} }]
+        : [{ tool: 'wait_child_process', args: { child_pid: childPid, block: false } }],
+    );
     await rt.run({ provider, maxQuanta: 3 });
     expect(provider.perPid.get(childPid)).toBeUndefined();
     expect((await rt.process(childPid)).status).toBe('paused');
@@ -296,12 +330,17 @@ describe('signal_child_process', () => {
     expect(await rt.process(parent.pid)).toMatchObject({ status: 'runnable', waitState: null });
     const pending = await rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').select(['pid', 'status']).execute());
     expect(pending).toEqual([{ pid: parent.pid, status: 'pending' }]);
-    await expect(rt.answerHuman(request!.id, { approved: true, answer: 'blue' })).rejects.toMatchObject({ code: 'human_request_not_pending' });
+    await expect(rt.answerHuman(request!.id, { approved: true, answer: 'blue' })).rejects.toMatchObject({
+      code: 'human_request_not_pending',
+    });
 
     const provider = new ScriptedProvider([]);
     const report = await rt.run({ provider, maxQuanta: 1 });
     expect(provider.calls).toBe(0);
-    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, payload: { child_pid: childPid, ready: true, status: 'killed', outcome: { kind: 'killed', code: 'terminated' } } });
+    expect(report.results[0]!.results[0]).toMatchObject({
+      ok: true,
+      payload: { child_pid: childPid, ready: true, status: 'killed', outcome: { kind: 'killed', code: 'terminated' } },
+    });
   });
 
   it('a parent terminating its own waiting child through the tool gets killed + cancelled in one call', async () => {
@@ -377,7 +416,11 @@ describe('batches through the executor', () => {
     const parent = await supervisor(rt);
     const childPid = await spawnChild(rt, parent.pid);
     const provider = new StateProvider((pid, n) =>
-      pid === parent.pid ? (n === 0 ? [{ tool: 'signal_child_process', args: { child_pid: childPid, signal: 'terminate' } }] : [{ tool: 'process_exit', args: {} }]) : [{ tool: 'process_exit', args: { message: 'should not run' } }],
+      pid === parent.pid
+        ? n === 0
+          ? [{ tool: 'signal_child_process', args: { child_pid: childPid, signal: 'terminate' } }]
+          : [{ tool: 'process_exit', args: {} }]
+        : [{ tool: 'process_exit', args: { message: 'should not run' } }],
     );
     // The child was spawned after the parent, so the parent goes first in the round.
     await rt.run({ provider });

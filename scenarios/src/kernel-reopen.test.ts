@@ -40,10 +40,24 @@ async function closeAll(): Promise<void> {
 }
 // A plugin's table (the crash fixture's): the kernel types only its own tables, so the handle is untyped here.
 const rows = (rt: Runtime, table: string) => rt.transaction(async (scope) => (scope.store as Json).selectFrom(table).selectAll().execute());
-const pendingActions = (rt: Runtime) => rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').select(['pid', 'tool', 'args', 'wait', 'status', 'resume_token', 'call_id']).orderBy('pid').execute());
+const pendingActions = (rt: Runtime) =>
+  rt.transaction(async (scope) =>
+    scope.store
+      .selectFrom('pending_actions')
+      .select(['pid', 'tool', 'args', 'wait', 'status', 'resume_token', 'call_id'])
+      .orderBy('pid')
+      .execute(),
+  );
 
 interface Snapshot {
-  processes: { pid: string; status: string; wait_state: string | null; outcome: string | null; state_generation: number; revision: number }[];
+  processes: {
+    pid: string;
+    status: string;
+    wait_state: string | null;
+    outcome: string | null;
+    state_generation: number;
+    revision: number;
+  }[];
   pending_actions: Record<string, unknown>[];
   human_requests: { id: string; pid: string; status: string }[];
 }
@@ -71,7 +85,9 @@ async function crashWhileHolding(mode: 'model' | 'resume'): Promise<{ db: string
       lines.push(msg);
       if (msg.event === 'holding') resolve();
     });
-    child.once('exit', (code, signal) => reject(new Error(`crash-runtime ended (${code ?? signal}) before holding a transaction open:\n${stderr}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`crash-runtime ended (${code ?? signal}) before holding a transaction open:\n${stderr}`)),
+    );
   });
   child.kill('SIGKILL');
   await exited;
@@ -83,7 +99,13 @@ async function crashWhileHolding(mode: 'model' | 'resume'): Promise<{ db: string
 
 /** Every process but the runner is exactly as committed before the crash; so are the saved calls and the human queue. */
 async function expectWaitsIntact(rt: Runtime, w: WaitingLine): Promise<void> {
-  const after = await rt.transaction(async (scope) => scope.store.selectFrom('processes').select(['pid', 'status', 'wait_state', 'outcome', 'state_generation', 'revision']).orderBy('pid').execute());
+  const after = await rt.transaction(async (scope) =>
+    scope.store
+      .selectFrom('processes')
+      .select(['pid', 'status', 'wait_state', 'outcome', 'state_generation', 'revision'])
+      .orderBy('pid')
+      .execute(),
+  );
   const others = (list: { pid: string }[]) => list.filter((p) => p.pid !== w.pids.runner);
   expect(others(after as never)).toEqual(others(w.snapshot.processes));
   const statuses = Object.fromEntries(after.map((p) => [p.pid, p.status]));
@@ -93,7 +115,11 @@ async function expectWaitsIntact(rt: Runtime, w: WaitingLine): Promise<void> {
   expect(statuses[w.pids.listener]).toBe('waiting_event');
   expect(after.filter((p) => p.status === 'running')).toEqual([]);
   expect(others((await pendingActions(rt)) as never)).toEqual(others(w.snapshot.pending_actions as never));
-  expect(others((await pendingActions(rt)) as never).map((a) => (a as { pid: string }).pid).sort()).toEqual([w.pids.parent, w.pids.child, w.pids.asker, w.pids.listener].sort());
+  expect(
+    others((await pendingActions(rt)) as never)
+      .map((a) => (a as { pid: string }).pid)
+      .sort(),
+  ).toEqual([w.pids.parent, w.pids.child, w.pids.asker, w.pids.listener].sort());
   expect((await rt.humanRequests()).map((h) => ({ id: h.id, pid: h.pid, status: h.status }))).toEqual(w.snapshot.human_requests);
 }
 
@@ -101,8 +127,14 @@ async function expectWaitsIntact(rt: Runtime, w: WaitingLine): Promise<void> {
 async function expectNothingHalfCommitted(rt: Runtime, runner: string): Promise<void> {
   expect(await rows(rt, 'crash_fixture_marks')).toEqual([]);
   expect(await rt.events({ type: UNCOMMITTED_EVENT })).toEqual([]);
-  expect((await rt.audit({ pid: runner, action: 'tool.call', limit: 1000 })).filter((a) => a.target === `tool:${HOLD_TOOL}` && a.decision !== 'waiting')).toEqual([]);
-  expect((await rt.events({ pid: runner, limit: 10_000 })).filter((e) => e.type === 'tool_resumed' || e.type === 'tool_completed')).toEqual([]);
+  expect(
+    (await rt.audit({ pid: runner, action: 'tool.call', limit: 1000 })).filter(
+      (a) => a.target === `tool:${HOLD_TOOL}` && a.decision !== 'waiting',
+    ),
+  ).toEqual([]);
+  expect((await rt.events({ pid: runner, limit: 10_000 })).filter((e) => e.type === 'tool_resumed' || e.type === 'tool_completed')).toEqual(
+    [],
+  );
 }
 
 /** After reopen the waits still work: settle each, and every saved call resumes once without a model call. */
@@ -118,7 +150,9 @@ async function expectWaitsResume(rt: Runtime, w: WaitingLine): Promise<void> {
   expect(resumed.map((r) => r.pid).sort()).toEqual([w.pids.parent, w.pids.child, w.pids.asker, w.pids.listener].sort());
   expect(resumed.every((r) => r.results[0]!.ok)).toBe(true);
   expect(resumed.find((r) => r.pid === w.pids.asker)!.results[0]).toMatchObject({ payload: { answer: 'blue' } });
-  expect(resumed.find((r) => r.pid === w.pids.parent)!.results[0]).toMatchObject({ payload: { child_pid: w.pids.child, ready: true, status: 'exited' } });
+  expect(resumed.find((r) => r.pid === w.pids.parent)!.results[0]).toMatchObject({
+    payload: { child_pid: w.pids.child, ready: true, status: 'exited' },
+  });
   expect(provider.calls).toBe(4);
   for (const pid of [w.pids.parent, w.pids.child, w.pids.asker, w.pids.listener]) expect((await rt.process(pid)).status).toBe('exited');
 }
@@ -139,8 +173,13 @@ describe('reopen', () => {
     await closeAll();
 
     const rt = await open(db, REOPEN_IDS);
-    expect(await rt.process(interrupted.pid)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' } });
-    expect(await rt.audit({ action: 'llm.pending_action_resume_interrupted' })).toMatchObject([{ target: `process:${interrupted.pid}`, details: { tool: 'receive_process_messages' } }]);
+    expect(await rt.process(interrupted.pid)).toMatchObject({
+      status: 'failed',
+      outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' },
+    });
+    expect(await rt.audit({ action: 'llm.pending_action_resume_interrupted' })).toMatchObject([
+      { target: `process:${interrupted.pid}`, details: { tool: 'receive_process_messages' } },
+    ]);
     expect(await rt.process(stale.pid)).toMatchObject({ status: 'paused', waitState: { kind: 'paused' } });
     expect(await rt.audit({ action: 'process.recovered' })).toMatchObject([{ target: `process:${stale.pid}`, decision: 'paused' }]);
     expect(await pendingActions(rt)).toEqual([]);
@@ -170,7 +209,12 @@ describe('reopen', () => {
     await rt.answerHuman(q!.id, { approved: true, answer: 'go' });
     const provider = new ScriptedProvider([]);
     const report = await rt.run({ provider });
-    expect(report.results.map((r) => `${r.pid === parent.pid ? 'parent' : 'child'}:${r.kind}`)).toEqual(['child:resumed', 'child:turn', 'parent:resumed', 'parent:turn']);
+    expect(report.results.map((r) => `${r.pid === parent.pid ? 'parent' : 'child'}:${r.kind}`)).toEqual([
+      'child:resumed',
+      'child:turn',
+      'parent:resumed',
+      'parent:turn',
+    ]);
     expect(provider.calls).toBe(2);
     expect((await rt.processes()).map((p) => p.status)).toEqual(['exited', 'exited']);
   });
@@ -183,8 +227,14 @@ describe('reopen', () => {
     const runnerBefore = waiting.snapshot.processes.find((p) => p.pid === waiting.pids.runner)!;
     expect(runnerBefore.status).toBe('runnable');
     // runnable -(claim)-> running -(reopen)-> paused: two transitions, the call's own never committed.
-    expect(await rt.process(waiting.pids.runner)).toMatchObject({ status: 'paused', waitState: { kind: 'paused' }, stateGeneration: runnerBefore.state_generation + 2 });
-    expect(await rt.audit({ action: 'process.recovered' })).toMatchObject([{ target: `process:${waiting.pids.runner}`, decision: 'paused' }]);
+    expect(await rt.process(waiting.pids.runner)).toMatchObject({
+      status: 'paused',
+      waitState: { kind: 'paused' },
+      stateGeneration: runnerBefore.state_generation + 2,
+    });
+    expect(await rt.audit({ action: 'process.recovered' })).toMatchObject([
+      { target: `process:${waiting.pids.runner}`, decision: 'paused' },
+    ]);
     expect((await pendingActions(rt)).some((a) => a.pid === waiting.pids.runner)).toBe(false);
     expect((await rt.budget(waiting.pids.runner)).usage.tool_calls ?? 0).toBe(0);
     expect(await rt.llmCalls({ pid: waiting.pids.runner })).toHaveLength(1); // its model turn committed before dispatch
@@ -197,9 +247,17 @@ describe('reopen', () => {
     const rt = await open(db, REOPEN_IDS);
     await expectWaitsIntact(rt, waiting);
     await expectNothingHalfCommitted(rt, waiting.pids.runner);
-    expect(waiting.snapshot.pending_actions.find((a) => a.pid === waiting.pids.runner)).toMatchObject({ tool: HOLD_TOOL, status: 'pending' });
-    expect(await rt.process(waiting.pids.runner)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' } });
-    expect(await rt.audit({ action: 'llm.pending_action_resume_interrupted' })).toMatchObject([{ target: `process:${waiting.pids.runner}`, details: { tool: HOLD_TOOL } }]);
+    expect(waiting.snapshot.pending_actions.find((a) => a.pid === waiting.pids.runner)).toMatchObject({
+      tool: HOLD_TOOL,
+      status: 'pending',
+    });
+    expect(await rt.process(waiting.pids.runner)).toMatchObject({
+      status: 'failed',
+      outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' },
+    });
+    expect(await rt.audit({ action: 'llm.pending_action_resume_interrupted' })).toMatchObject([
+      { target: `process:${waiting.pids.runner}`, details: { tool: HOLD_TOOL } },
+    ]);
     expect((await pendingActions(rt)).some((a) => a.pid === waiting.pids.runner)).toBe(false);
     await expectWaitsResume(rt, waiting);
   }, 60_000);

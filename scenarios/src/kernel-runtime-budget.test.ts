@@ -16,7 +16,13 @@ it('each quantum charges its wall time to runtime_seconds; a process over its ru
     model: 'slow',
     async completeAction() {
       now += 4_000;
-      return { content: null, toolCalls: [{ id: 'c', name: 'discover_skills', arguments: {} }], api: 'test', model: 'slow', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+      return {
+        content: null,
+        toolCalls: [{ id: 'c', name: 'discover_skills', arguments: {} }],
+        api: 'test',
+        model: 'slow',
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      };
     },
   };
   rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { clock } });

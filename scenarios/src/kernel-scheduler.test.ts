@@ -13,7 +13,9 @@ describe('runUntilIdle', () => {
     rt = await openKernel();
     const a = await supervisor(rt, 'a');
     const b = await supervisor(rt, 'b');
-    const provider = new ScriptedProvider({ processes: { '*': [[create('one')], [create('two')], [{ tool: 'process_exit', args: { message: 'done' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: { '*': [[create('one')], [create('two')], [{ tool: 'process_exit', args: { message: 'done' } }]] },
+    });
 
     const first = await rt.run({ provider, maxQuanta: 3 });
     expect(first).toMatchObject({ quanta: 3, idle: false });
@@ -37,10 +39,16 @@ describe('runUntilIdle', () => {
     const provider = new StateProvider(async (pid, n) => {
       if (pid !== parent.pid) {
         // The child works until its parent waits, so the parent really parks and resumes.
-        return (await rt.process(parent.pid)).status === 'waiting_event' ? [{ tool: 'process_exit', args: {} }] : [{ tool: 'get_current_time', args: {} }];
+        return (await rt.process(parent.pid)).status === 'waiting_event'
+          ? [{ tool: 'process_exit', args: {} }]
+          : [{ tool: 'get_current_time', args: {} }];
       }
-      if (n === 0) return [{ tool: 'spawn_child_process', args: { goal: 'child', inherit_capabilities: [{ resource: 'clock:now', rights: ['read'] }] } }];
-      if (n === 1) return [{ tool: 'wait_child_process', args: { child_pid: (await rt.processes()).find((p) => p.parentPid === parent.pid)!.pid } }];
+      if (n === 0)
+        return [
+          { tool: 'spawn_child_process', args: { goal: 'child', inherit_capabilities: [{ resource: 'clock:now', rights: ['read'] }] } },
+        ];
+      if (n === 1)
+        return [{ tool: 'wait_child_process', args: { child_pid: (await rt.processes()).find((p) => p.parentPid === parent.pid)!.pid } }];
       return [{ tool: 'process_exit', args: {} }];
     });
     const steps: string[] = [];
@@ -96,7 +104,13 @@ describe('runUntilIdle', () => {
     const childOf = new Map<string, string>();
     const provider = new StateProvider(async (pid, n) => {
       if (parentSet.has(pid)) {
-        if (n === 0) return [{ tool: 'spawn_child_process', args: { goal: `help ${pid}`, inherit_capabilities: [{ resource: 'clock:now', rights: ['read'] }] } }];
+        if (n === 0)
+          return [
+            {
+              tool: 'spawn_child_process',
+              args: { goal: `help ${pid}`, inherit_capabilities: [{ resource: 'clock:now', rights: ['read'] }] },
+            },
+          ];
         if (n === 1) {
           const child = (await rt.processes()).find((p) => p.parentPid === pid)!.pid;
           childOf.set(pid, child);
@@ -107,7 +121,9 @@ describe('runUntilIdle', () => {
       // A child works (reads the clock) until its parent waits, then exits with a result.
       const me = await rt.process(pid);
       const parent = await rt.process(me.parentPid!);
-      return parent.status === 'waiting_event' ? [{ tool: 'process_exit', args: { payload: { child: pid } } }] : [{ tool: 'get_current_time', args: {} }];
+      return parent.status === 'waiting_event'
+        ? [{ tool: 'process_exit', args: { payload: { child: pid } } }]
+        : [{ tool: 'get_current_time', args: {} }];
     });
 
     const report = await rt.run({ provider });
@@ -117,14 +133,16 @@ describe('runUntilIdle', () => {
     expect(all.filter((p) => p.status !== 'exited')).toEqual([]);
     expect(childOf.size).toBe(100);
     const wakes = new Map<string, number>();
-    for (const e of await rt.events({ type: 'process_woken', limit: 10_000 })) wakes.set(e.data.pid as string, (wakes.get(e.data.pid as string) ?? 0) + 1);
+    for (const e of await rt.events({ type: 'process_woken', limit: 10_000 }))
+      wakes.set(e.data.pid as string, (wakes.get(e.data.pid as string) ?? 0) + 1);
     expect([...wakes.keys()].sort()).toEqual([...parents].sort());
     expect([...wakes.values()].every((n) => n === 1)).toBe(true);
     // Every parent resumed its wait once, without a model call: 3 model turns + 1 resume per parent.
     const resumed = report.results.filter((r) => r.kind === 'resumed');
     expect(resumed.map((r) => r.pid).sort()).toEqual([...parents].sort());
     for (const pid of parents) expect(provider.perPid.get(pid)).toBe(3);
-    for (const r of resumed) expect(r.results[0]).toMatchObject({ ok: true, payload: { ready: true, status: 'exited', child_pid: childOf.get(r.pid) } });
+    for (const r of resumed)
+      expect(r.results[0]).toMatchObject({ ok: true, payload: { ready: true, status: 'exited', child_pid: childOf.get(r.pid) } });
     expect(await rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').selectAll().execute())).toEqual([]);
   }, 180_000); // ~600 quanta on SQLite: a generous ceiling, not an assertion about speed
 });
@@ -136,16 +154,34 @@ describe('batches', () => {
     const childPid = await spawnChild(rt, parent.pid);
     const provider = new ScriptedProvider({
       processes: {
-        [parent.pid]: [[{ tool: 'read_memory_object', args: { name: 'goal' } }, { tool: 'wait_child_process', args: { child_pid: childPid } }, create('after-wait')], [{ tool: 'process_exit', args: {} }]],
+        [parent.pid]: [
+          [
+            { tool: 'read_memory_object', args: { name: 'goal' } },
+            { tool: 'wait_child_process', args: { child_pid: childPid } },
+            create('after-wait'),
+          ],
+          [{ tool: 'process_exit', args: {} }],
+        ],
         [childPid]: [[{ tool: 'process_exit', args: {} }]],
       },
     });
     const first = await rt.run({ provider, maxQuanta: 1 });
-    expect(first.results[0]).toMatchObject({ pid: parent.pid, kind: 'turn', stopReason: 'waiting_child', executed: ['read_memory_object', 'wait_child_process'], skipped: ['create_memory_object'] });
+    expect(first.results[0]).toMatchObject({
+      pid: parent.pid,
+      kind: 'turn',
+      stopReason: 'waiting_child',
+      executed: ['read_memory_object', 'wait_child_process'],
+      skipped: ['create_memory_object'],
+    });
     expect(first.results[0]!.results[0]).toMatchObject({ ok: true, payload: { name: 'goal' } });
     expect((await rt.process(parent.pid)).status).toBe('waiting_event');
     const [batch] = await batches(rt, parent.pid);
-    expect(batch!.details).toMatchObject({ requested: ['read_memory_object', 'wait_child_process', 'create_memory_object'], executed: ['read_memory_object', 'wait_child_process'], skipped: ['create_memory_object'], stop_reason: 'waiting_child' });
+    expect(batch!.details).toMatchObject({
+      requested: ['read_memory_object', 'wait_child_process', 'create_memory_object'],
+      executed: ['read_memory_object', 'wait_child_process'],
+      skipped: ['create_memory_object'],
+      stop_reason: 'waiting_child',
+    });
 
     const rest = await rt.run({ provider });
     expect(rest.idle).toBe(true);
@@ -161,19 +197,31 @@ describe('batches', () => {
   it('[K-23] a batch [process_exit, write] exits and never runs the write', async () => {
     rt = await openKernel();
     const p = await supervisor(rt);
-    const provider = new ScriptedProvider({ processes: { [p.pid]: [[{ tool: 'process_exit', args: { message: 'bye' } }, create('too-late')]] } });
+    const provider = new ScriptedProvider({
+      processes: { [p.pid]: [[{ tool: 'process_exit', args: { message: 'bye' } }, create('too-late')]] },
+    });
     const report = await rt.run({ provider });
     expect(report.results).toHaveLength(1);
-    expect(report.results[0]).toMatchObject({ stopReason: 'process_terminal', executed: ['process_exit'], skipped: ['create_memory_object'] });
+    expect(report.results[0]).toMatchObject({
+      stopReason: 'process_terminal',
+      executed: ['process_exit'],
+      skipped: ['create_memory_object'],
+    });
     expect((await rt.process(p.pid)).status).toBe('exited');
     expect(await objectNames(rt, p.pid)).not.toContain('too-late');
-    expect((await batches(rt, p.pid))[0]!.details).toMatchObject({ executed: ['process_exit'], skipped: ['create_memory_object'], stop_reason: 'process_terminal' });
+    expect((await batches(rt, p.pid))[0]!.details).toMatchObject({
+      executed: ['process_exit'],
+      skipped: ['create_memory_object'],
+      stop_reason: 'process_terminal',
+    });
   });
 
   it('a batch [create, process_exit, create] runs exactly the first two', async () => {
     rt = await openKernel();
     const p = await supervisor(rt);
-    const provider = new ScriptedProvider({ processes: { [p.pid]: [[create('before'), { tool: 'process_exit', args: {} }, create('after')]] } });
+    const provider = new ScriptedProvider({
+      processes: { [p.pid]: [[create('before'), { tool: 'process_exit', args: {} }, create('after')]] },
+    });
     const report = await rt.run({ provider });
     expect(report.results[0]).toMatchObject({ executed: ['create_memory_object', 'process_exit'], skipped: ['create_memory_object'] });
     const names = await objectNames(rt, p.pid);
@@ -193,12 +241,18 @@ describe('batches', () => {
     await rt.call(childPid, 'process_exit', {});
     expect((await rt.process(parent.pid)).status).toBe('runnable');
     // Every attempt to record the resumed call (its success and then its failure) now fails in the store.
-    await rawSql(rt, `CREATE TRIGGER fail_tool_audit BEFORE INSERT ON audit_records WHEN NEW.action = 'tool.call' BEGIN SELECT RAISE(ABORT, 'injected audit failure'); END`);
+    await rawSql(
+      rt,
+      `CREATE TRIGGER fail_tool_audit BEFORE INSERT ON audit_records WHEN NEW.action = 'tool.call' BEGIN SELECT RAISE(ABORT, 'injected audit failure'); END`,
+    );
     const provider = new ScriptedProvider([]);
     const report = await rt.run({ provider });
     expect(report.results.map((r) => [r.pid, r.kind])).toEqual([[parent.pid, 'failed']]);
     expect(provider.calls).toBe(0);
-    expect(await rt.process(parent.pid)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' } });
+    expect(await rt.process(parent.pid)).toMatchObject({
+      status: 'failed',
+      outcome: { kind: 'failed', code: 'pending_action_resume_interrupted' },
+    });
     const [audit] = await rt.audit({ action: 'llm.pending_action_resume_interrupted' });
     expect(audit).toMatchObject({ target: `process:${parent.pid}`, details: { tool: 'wait_child_process' } });
     expect(await rt.transaction(async (scope) => scope.store.selectFrom('pending_actions').selectAll().execute())).toEqual([]);
@@ -210,7 +264,11 @@ describe('batches', () => {
     const p = await supervisor(rt, 'small', { budget: { tool_calls: 2 } });
     const provider = new ScriptedProvider({ processes: { [p.pid]: [[create('a'), create('b'), create('c')]] } });
     const report = await rt.run({ provider, maxQuanta: 1 });
-    expect(report.results[0]).toMatchObject({ stopReason: 'resource_limit_exceeded', executed: [], skipped: ['create_memory_object', 'create_memory_object', 'create_memory_object'] });
+    expect(report.results[0]).toMatchObject({
+      stopReason: 'resource_limit_exceeded',
+      executed: [],
+      skipped: ['create_memory_object', 'create_memory_object', 'create_memory_object'],
+    });
     expect(await objectNames(rt, p.pid)).toEqual(['goal']);
     expect((await rt.budget(p.pid)).usage.tool_calls ?? 0).toBe(0);
     expect(await rt.audit({ pid: p.pid, action: 'tool.call' })).toEqual([]);
@@ -220,7 +278,14 @@ describe('batches', () => {
   it('a resumed call that fails is an ordinary tool failure: the saved call is settled and the next quantum asks the model', async () => {
     rt = await openKernel();
     const p = await supervisor(rt);
-    const provider = new ScriptedProvider({ processes: { [p.pid]: [[{ tool: 'ask_human', args: { question: 'May I?' } }], [{ tool: 'process_exit', args: { message: 'asked and refused' } }]] } });
+    const provider = new ScriptedProvider({
+      processes: {
+        [p.pid]: [
+          [{ tool: 'ask_human', args: { question: 'May I?' } }],
+          [{ tool: 'process_exit', args: { message: 'asked and refused' } }],
+        ],
+      },
+    });
     await rt.run({ provider });
     expect((await rt.process(p.pid)).status).toBe('waiting_human');
     const [req] = await rt.humanRequests({ pid: p.pid });

@@ -32,7 +32,12 @@ it('[K-16] a parent spawns a child, waits on it, and both exit under the schedul
       calls++;
       const r = await script.completeAction(req);
       const child = (await rt.processes()).find((p) => p.parentPid === parent.pid)?.pid;
-      return { ...r, toolCalls: r.toolCalls.map((c) => (c.arguments.child_pid === '{{child}}' ? { ...c, arguments: { ...c.arguments, child_pid: child } } : c)) };
+      return {
+        ...r,
+        toolCalls: r.toolCalls.map((c) =>
+          c.arguments.child_pid === '{{child}}' ? { ...c, arguments: { ...c.arguments, child_pid: child } } : c,
+        ),
+      };
     },
   };
   const report = await rt.run({ provider, maxQuanta: 20 });

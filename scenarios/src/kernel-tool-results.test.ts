@@ -12,7 +12,12 @@ it('[K-36] a model call publishes its result as a tool_result Object in the view
   rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
   const p = await rt.spawn({ goal: 'read the secret' });
   await rt.activateSkill(p.pid, 'agent-libos-object-memory');
-  const made = await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'secret', payload: { k: 'v' }, metadata: { sensitivity: 'confidential' } });
+  const made = await rt.call(p.pid, 'create_memory_object', {
+    type: 'observation',
+    name: 'secret',
+    payload: { k: 'v' },
+    metadata: { sensitivity: 'confidential' },
+  });
   expect(made.ok).toBe(true);
   const provider = new ScriptedProvider([[{ tool: 'read_memory_object', args: { name: 'secret' } }]]);
   const report = await rt.run({ provider, maxQuanta: 1 });
@@ -24,11 +29,18 @@ it('[K-36] a model call publishes its result as a tool_result Object in the view
     return Promise.all(roots.map((r) => svc.inspect(r.oid)));
   }))!;
   const published = objects.find((o) => o?.name === `tool_result:${call.call_id}`);
-  expect(published).toMatchObject({ type: 'tool_result', namespace: `process:${p.pid}/tool_results`, labels: { sensitivity: 'confidential' } });
+  expect(published).toMatchObject({
+    type: 'tool_result',
+    namespace: `process:${p.pid}/tool_results`,
+    labels: { sensitivity: 'confidential' },
+  });
   // Results live in a child namespace: the model's own listing of its scope is not crowded by them.
   const listed = await rt.call(p.pid, 'list_memory_namespace', {});
   expect(listed).toMatchObject({ ok: true, payload: { namespaces: [{ namespace: `process:${p.pid}/tool_results` }] } });
-  expect((listed as { payload: { objects: { type: string }[] } }).payload.objects.map((o) => o.type).sort()).toEqual(['goal', 'observation']);
+  expect((listed as { payload: { objects: { type: string }[] } }).payload.objects.map((o) => o.type).sort()).toEqual([
+    'goal',
+    'observation',
+  ]);
   // Host calls return their envelope directly and publish nothing.
   expect(objects.filter((o) => o?.type === 'tool_result')).toHaveLength(1);
 });
@@ -37,7 +49,10 @@ it('[CAP-52] a prompt carrying secret data never reaches the model: egress_denie
   rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
   const p = await rt.spawn({ goal: 'hold a secret' });
   await rt.activateSkill(p.pid, 'agent-libos-object-memory');
-  expect((await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'key', payload: 'x', metadata: { sensitivity: 'secret' } })).ok).toBe(true);
+  expect(
+    (await rt.call(p.pid, 'create_memory_object', { type: 'observation', name: 'key', payload: 'x', metadata: { sensitivity: 'secret' } }))
+      .ok,
+  ).toBe(true);
   const provider = new ScriptedProvider([[{ tool: 'list_memory_namespace', args: {} }]]);
   const report = await rt.run({ provider, maxQuanta: 1 });
   expect(report.results[0]!.kind).toBe('failed');

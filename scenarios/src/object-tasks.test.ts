@@ -39,7 +39,16 @@ async function get(rt: Runtime, pid: string, taskId: string): Promise<TaskInfo> 
 }
 
 async function taskRows(rt: Runtime): Promise<number> {
-  return rt.transaction(async (scope) => Number(((await (scope.store as Json).selectFrom('object_tasks').select((eb: Json) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()) as Json).n));
+  return rt.transaction(async (scope) =>
+    Number(
+      (
+        (await (scope.store as Json)
+          .selectFrom('object_tasks')
+          .select((eb: Json) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()) as Json
+      ).n,
+    ),
+  );
 }
 
 /** Whether `pid` may `right` the resource (host decision, nothing spent). */
@@ -52,10 +61,28 @@ describe('start_object_task: admission', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'get_current_time', args: {} });
-    expect(t).toMatchObject({ owner_oid: owner, creator_pid: pid, tool: 'get_current_time', status: 'queued', result_oid: null, error: null, wait: {}, started_at: null, completed_at: null });
+    expect(t).toMatchObject({
+      owner_oid: owner,
+      creator_pid: pid,
+      tool: 'get_current_time',
+      status: 'queued',
+      result_oid: null,
+      error: null,
+      wait: {},
+      started_at: null,
+      completed_at: null,
+    });
     expect(t.task_id).toMatch(/^task_[0-9a-f]{16}$/);
     expect(t.runner_pid).toMatch(/^pid_/);
-    expect(t.notification).toEqual({ recipient_pid: pid, kind: 'normal', channel: 'object-task', subject: null, message_id: null, status: 'none', error: null });
+    expect(t.notification).toEqual({
+      recipient_pid: pid,
+      kind: 'normal',
+      channel: 'object-task',
+      subject: null,
+      message_id: null,
+      status: 'none',
+      error: null,
+    });
     expect(t.owner_watch).toEqual({ enabled: false, events: ['updated', 'linked'], kind: 'normal', channel: 'object-task-owner' });
     expect(TASK_STATUSES).toContain(t.status);
   });
@@ -67,7 +94,9 @@ describe('start_object_task: admission', () => {
     const e = await fails(rt, pid, 'start_object_task', { tool: 'get_current_time' });
     expect(e).toMatchObject({ code: 'invalid_arguments', details: { field: 'owner_oid' } });
     expect(e.message).toMatch(/^owner_oid: /);
-    expect(await fails(rt, pid, 'start_object_task', { owner_oid: '  ', owner_name: '', tool: 'get_current_time' })).toMatchObject({ code: 'invalid_arguments' });
+    expect(await fails(rt, pid, 'start_object_task', { owner_oid: '  ', owner_name: '', tool: 'get_current_time' })).toMatchObject({
+      code: 'invalid_arguments',
+    });
     expect((await rt.processes()).length).toBe(before);
     expect(await taskRows(rt)).toBe(0);
   });
@@ -108,9 +137,18 @@ describe('start_object_task: admission', () => {
   it('[OT-5] refuses a tool outside the creator table, an unknown tool and a blank tool name', async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
-    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_hidden' })).toMatchObject({ code: 'tool_not_in_process_table', details: { field: 'tool' } });
-    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'no_such_tool' })).toMatchObject({ code: 'tool_not_found', details: { field: 'tool' } });
-    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: '  ' })).toMatchObject({ code: 'invalid_arguments', details: { field: 'tool' } });
+    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_hidden' })).toMatchObject({
+      code: 'tool_not_in_process_table',
+      details: { field: 'tool' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'no_such_tool' })).toMatchObject({
+      code: 'tool_not_found',
+      details: { field: 'tool' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: '  ' })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { field: 'tool' },
+    });
     expect(await taskRows(rt)).toBe(0);
   });
 
@@ -118,10 +156,22 @@ describe('start_object_task: admission', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const base = { owner_oid: owner, tool: 'get_current_time' };
-    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_kind: 'urgent' })).toMatchObject({ code: 'invalid_arguments', details: { fields: ['notify_kind'] } });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, watch_events: ['deleted'] })).toMatchObject({ code: 'invalid_arguments', details: { field: 'watch_events' } });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_channel: 'c'.repeat(129) })).toMatchObject({ code: 'invalid_arguments', details: { field: 'notify_channel' } });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, watch_channel: ' ' })).toMatchObject({ code: 'invalid_arguments', details: { field: 'watch_channel' } });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_kind: 'urgent' })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { fields: ['notify_kind'] },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, watch_events: ['deleted'] })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { field: 'watch_events' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_channel: 'c'.repeat(129) })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { field: 'notify_channel' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, watch_channel: ' ' })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { field: 'watch_channel' },
+    });
     expect((await start(rt, pid, { ...base, notify_channel: 'c'.repeat(128) })).notification.channel).toBe('c'.repeat(128));
   });
 
@@ -133,9 +183,18 @@ describe('start_object_task: admission', () => {
     const sibling = await rt.spawn({ goal: 'sibling', image: TASK_IMAGE, parentPid: parent.pid });
     const child = await rt.spawn({ goal: 'child', image: TASK_IMAGE, parentPid: pid });
     await rt.signal(child.pid, 'terminate');
-    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: sibling.pid })).toMatchObject({ code: 'permission_denied', details: { field: 'notify_pid' } });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: child.pid })).toMatchObject({ code: 'invalid_state', details: { field: 'notify_pid' } });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: 'pid_00000000000000ff' })).toMatchObject({ code: 'process_not_found', details: { field: 'notify_pid' } });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: sibling.pid })).toMatchObject({
+      code: 'permission_denied',
+      details: { field: 'notify_pid' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: child.pid })).toMatchObject({
+      code: 'invalid_state',
+      details: { field: 'notify_pid' },
+    });
+    expect(await fails(rt, pid, 'start_object_task', { ...base, notify_pid: 'pid_00000000000000ff' })).toMatchObject({
+      code: 'process_not_found',
+      details: { field: 'notify_pid' },
+    });
     expect(await taskRows(rt)).toBe(0);
   });
 
@@ -172,7 +231,10 @@ describe('start_object_task: admission', () => {
     const { rt } = await open({ tasks: { limits: { maxActivePerOwner: 1 } } });
     const { pid, owner } = await creatorWithOwner(rt);
     const before = (await rt.processes()).length;
-    const [a, b] = await Promise.all([rt.call(pid, 'start_object_task', { owner_oid: owner, tool: 'get_current_time' }), rt.call(pid, 'start_object_task', { owner_oid: owner, tool: 'get_current_time' })]);
+    const [a, b] = await Promise.all([
+      rt.call(pid, 'start_object_task', { owner_oid: owner, tool: 'get_current_time' }),
+      rt.call(pid, 'start_object_task', { owner_oid: owner, tool: 'get_current_time' }),
+    ]);
     expect([a.ok, b.ok].filter(Boolean)).toHaveLength(1);
     expect([a, b].find((r) => !r.ok)).toMatchObject({ error: { code: 'task_capacity_exceeded' } });
     expect(await taskRows(rt)).toBe(1);
@@ -188,7 +250,10 @@ describe('start_object_task: admission', () => {
     const e = await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_echo', args: { text: 42 } });
     expect(e).toMatchObject({ code: 'invalid_arguments', details: { fields: ['args.text'] } });
     expect(e.message).toMatch(/^args: /);
-    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_echo', args: 'text' })).toMatchObject({ code: 'invalid_arguments', details: { fields: ['args'] } });
+    expect(await fails(rt, pid, 'start_object_task', { owner_oid: owner, tool: 'tt_echo', args: 'text' })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { fields: ['args'] },
+    });
     await drive(rt);
     expect(targets.runs).toEqual([]);
     expect((await rt.processes()).length).toBe(before);
@@ -232,8 +297,12 @@ describe('start_object_task: admission', () => {
     await rt.grant(pid, 'file:held', ['write'], { delegable: false });
     const before = (await rt.processes()).length;
     const base = { owner_oid: owner, tool: 'tt_write', args: { key: 'held' } };
-    expect(await fails(rt, pid, 'start_object_task', { ...base, inherit_capabilities: [{ resource: 'file:held', rights: ['write'] }] })).toMatchObject({ code: 'delegation_denied' });
-    expect(await fails(rt, pid, 'start_object_task', { ...base, inherit_capabilities: [{ resource: 'file:absent', rights: ['write'] }] })).toMatchObject({ code: 'delegation_denied' });
+    expect(
+      await fails(rt, pid, 'start_object_task', { ...base, inherit_capabilities: [{ resource: 'file:held', rights: ['write'] }] }),
+    ).toMatchObject({ code: 'delegation_denied' });
+    expect(
+      await fails(rt, pid, 'start_object_task', { ...base, inherit_capabilities: [{ resource: 'file:absent', rights: ['write'] }] }),
+    ).toMatchObject({ code: 'delegation_denied' });
     const bad = await fails(rt, pid, 'start_object_task', { ...base, inherit_capabilities: [{ resource: 'file:held', rights: ['fly'] }] });
     expect(['rights_invalid', 'capability_invalid', 'invalid_arguments']).toContain(bad.code);
     expect((await rt.processes()).length).toBe(before);
@@ -262,7 +331,9 @@ describe('the runner', () => {
     expect(runner.toolTable).toEqual(['tt_echo']);
     expect(runner.visibleTools).toEqual(['tt_echo']);
     expect(JSON.parse(runner.goal)).toEqual({ type: 'object_task', task_id: t.task_id, owner_oid: owner, tool: 'tt_echo' });
-    const saved = await rt.transaction(async (scope) => (scope.store as Json).selectFrom('pending_actions').selectAll().where('pid', '=', t.runner_pid).executeTakeFirst());
+    const saved = await rt.transaction(async (scope) =>
+      (scope.store as Json).selectFrom('pending_actions').selectAll().where('pid', '=', t.runner_pid).executeTakeFirst(),
+    );
     expect(JSON.parse(saved.wait)).toEqual({ kind: 'tool', operation_id: t.task_id });
     expect(JSON.parse(saved.args)).toEqual({ text: 'hi' });
     expect(await may(rt, t.runner_pid!, `object:${owner}`, 'read')).toBe(true);
@@ -282,8 +353,22 @@ describe('the runner', () => {
     const before = new Set((await rt.process(p.pid)).visibleTools);
     await rt.activateSkill(p.pid, 'agent-libos-object-tasks');
     const added = (await rt.process(p.pid)).visibleTools.filter((t) => !before.has(t));
-    expect(added.sort()).toEqual(['cancel_object_task', 'get_object_task', 'list_object_tasks', 'start_object_task', 'wait_object_task', 'watch_object_task_owner']);
-    expect(rt.skillCatalog().find((s) => s.skill_id === 'agent-libos-object-tasks')?.tools).toEqual(['start_object_task', 'get_object_task', 'list_object_tasks', 'wait_object_task', 'watch_object_task_owner', 'cancel_object_task']);
+    expect(added.sort()).toEqual([
+      'cancel_object_task',
+      'get_object_task',
+      'list_object_tasks',
+      'start_object_task',
+      'wait_object_task',
+      'watch_object_task_owner',
+    ]);
+    expect(rt.skillCatalog().find((s) => s.skill_id === 'agent-libos-object-tasks')?.tools).toEqual([
+      'start_object_task',
+      'get_object_task',
+      'list_object_tasks',
+      'wait_object_task',
+      'watch_object_task_owner',
+      'cancel_object_task',
+    ]);
     const { pid, owner } = await creatorWithOwner(rt);
     await start(rt, pid, { owner_oid: owner, tool: 'get_current_time' });
     for (const proc of await rt.processes()) expect(proc.toolTable.filter((t) => /publish|claim|lease|heartbeat/.test(t))).toEqual([]);
@@ -300,7 +385,12 @@ describe('the runner', () => {
     expect(failed).toMatchObject({ status: 'failed', result_oid: null });
     expect(failed.error).toMatch(/^permission_denied: /);
     expect(targets.files.has('k')).toBe(false);
-    const delegated = await start(rt, pid, { owner_oid: owner, tool: 'tt_write', args: { key: 'k' }, inherit_capabilities: [{ resource: 'file:k', rights: ['write'] }] });
+    const delegated = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_write',
+      args: { key: 'k' },
+      inherit_capabilities: [{ resource: 'file:k', rights: ['write'] }],
+    });
     await drive(rt);
     expect((await get(rt, pid, delegated.task_id)).status).toBe('succeeded');
     expect(targets.files.get('k')).toBe('x');
@@ -319,8 +409,18 @@ describe('results and notifications', () => {
     expect(done.started_at).not.toBeNull();
     expect(done.completed_at).not.toBeNull();
     const meta = await rt.transaction(async (scope) => (scope.service('objects') as Json).inspect(done.result_oid));
-    expect(meta).toMatchObject({ type: 'tool_result', immutable: true, ownerKind: 'object_task', ownerId: t.task_id, namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
-    const read = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    expect(meta).toMatchObject({
+      type: 'tool_result',
+      immutable: true,
+      ownerKind: 'object_task',
+      ownerId: t.task_id,
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
+    const read = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
     expect(read.payload).toMatchObject({ task_id: t.task_id, owner_oid: owner, tool_name: 'tt_echo', result: { text: 'hello', run: 1 } });
     for (const right of ['read', 'materialize', 'link']) expect(await may(rt, pid, `object:${done.result_oid}`, right)).toBe(true);
     expect(await may(rt, pid, `object:${done.result_oid}`, 'grant')).toBe(false);
@@ -339,8 +439,20 @@ describe('results and notifications', () => {
     const done = await get(rt, pid, t.task_id);
     const msgs = (await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id);
     expect(msgs).toHaveLength(1);
-    expect(msgs[0]).toMatchObject({ sender: `object_task:${t.task_id}`, channel: 'object-task', delivery: 'normal', subject: 'Object task succeeded: tt_echo', payload: { type: 'object_task', phase: 'completed', task_id: t.task_id, status: 'succeeded', result_oid: done.result_oid } });
-    expect(done.notification).toMatchObject({ recipient_pid: pid, status: 'delivered', message_id: msgs[0]!.message_id, error: null, subject: 'Object task succeeded: tt_echo' });
+    expect(msgs[0]).toMatchObject({
+      sender: `object_task:${t.task_id}`,
+      channel: 'object-task',
+      delivery: 'normal',
+      subject: 'Object task succeeded: tt_echo',
+      payload: { type: 'object_task', phase: 'completed', task_id: t.task_id, status: 'succeeded', result_oid: done.result_oid },
+    });
+    expect(done.notification).toMatchObject({
+      recipient_pid: pid,
+      status: 'delivered',
+      message_id: msgs[0]!.message_id,
+      error: null,
+      subject: 'Object task succeeded: tt_echo',
+    });
   });
 
   it('[OT-18] [OT-19] an interrupt notification to a child wakes its blocked receive; the child cannot read the result, the creator can', async () => {
@@ -349,7 +461,13 @@ describe('results and notifications', () => {
     const child = await rt.spawn({ goal: 'listener', image: TASK_IMAGE, parentPid: pid });
     const parked = await rt.call(child.pid, 'receive_process_messages', { block: true, channel: 'object-task' });
     expect(parked).toMatchObject({ ok: true, wait: { kind: 'message' } });
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'x' }, notify_pid: child.pid, notify_kind: 'interrupt' });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_echo',
+      args: { text: 'x' },
+      notify_pid: child.pid,
+      notify_kind: 'interrupt',
+    });
     await drive(rt, 2);
     const done = await get(rt, pid, t.task_id);
     expect(done.status).toBe('succeeded');
@@ -368,7 +486,10 @@ describe('results and notifications', () => {
     await drive(rt);
     expect((await rt.messages(p.pid)).filter((m) => m.correlation_id === t.task_id)).toHaveLength(1);
     const g = await creatorWithOwner(rt, 'g', { parentPid: c.pid });
-    expect(await fails(rt, g.pid, 'start_object_task', { owner_oid: g.owner, tool: 'get_current_time', notify_pid: p.pid })).toMatchObject({ code: 'permission_denied', details: { field: 'notify_pid' } });
+    expect(await fails(rt, g.pid, 'start_object_task', { owner_oid: g.owner, tool: 'get_current_time', notify_pid: p.pid })).toMatchObject({
+      code: 'permission_denied',
+      details: { field: 'notify_pid' },
+    });
   });
 
   it('[OT-20] [OT-66] grant_result_to_notify spends the creator grant for another recipient; without one the task fails with nothing left', async () => {
@@ -376,19 +497,33 @@ describe('results and notifications', () => {
     const { pid, owner } = await creatorWithOwner(rt);
     const child = await rt.spawn({ goal: 'reader', image: TASK_IMAGE, parentPid: pid });
     const cap = await rt.grant(pid, 'object:*', ['grant'], { uses: 1 });
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'for-child' }, notify_pid: child.pid, grant_result_to_notify: true });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_echo',
+      args: { text: 'for-child' },
+      notify_pid: child.pid,
+      grant_result_to_notify: true,
+    });
     await drive(rt);
     const done = await get(rt, pid, t.task_id);
     expect(done.status).toBe('succeeded');
     expect(await may(rt, child.pid, `object:${done.result_oid}`, 'read')).toBe(true);
     expect((await rt.capabilities(pid, { includeInactive: true })).find((c) => c.id === cap.id)?.usesRemaining).toBe(0);
 
-    const again = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'again' }, notify_pid: child.pid, grant_result_to_notify: true });
+    const again = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_echo',
+      args: { text: 'again' },
+      notify_pid: child.pid,
+      grant_result_to_notify: true,
+    });
     await drive(rt);
     const refused = await get(rt, pid, again.task_id);
     expect(refused).toMatchObject({ status: 'failed', result_oid: null });
     expect(refused.error).toContain('cannot grant object task result');
-    const leftovers = await rt.transaction(async (scope) => (scope.service('objects') as Json).listObjects({ namespace: `process:${pid}/tool_results` }));
+    const leftovers = await rt.transaction(async (scope) =>
+      (scope.service('objects') as Json).listObjects({ namespace: `process:${pid}/tool_results` }),
+    );
     expect(leftovers.filter((o: Json) => o.name === `object_task_result:${again.task_id}`)).toEqual([]);
 
     // Notifying the creator itself needs no grant and adds no handle.
@@ -412,7 +547,9 @@ describe('results and notifications', () => {
     expect(await describe(owner)).toMatchObject({ oid: owner, ownerId: pid });
     await drive(rt);
     expect(targets.runs).toEqual(['tt_echo:after-exit']);
-    const row = await rt.transaction(async (scope) => (scope.store as Json).selectFrom('object_tasks').selectAll().where('task_id', '=', t.task_id).executeTakeFirst());
+    const row = await rt.transaction(async (scope) =>
+      (scope.store as Json).selectFrom('object_tasks').selectAll().where('task_id', '=', t.task_id).executeTakeFirst(),
+    );
     expect(row.status).toBe('succeeded');
     expect(JSON.parse(row.notification)).toMatchObject({ status: 'undelivered_terminal', message_id: null });
     expect((await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id)).toEqual([]);
@@ -425,11 +562,21 @@ describe('results and notifications', () => {
 
   it('[OT-23] [OT-67] a terminal post that throws is retried by get: exactly one delivered message', async () => {
     let failures = 1;
-    const { rt } = await open({ tasks: { testHooks: { beforeNotify: () => { if (failures-- > 0) throw new Error('post exploded'); } } } });
+    const { rt } = await open({
+      tasks: {
+        testHooks: {
+          beforeNotify: () => {
+            if (failures-- > 0) throw new Error('post exploded');
+          },
+        },
+      },
+    });
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'retry' } });
     await drive(rt);
-    const row = await rt.transaction(async (scope) => (scope.store as Json).selectFrom('object_tasks').select('notification').where('task_id', '=', t.task_id).executeTakeFirst());
+    const row = await rt.transaction(async (scope) =>
+      (scope.store as Json).selectFrom('object_tasks').select('notification').where('task_id', '=', t.task_id).executeTakeFirst(),
+    );
     expect(JSON.parse(row.notification)).toMatchObject({ status: 'failed', error: 'Error: post exploded' });
     const after = await get(rt, pid, t.task_id);
     const msgs = (await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id);
@@ -448,9 +595,13 @@ describe('results and notifications', () => {
     expect(done).toMatchObject({ status: 'failed', result_oid: null, error: 'conflict: tt_fail: nope' });
     expect(done.completed_at).not.toBeNull();
     expect(targets.runs).toEqual(['tt_fail:nope']);
-    expect((await rt.process(t.runner_pid!))).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'conflict' } });
+    expect(await rt.process(t.runner_pid!)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'conflict' } });
     const msg = (await rt.messages(pid)).find((m) => m.correlation_id === t.task_id);
-    expect(msg).toMatchObject({ subject: 'Object task failed: tt_fail', body: 'conflict: tt_fail: nope', payload: { phase: 'failed', status: 'failed' } });
+    expect(msg).toMatchObject({
+      subject: 'Object task failed: tt_fail',
+      body: 'conflict: tt_fail: nope',
+      payload: { phase: 'failed', status: 'failed' },
+    });
   });
 });
 
@@ -488,7 +639,9 @@ describe('waits', () => {
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'slow' } });
     await rt.signal(t.runner_pid!, 'pause');
     const parked = await rt.call(pid, 'wait_object_task', { task_id: t.task_id, timeout_s: 0.05 });
-    expect(parked).toMatchObject({ wait: { kind: 'task', task_id: t.task_id, deadline: new Date(clock.now().getTime() + 50).toISOString() } });
+    expect(parked).toMatchObject({
+      wait: { kind: 'task', task_id: t.task_id, deadline: new Date(clock.now().getTime() + 50).toISOString() },
+    });
     clock.advance(50);
     // Nothing is runnable: the scheduler wakes the waiter at its deadline.
     const report = await drive(rt, 1);
@@ -506,7 +659,10 @@ describe('waits', () => {
     await drive(rt);
     const waiting = await get(rt, pid, t.task_id);
     expect(waiting).toMatchObject({ status: 'waiting_message', wait: { filters: { channel: 'never' } } });
-    expect(await rt.process(t.runner_pid!)).toMatchObject({ status: 'waiting_event', waitState: { kind: 'message', filters: { channel: 'never' } } });
+    expect(await rt.process(t.runner_pid!)).toMatchObject({
+      status: 'waiting_event',
+      waitState: { kind: 'message', filters: { channel: 'never' } },
+    });
     // wait returns at once for a task that waits on something.
     expect((await ok(rt, pid, 'wait_object_task', { task_id: t.task_id, timeout_s: 30 })).task.status).toBe('waiting_message');
     const phase = (await rt.messages(pid)).find((m) => m.correlation_id === t.task_id);
@@ -520,7 +676,10 @@ describe('waits', () => {
     await drive(rt);
     const done = await get(rt, pid, t.task_id);
     expect(done.status).toBe('succeeded');
-    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    const result = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
     expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([sent.message_id]);
   });
 
@@ -540,7 +699,12 @@ describe('waits', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     await rt.grant(pid, 'human:owner', ['write'], { delegable: true });
-    const q = await start(rt, pid, { owner_oid: owner, tool: 'ask_human', args: { question: 'Proceed?' }, inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }] });
+    const q = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'ask_human',
+      args: { question: 'Proceed?' },
+      inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }],
+    });
     await drive(rt);
     const waiting = await get(rt, pid, q.task_id);
     expect(waiting.status).toBe('waiting_human');
@@ -551,10 +715,18 @@ describe('waits', () => {
     await drive(rt);
     const done = await get(rt, pid, q.task_id);
     expect(done.status).toBe('succeeded');
-    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${q.task_id}` });
+    const result = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${q.task_id}`,
+    });
     expect(result.payload.result).toMatchObject({ request_id: requestId, status: 'approved', answer: 'yes' });
 
-    const r = await start(rt, pid, { owner_oid: owner, tool: 'ask_human', args: { question: 'Again?' }, inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }] });
+    const r = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'ask_human',
+      args: { question: 'Again?' },
+      inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }],
+    });
     await drive(rt);
     const rid = (await get(rt, pid, r.task_id)).wait.request_id as string;
     await rt.answerHuman(rid, { approved: false });
@@ -568,7 +740,12 @@ describe('waits', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     await rt.grant(pid, 'human:owner', ['write'], { delegable: true });
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'request_permission', args: { resource: 'note:x', rights: ['read'], reason: 'test' }, inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }] });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'request_permission',
+      args: { resource: 'note:x', rights: ['read'], reason: 'test' },
+      inherit_capabilities: [{ resource: 'human:owner', rights: ['write'] }],
+    });
     await drive(rt);
     const waiting = await get(rt, pid, t.task_id);
     expect(waiting.status).toBe('waiting_human');
@@ -576,7 +753,10 @@ describe('waits', () => {
     await drive(rt);
     const done = await get(rt, pid, t.task_id);
     expect(done.status).toBe('succeeded');
-    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    const result = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
     expect(result.payload.result).toMatchObject({ status: 'rejected' });
     expect(await may(rt, t.runner_pid!, 'note:x', 'read')).toBe(false);
     expect(await may(rt, pid, 'note:x', 'read')).toBe(false);
@@ -588,9 +768,15 @@ describe('get, list, cancel and watch', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'g' } });
-    expect(await fails(rt, pid, 'get_object_task', { task_id: 'task_00000000000000ff' })).toMatchObject({ code: 'task_not_found', details: { field: 'task_id' } });
+    expect(await fails(rt, pid, 'get_object_task', { task_id: 'task_00000000000000ff' })).toMatchObject({
+      code: 'task_not_found',
+      details: { field: 'task_id' },
+    });
     const stranger = await rt.spawn({ goal: 'stranger', image: TASK_IMAGE });
-    expect(await fails(rt, stranger.pid, 'get_object_task', { task_id: t.task_id })).toMatchObject({ code: 'object_denied', details: { missing_right: 'read' } });
+    expect(await fails(rt, stranger.pid, 'get_object_task', { task_id: t.task_id })).toMatchObject({
+      code: 'object_denied',
+      details: { missing_right: 'read' },
+    });
     const cap = await rt.grant(stranger.pid, `object:${owner}`, ['read'], { uses: 1 });
     expect((await get(rt, stranger.pid, t.task_id)).task_id).toBe(t.task_id);
     expect((await rt.capabilities(stranger.pid, { includeInactive: true })).find((c) => c.id === cap.id)?.usesRemaining).toBe(0);
@@ -602,16 +788,26 @@ describe('get, list, cancel and watch', () => {
     const p = await creatorWithOwner(rt, 'p');
     const c = await creatorWithOwner(rt, 'c', { parentPid: p.pid });
     const childTask = await start(rt, c.pid, { owner_oid: c.owner, tool: 'tt_echo', args: { text: 'child' } });
-    const parentTask = await start(rt, p.pid, { owner_oid: p.owner, tool: 'receive_process_messages', args: { block: true, channel: 'never' } });
+    const parentTask = await start(rt, p.pid, {
+      owner_oid: p.owner,
+      tool: 'receive_process_messages',
+      args: { block: true, channel: 'never' },
+    });
     expect((await ok(rt, c.pid, 'list_object_tasks', { limit: 1 })).tasks.map((t: TaskInfo) => t.task_id)).toEqual([childTask.task_id]);
-    for (const limit of [-1, 1001, true, 1.5]) expect(await fails(rt, p.pid, 'list_object_tasks', { limit })).toMatchObject({ code: 'invalid_arguments', details: { fields: ['limit'] } });
+    for (const limit of [-1, 1001, true, 1.5])
+      expect(await fails(rt, p.pid, 'list_object_tasks', { limit })).toMatchObject({
+        code: 'invalid_arguments',
+        details: { fields: ['limit'] },
+      });
     expect((await ok(rt, p.pid, 'list_object_tasks', { limit: 0 })).tasks).toEqual([]);
     const done = await start(rt, p.pid, { owner_oid: p.owner, tool: 'tt_echo', args: { text: 'done' } });
     await drive(rt);
     expect((await get(rt, p.pid, done.task_id)).status).toBe('succeeded');
     const all = (await ok(rt, p.pid, 'list_object_tasks', {})).tasks.map((t: TaskInfo) => t.task_id);
     expect(all.sort()).toEqual([parentTask.task_id, done.task_id].sort());
-    expect((await ok(rt, p.pid, 'list_object_tasks', { include_terminal: false })).tasks.map((t: TaskInfo) => t.task_id)).toEqual([parentTask.task_id]);
+    expect((await ok(rt, p.pid, 'list_object_tasks', { include_terminal: false })).tasks.map((t: TaskInfo) => t.task_id)).toEqual([
+      parentTask.task_id,
+    ]);
     const other = (await ok(rt, p.pid, 'create_memory_object', { type: 'plan', name: 'other', payload: {}, immutable: false })).oid;
     expect((await ok(rt, p.pid, 'list_object_tasks', { owner_oid: other })).tasks).toEqual([]);
   });
@@ -666,7 +862,10 @@ describe('get, list, cancel and watch', () => {
     const cap = await rt.grant(stranger.pid, `object:${owner}`, ['write'], { uses: 1 });
     expect((await ok(rt, stranger.pid, 'cancel_object_task', { task_id: t1.task_id })).task.status).toBe('cancelled');
     expect((await rt.capabilities(stranger.pid, { includeInactive: true })).find((c) => c.id === cap.id)?.usesRemaining).toBe(0);
-    expect(await fails(rt, stranger.pid, 'cancel_object_task', { task_id: t2.task_id })).toMatchObject({ code: 'object_denied', details: { missing_right: 'write' } });
+    expect(await fails(rt, stranger.pid, 'cancel_object_task', { task_id: t2.task_id })).toMatchObject({
+      code: 'object_denied',
+      details: { missing_right: 'write' },
+    });
   });
 
   it('[OT-42] [OT-68] a runner killed from outside leaves its task cancelled; wait(0) shows it at once', async () => {
@@ -697,9 +896,13 @@ describe('get, list, cancel and watch', () => {
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_write_then_wait', args: { key: 'w' } });
     await drive(rt);
     const before = await get(rt, pid, t.task_id);
-    expect(await fails(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, watch_events: ['deleted'] })).toMatchObject({ code: 'invalid_arguments', details: { field: 'watch_events' } });
+    expect(await fails(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, watch_events: ['deleted'] })).toMatchObject({
+      code: 'invalid_arguments',
+      details: { field: 'watch_events' },
+    });
     expect((await get(rt, pid, t.task_id)).owner_watch).toEqual(before.owner_watch);
-    const changed = (await ok(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, watch_events: ['linked'], watch_channel: 'c' })).task;
+    const changed = (await ok(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, watch_events: ['linked'], watch_channel: 'c' }))
+      .task;
     expect(changed.owner_watch).toEqual({ enabled: true, events: ['linked'], kind: 'normal', channel: 'c' });
     expect(changed).toMatchObject({ status: before.status, runner_pid: before.runner_pid, started_at: before.started_at });
     const kept = (await ok(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, watch_events: [], watch_kind: 'interrupt' })).task;
@@ -709,7 +912,10 @@ describe('get, list, cancel and watch', () => {
     const stranger = await rt.spawn({ goal: 'stranger', image: TASK_IMAGE });
     expect(await fails(rt, stranger.pid, 'watch_object_task_owner', { task_id: t.task_id })).toMatchObject({ code: 'object_denied' });
     await ok(rt, pid, 'cancel_object_task', { task_id: t.task_id });
-    expect(await fails(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, enabled: false })).toMatchObject({ code: 'invalid_state', details: { field: 'task_id' } });
+    expect(await fails(rt, pid, 'watch_object_task_owner', { task_id: t.task_id, enabled: false })).toMatchObject({
+      code: 'invalid_state',
+      details: { field: 'task_id' },
+    });
   });
 });
 
@@ -751,7 +957,12 @@ describe('reopen (a real SQLite file)', () => {
     const after = await get(second.rt, pid, t.task_id);
     expect(after).toMatchObject({ status: 'result_unavailable_after_reopen', result_oid: null, completed_at: done.completed_at });
     expect(after.error).toMatch(/^result unavailable after runtime reopen/);
-    expect(after.wait).toMatchObject({ result_unavailable_after_reopen: true, previous_status: 'succeeded', previous_result_oid: done.result_oid, previous_error: null });
+    expect(after.wait).toMatchObject({
+      result_unavailable_after_reopen: true,
+      previous_status: 'succeeded',
+      previous_result_oid: done.result_oid,
+      previous_error: null,
+    });
     await second.rt.close();
     h = undefined;
 
@@ -768,7 +979,13 @@ describe('reopen (a real SQLite file)', () => {
     await drive(first.rt);
     const failedBefore = await get(first.rt, pid, failed.task_id);
     expect(failedBefore).toMatchObject({ status: 'failed', notification: { status: 'delivered' } });
-    const active = await start(first.rt, pid, { owner_oid: owner, tool: 'tt_write', args: { key: 'secret-key', text: 'ARG-MARKER' }, inherit_capabilities: [{ resource: 'file:secret-key', rights: ['write'] }], grant_result_to_notify: true });
+    const active = await start(first.rt, pid, {
+      owner_oid: owner,
+      tool: 'tt_write',
+      args: { key: 'secret-key', text: 'ARG-MARKER' },
+      inherit_capabilities: [{ resource: 'file:secret-key', rights: ['write'] }],
+      grant_result_to_notify: true,
+    });
     await first.rt.signal(active.runner_pid!, 'pause');
     await first.rt.close({ shutdown: false });
 
@@ -776,8 +993,20 @@ describe('reopen (a real SQLite file)', () => {
     expect(await get(second.rt, pid, failed.task_id)).toEqual(failedBefore);
     expect((await get(second.rt, pid, active.task_id)).status).toBe('abandoned');
     const rows = await second.rt.transaction(async (scope) => (scope.store as Json).selectFrom('object_tasks').selectAll().execute());
-    const columns = ['completed_at', 'created_at', 'error', 'notification', 'notify_retry', 'owner_oid', 'owner_watch', 'creator_pid', 'result_oid'];
-    expect(Object.keys(rows[0]).sort()).toEqual([...columns, 'runner_pid', 'seq', 'started_at', 'status', 'task_id', 'tool', 'tool_id', 'updated_at', 'wait'].sort());
+    const columns = [
+      'completed_at',
+      'created_at',
+      'error',
+      'notification',
+      'notify_retry',
+      'owner_oid',
+      'owner_watch',
+      'creator_pid',
+      'result_oid',
+    ];
+    expect(Object.keys(rows[0]).sort()).toEqual(
+      [...columns, 'runner_pid', 'seq', 'started_at', 'status', 'task_id', 'tool', 'tool_id', 'updated_at', 'wait'].sort(),
+    );
     expect(JSON.stringify(rows)).not.toContain('ARG-MARKER');
     expect(JSON.stringify(rows)).not.toContain('inherit');
     await drive(second.rt);
@@ -791,16 +1020,36 @@ describe('owner watch', () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: { secret: 'OWNER-CONTENT' } });
-    const t = await start(rt, pid, { owner_oid: owner, tool: 'receive_process_messages', args: { block: true, channel: 'object-task-owner' }, owner_watch: true });
+    const t = await start(rt, pid, {
+      owner_oid: owner,
+      tool: 'receive_process_messages',
+      args: { block: true, channel: 'object-task-owner' },
+      owner_watch: true,
+    });
     await drive(rt);
     expect((await get(rt, pid, t.task_id)).status).toBe('waiting_message');
     await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: { n: 2 } });
     await drive(rt);
     expect((await get(rt, pid, t.task_id)).status).toBe('succeeded');
     const notice = (await rt.messages(t.runner_pid!)).find((m) => m.sender === `object_task_owner_watch:${t.task_id}`);
-    expect(notice).toMatchObject({ channel: 'object-task-owner', correlation_id: t.task_id, subject: `Object owner updated: ${owner}`, payload: { type: 'object_task_owner_change', task_id: t.task_id, owner_oid: owner, event: 'updated', version: 3, change: { operation: 'append', list_field: 'entries', length: 2 } } });
+    expect(notice).toMatchObject({
+      channel: 'object-task-owner',
+      correlation_id: t.task_id,
+      subject: `Object owner updated: ${owner}`,
+      payload: {
+        type: 'object_task_owner_change',
+        task_id: t.task_id,
+        owner_oid: owner,
+        event: 'updated',
+        version: 3,
+        change: { operation: 'append', list_field: 'entries', length: 2 },
+      },
+    });
     expect(JSON.stringify(notice)).not.toContain('OWNER-CONTENT');
-    const result = await ok(rt, pid, 'read_memory_object', { namespace: `process:${pid}/tool_results`, name: `object_task_result:${t.task_id}` });
+    const result = await ok(rt, pid, 'read_memory_object', {
+      namespace: `process:${pid}/tool_results`,
+      name: `object_task_result:${t.task_id}`,
+    });
     expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([notice!.message_id]);
   });
 

@@ -83,7 +83,13 @@ describe('review-gated process_exit', () => {
         version: 1,
         payload_sha256: sha256Hex(canonicalJson(proc.goal)),
         source: 'object_memory',
-        reference: { kind: 'object_memory', namespace: `process:${pid}`, name: 'goal', tool: 'read_memory_object', arguments: { namespace: `process:${pid}`, name: 'goal', max_payload_chars: 200_000 } },
+        reference: {
+          kind: 'object_memory',
+          namespace: `process:${pid}`,
+          name: 'goal',
+          tool: 'read_memory_object',
+          arguments: { namespace: `process:${pid}`, name: 'goal', max_payload_chars: 200_000 },
+        },
       },
       expected_source_refs: [proc.goalOid],
       acknowledged_human_message_count: 0,
@@ -105,7 +111,11 @@ describe('review-gated process_exit', () => {
       task_run: null,
     });
     expect(await rt.audit({ pid, action: 'process.exit_review_required' })).toEqual([
-      expect.objectContaining({ target: `process:${pid}`, decision: 'probe', details: expect.objectContaining({ review_token: review.review_token, authority_changed: false, goal_source: 'object_memory' }) }),
+      expect.objectContaining({
+        target: `process:${pid}`,
+        decision: 'probe',
+        details: expect.objectContaining({ review_token: review.review_token, authority_changed: false, goal_source: 'object_memory' }),
+      }),
     ]);
     expect(await rt.audit({ pid, action: 'process.exit' })).toEqual([]);
     expect(await rt.capabilities(pid)).toEqual(capsBefore);
@@ -123,7 +133,12 @@ describe('review-gated process_exit', () => {
     expect(first.observed_successful_tool_calls).toEqual(['create_memory_object']);
 
     const posted = await rt.sendMessage(pid, { text: 'SECRET-BODY: also add a summary' }, { from: 'human:owner' });
-    const stale = reviewOf(await rt.call(pid, 'process_exit', { review_token: first.review_token, completion_evidence: evidenceFor(first, 'create_memory_object') }))!;
+    const stale = reviewOf(
+      await rt.call(pid, 'process_exit', {
+        review_token: first.review_token,
+        completion_evidence: evidenceFor(first, 'create_memory_object'),
+      }),
+    )!;
     expect(stale.unread_human_message_ids).toEqual([posted.message_id]);
     expect(stale.validation_errors[0]).toContain('read and acknowledge every unread human message');
     expect(stale.validation_errors[1]).toContain('review_token is missing or stale');
@@ -147,11 +162,24 @@ describe('review-gated process_exit', () => {
     expect((await rt.process(pid)).status).toBe('runnable');
     expect(await rt.audit({ pid, action: 'process.exit_review_required' })).toHaveLength(4);
 
-    const exited = await ok(rt, pid, 'process_exit', { review_token: afterAck.review_token, completion_evidence: evidence, payload: { summary: 'ledger kept' } });
+    const exited = await ok(rt, pid, 'process_exit', {
+      review_token: afterAck.review_token,
+      completion_evidence: evidence,
+      payload: { summary: 'ledger kept' },
+    });
     expect(exited).toMatchObject({ status: 'exited', pid, result_oid: expect.stringMatching(/^obj_/) });
     expect((await rt.process(pid)).status).toBe('exited');
     expect(await rt.audit({ pid, action: 'process.exit_review_passed' })).toEqual([
-      expect.objectContaining({ decision: 'passed', details: { review_token: afterAck.review_token, goal_source: 'object_memory', evidence_sha256: sha256Hex(canonicalJson(evidence)), acceptance_check_count: 2, authority_changed: false } }),
+      expect.objectContaining({
+        decision: 'passed',
+        details: {
+          review_token: afterAck.review_token,
+          goal_source: 'object_memory',
+          evidence_sha256: sha256Hex(canonicalJson(evidence)),
+          acceptance_check_count: 2,
+          authority_changed: false,
+        },
+      }),
     ]);
     expect(await rt.audit({ pid, action: 'process.exit' })).toEqual([expect.objectContaining({ decision: 'exited' })]);
     const result = await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').readPayload(exited.result_oid));
@@ -165,7 +193,10 @@ describe('review-gated process_exit', () => {
     expect((await probe(rt, pid)).review_token).toBe(a.review_token);
     // "none"/"null" as a token is no token: still a bare probe.
     expect((await probe(rt, pid)).validation_errors).toEqual([]);
-    expect((await ok(rt, pid, 'process_exit', { review_token: 'None' })).completion_review).toMatchObject({ review_token: a.review_token, validation_errors: [] });
+    expect((await ok(rt, pid, 'process_exit', { review_token: 'None' })).completion_review).toMatchObject({
+      review_token: a.review_token,
+      validation_errors: [],
+    });
     await ok(rt, pid, 'list_memory_namespace', {});
     const denied = await rt.call(pid, 'get_current_time', {});
     expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
@@ -189,10 +220,18 @@ describe('review-gated process_exit', () => {
     expect(review).not.toHaveProperty('goal.fallback');
 
     const goal = await ok(rt, pid, review.goal.reference.tool, review.goal.reference.arguments);
-    expect(goal).toMatchObject({ representation: 'json_value', payload: 'Write `the ledger` and report.', sha256: review.goal.payload_sha256 });
+    expect(goal).toMatchObject({
+      representation: 'json_value',
+      payload: 'Write `the ledger` and report.',
+      sha256: review.goal.payload_sha256,
+    });
 
     const ref = review.acknowledged_human_message_reference;
-    const args = { ...ref.fixed_arguments, message_ids: review.acknowledged_human_message_ids, limit: review.acknowledged_human_message_count };
+    const args = {
+      ...ref.fixed_arguments,
+      message_ids: review.acknowledged_human_message_ids,
+      limit: review.acknowledged_human_message_count,
+    };
     const read = await ok(rt, pid, ref.tool, args);
     expect(read.messages.map((m: { message_id: string }) => m.message_id)).toEqual([m1.message_id]);
     expect(read).toMatchObject({ acked_message_ids: [], has_more: false });
@@ -210,32 +249,75 @@ describe('review-gated process_exit', () => {
     await ok(rt, pid, 'list_memory_namespace', {});
     const review = await probe(rt, pid);
     const goalOid = review.goal.oid;
-    const submit = async (evidence: CompletionEvidence) => reviewOf(await rt.call(pid, 'process_exit', { review_token: review.review_token, completion_evidence: evidence }))!.validation_errors;
+    const submit = async (evidence: CompletionEvidence) =>
+      reviewOf(await rt.call(pid, 'process_exit', { review_token: review.review_token, completion_evidence: evidence }))!.validation_errors;
 
     // R6: a check that lacks the message ref and cites git_diff (never run).
     expect(
-      await submit({ goal_oid: goalOid, reviewed_message_ids: [msg.message_id], acceptance_checks: [{ requirement: 'r', source_refs: [goalOid], status: 'completed', evidence_tool_calls: ['git_diff'], evidence_summary: 's' }], final_verification: ['list_memory_namespace'] }),
-    ).toEqual([expect.stringContaining('acceptance_checks[0].evidence_tool_calls cites unobserved tools: git_diff'), expect.stringContaining(`acceptance checks do not cover every expected_source_ref: ${msg.message_id}`)]);
+      await submit({
+        goal_oid: goalOid,
+        reviewed_message_ids: [msg.message_id],
+        acceptance_checks: [
+          { requirement: 'r', source_refs: [goalOid], status: 'completed', evidence_tool_calls: ['git_diff'], evidence_summary: 's' },
+        ],
+        final_verification: ['list_memory_namespace'],
+      }),
+    ).toEqual([
+      expect.stringContaining('acceptance_checks[0].evidence_tool_calls cites unobserved tools: git_diff'),
+      expect.stringContaining(`acceptance checks do not cover every expected_source_ref: ${msg.message_id}`),
+    ]);
 
     // R7: completed with [] is refused; blocked with [] and a reason is accepted (checked without committing: the goal check is wrong).
     const checks = (status: 'completed' | 'blocked') => [
-      { requirement: 'r', source_refs: [goalOid], status: 'completed' as const, evidence_tool_calls: ['list_memory_namespace'], evidence_summary: 's' },
-      { requirement: 'summary', source_refs: [msg.message_id], status, evidence_tool_calls: [], evidence_summary: 'no summary tool in this runtime' },
+      {
+        requirement: 'r',
+        source_refs: [goalOid],
+        status: 'completed' as const,
+        evidence_tool_calls: ['list_memory_namespace'],
+        evidence_summary: 's',
+      },
+      {
+        requirement: 'summary',
+        source_refs: [msg.message_id],
+        status,
+        evidence_tool_calls: [],
+        evidence_summary: 'no summary tool in this runtime',
+      },
     ];
-    expect(await submit({ goal_oid: 'obj_ffffffffffffffff', reviewed_message_ids: [msg.message_id], acceptance_checks: checks('completed'), final_verification: ['list_memory_namespace'] })).toEqual([
+    expect(
+      await submit({
+        goal_oid: 'obj_ffffffffffffffff',
+        reviewed_message_ids: [msg.message_id],
+        acceptance_checks: checks('completed'),
+        final_verification: ['list_memory_namespace'],
+      }),
+    ).toEqual([
       expect.stringContaining('completion_evidence.goal_oid'),
       expect.stringContaining('acceptance_checks[1].evidence_tool_calls must cite evidence for completed work'),
     ]);
-    expect(await submit({ goal_oid: 'obj_ffffffffffffffff', reviewed_message_ids: [msg.message_id], acceptance_checks: checks('blocked'), final_verification: ['list_memory_namespace'] })).toEqual([
-      expect.stringContaining('completion_evidence.goal_oid'),
-    ]);
+    expect(
+      await submit({
+        goal_oid: 'obj_ffffffffffffffff',
+        reviewed_message_ids: [msg.message_id],
+        acceptance_checks: checks('blocked'),
+        final_verification: ['list_memory_namespace'],
+      }),
+    ).toEqual([expect.stringContaining('completion_evidence.goal_oid')]);
 
     // R8 + R9 + R22: process_exit in final_verification, duplicate message ids, an unknown ref, a call id cited.
     expect(
       await submit({
         goal_oid: goalOid,
         reviewed_message_ids: [msg.message_id, msg.message_id],
-        acceptance_checks: [{ requirement: 'r', source_refs: [goalOid, msg.message_id, 'x'], status: 'blocked', evidence_tool_calls: ['call_0001'], evidence_summary: 'reason' }],
+        acceptance_checks: [
+          {
+            requirement: 'r',
+            source_refs: [goalOid, msg.message_id, 'x'],
+            status: 'blocked',
+            evidence_tool_calls: ['call_0001'],
+            evidence_summary: 'reason',
+          },
+        ],
         final_verification: ['process_exit'],
       }),
     ).toEqual([
@@ -255,14 +337,23 @@ describe('review-gated process_exit', () => {
     const review = await probe(rt, pid);
     expect(review.explicit_unobserved_tool_hints).toEqual(['get_current_time']);
     await ok(rt, pid, 'list_memory_namespace', {});
-    const blocked = reviewOf(await rt.call(pid, 'process_exit', { review_token: review.review_token, completion_evidence: evidenceFor(review, 'list_memory_namespace') }))!;
-    expect(blocked.validation_errors).toEqual([expect.stringContaining('explicit goal requirements still need successful tool calls: get_current_time')]);
+    const blocked = reviewOf(
+      await rt.call(pid, 'process_exit', {
+        review_token: review.review_token,
+        completion_evidence: evidenceFor(review, 'list_memory_namespace'),
+      }),
+    )!;
+    expect(blocked.validation_errors).toEqual([
+      expect.stringContaining('explicit goal requirements still need successful tool calls: get_current_time'),
+    ]);
     await rt.grant(pid, 'clock:now', ['read']);
     await ok(rt, pid, 'get_current_time', {});
     const after = await probe(rt, pid);
     expect(after.explicit_unobserved_tool_hints).toEqual([]);
     expect(after.review_token).toBe(review.review_token);
-    expect(await ok(rt, pid, 'process_exit', { review_token: after.review_token, completion_evidence: evidenceFor(after, 'get_current_time') })).toMatchObject({ status: 'exited' });
+    expect(
+      await ok(rt, pid, 'process_exit', { review_token: after.review_token, completion_evidence: evidenceFor(after, 'get_current_time') }),
+    ).toMatchObject({ status: 'exited' });
   });
 
   it('[S-R23] evidence that breaks the schema is invalid_arguments: no review, no audit of one, still runnable', async () => {
@@ -292,8 +383,19 @@ describe('review-gated process_exit', () => {
   it('[S-E10] a one-phase image schema-checks review_token and completion_evidence, then ignores them', async () => {
     const rt = await open();
     const p = await rt.spawn({ goal: 'one phase' });
-    const evidence: CompletionEvidence = { goal_oid: 'obj_0000000000000000', reviewed_message_ids: [], acceptance_checks: [{ requirement: 'r', source_refs: ['x'], status: 'completed', evidence_tool_calls: ['y'], evidence_summary: 's' }], final_verification: ['y'] };
-    expect(await rt.call(p.pid, 'process_exit', { payload: { a: 1 }, review_token: 'exitrev_x', completion_evidence: { ...evidence, extra: 1 } })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+    const evidence: CompletionEvidence = {
+      goal_oid: 'obj_0000000000000000',
+      reviewed_message_ids: [],
+      acceptance_checks: [{ requirement: 'r', source_refs: ['x'], status: 'completed', evidence_tool_calls: ['y'], evidence_summary: 's' }],
+      final_verification: ['y'],
+    };
+    expect(
+      await rt.call(p.pid, 'process_exit', {
+        payload: { a: 1 },
+        review_token: 'exitrev_x',
+        completion_evidence: { ...evidence, extra: 1 },
+      }),
+    ).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
     const out = await ok(rt, p.pid, 'process_exit', { payload: { a: 1 }, review_token: 'exitrev_x', completion_evidence: evidence });
     expect(out).toMatchObject({ status: 'exited' });
     expect(await rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').readPayload(out.result_oid))).toEqual({ a: 1 });
@@ -317,7 +419,10 @@ describe('review-gated process_exit', () => {
     await ok(rt, pid, 'list_memory_namespace', {});
     const review = await probe(rt, pid);
     const [exit, post] = await Promise.allSettled([
-      rt.call(pid, 'process_exit', { review_token: review.review_token, completion_evidence: evidenceFor(review, 'list_memory_namespace') }),
+      rt.call(pid, 'process_exit', {
+        review_token: review.review_token,
+        completion_evidence: evidenceFor(review, 'list_memory_namespace'),
+      }),
       rt.sendMessage(pid, { text: 'one more thing' }),
     ]);
     expect(exit.status).toBe('fulfilled');
@@ -337,11 +442,23 @@ describe('review-gated process_exit', () => {
   it('[S-B8] in one batch, a gated bare exit runs and the call after it is skipped_after_exclusive', async () => {
     const rt = await open();
     const pid = await codingAgent(rt);
-    const report = await rt.run({ provider: new ScriptedProvider([[{ tool: 'process_exit', args: {} }, { tool: 'list_memory_namespace', args: {} }]]), maxQuanta: 1 });
+    const report = await rt.run({
+      provider: new ScriptedProvider([
+        [
+          { tool: 'process_exit', args: {} },
+          { tool: 'list_memory_namespace', args: {} },
+        ],
+      ]),
+      maxQuanta: 1,
+    });
     const q = report.results[0]!;
     expect(q.results).toHaveLength(1);
     expect(q.results[0]).toMatchObject({ ok: true, payload: { status: 'completion_review_required' } });
-    expect(await rt.audit({ pid, action: 'llm.action_batch' })).toEqual([expect.objectContaining({ details: expect.objectContaining({ skipped: ['list_memory_namespace'], skipped_reason: 'skipped_after_exclusive' }) })]);
+    expect(await rt.audit({ pid, action: 'llm.action_batch' })).toEqual([
+      expect.objectContaining({
+        details: expect.objectContaining({ skipped: ['list_memory_namespace'], skipped_reason: 'skipped_after_exclusive' }),
+      }),
+    ]);
     // R1: a model's review is published as a tool_result Object in its view; the process stays live.
     const published = await rt.transaction(async (scope) => {
       const objects = scope.service<ObjectMemoryService>('objects');
@@ -350,7 +467,10 @@ describe('review-gated process_exit', () => {
       const result = described.find((o) => o?.name === `tool_result:${q.results[0]!.call_id}`);
       return result ? objects.readPayload(result.oid) : null;
     });
-    expect(published).toMatchObject({ tool: 'process_exit', payload: { status: 'completion_review_required', completion_review: { review_token: expect.stringMatching(/^exitrev_/) } } });
+    expect(published).toMatchObject({
+      tool: 'process_exit',
+      payload: { status: 'completion_review_required', completion_review: { review_token: expect.stringMatching(/^exitrev_/) } },
+    });
     expect((await rt.process(pid)).status).toBe('runnable');
   });
 
@@ -368,7 +488,10 @@ describe('review-gated process_exit', () => {
 
     const rt2 = await open(path);
     const r = await rt2.call(pid, 'process_exit', {});
-    expect(r).toMatchObject({ ok: false, error: { code: 'completion_review_invalid', details: { field: 'goal', goal_oid: before.goal.oid } } });
+    expect(r).toMatchObject({
+      ok: false,
+      error: { code: 'completion_review_invalid', details: { field: 'goal', goal_oid: before.goal.oid } },
+    });
     const message = !r.ok ? r.error.message : '';
     expect(message).toContain('checkpoint');
     expect(message).toContain('successor goal');

@@ -10,7 +10,11 @@ let now = Date.parse('2026-11-30T12:00:00Z');
 afterEach(async () => rt.close());
 
 async function open() {
-  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { clock: { now: () => new Date(now) } } });
+  rt = await openRuntime({
+    path: ':memory:',
+    plugins: [capabilities(), objectMemory(), session()],
+    config: { clock: { now: () => new Date(now) } },
+  });
 }
 
 it('[K-26] sleep(5) parks P1 in a timer wait; P2 progresses meanwhile; P1 resumes without a model call when the clock passes', async () => {
@@ -36,7 +40,14 @@ it('[K-26] sleep(5) parks P1 in a timer wait; P2 progresses meanwhile; P1 resume
   expect(report.idle).toBe(true);
   const order = report.results.map((r) => `${r.pid === p1.pid ? 'P1' : 'P2'}:${r.kind}:${r.executed.join(',')}`);
   // P2 runs all its turns while P1 sleeps; P1's saved sleep resumes only after the clock passed its deadline.
-  expect(order).toEqual(['P1:turn:sleep', 'P2:turn:discover_skills', 'P2:turn:discover_skills', 'P2:turn:process_exit', 'P1:resumed:sleep', 'P1:turn:process_exit']);
+  expect(order).toEqual([
+    'P1:turn:sleep',
+    'P2:turn:discover_skills',
+    'P2:turn:discover_skills',
+    'P2:turn:process_exit',
+    'P1:resumed:sleep',
+    'P1:turn:process_exit',
+  ]);
   const resumed = report.results.find((r) => r.pid === p1.pid && r.kind === 'resumed')!;
   expect(resumed.results[0]).toMatchObject({ ok: true, payload: { requested_seconds: 5 } });
   expect((resumed.results[0] as { payload: { elapsed_seconds: number } }).payload.elapsed_seconds).toBeGreaterThanOrEqual(5);
@@ -83,7 +94,8 @@ it('[S-C11] [S-C14] out-of-range seconds are invalid_arguments; without clock:sl
   await open();
   const p = await rt.spawn({ goal: 'nap' });
   await rt.activateSkill(p.pid, 'agent-libos-runtime-session');
-  for (const seconds of [61, -1]) expect(await rt.call(p.pid, 'sleep', { seconds })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
+  for (const seconds of [61, -1])
+    expect(await rt.call(p.pid, 'sleep', { seconds })).toMatchObject({ ok: false, error: { code: 'invalid_arguments' } });
   const denied = await rt.call(p.pid, 'sleep', { seconds: 1 });
   expect(denied).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   expect(!denied.ok && denied.error.message).toContain('clock:sleep');

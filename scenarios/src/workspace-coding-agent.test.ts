@@ -121,7 +121,11 @@ async function expectFixed(harness: WorkspaceHarness, pid: string, repo: string,
   const ns = `process:${pid}/test_results`;
   const row = (name: string) =>
     rt.transaction(async (scope) =>
-      (scope.store as Json).selectFrom('om_objects').selectAll().where('namespace', '=', ns).where('name', '=', name)
+      (scope.store as Json)
+        .selectFrom('om_objects')
+        .selectAll()
+        .where('namespace', '=', ns)
+        .where('name', '=', name)
         .executeTakeFirstOrThrow(),
     );
   const [before, after] = [await row('before_fix'), await row('after_fix')];

@@ -85,7 +85,9 @@ describe('libos CLI', () => {
 
   it('skills lists the catalog; skills validate reports each problem of a bad folder', () => {
     const cat = json('skills');
-    expect(cat.map((s: { skill_id: string }) => s.skill_id)).toEqual(expect.arrayContaining(['agent-libos-skill-navigation', 'agent-libos-object-memory']));
+    expect(cat.map((s: { skill_id: string }) => s.skill_id)).toEqual(
+      expect.arrayContaining(['agent-libos-skill-navigation', 'agent-libos-object-memory']),
+    );
     const good = join(dir, 'good', 'skills', 'my-skill');
     mkdirSync(good, { recursive: true });
     writeFileSync(join(good, 'SKILL.md'), '---\nname: my-skill\ndescription: Does one thing.\nallowed-tools: my_tool\n---\nUse my_tool.\n');
@@ -134,10 +136,16 @@ describe('libos CLI', () => {
       expect(i, `step "${text}" after step ${at + 1} in:\n${steps.join('\n')}`).toBeGreaterThan(at);
       at = i;
     }
-    expect(steps.find((l) => l.includes('the record:'))).toMatch(/the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/);
+    expect(steps.find((l) => l.includes('the record:'))).toMatch(
+      /the record: 12 model calls \(parent 7, worker 5; 24 tokens\), 4 resumed waits with no model call, \d+ audit records, \d+ events/,
+    );
     // The checkpoint scene: capture, a risky change, restore; the change is gone and the audit intact.
     expect(steps.some((l) => /the keeper checkpoints its subtree → ckpt_[0-9a-f]{16}/.test(l))).toBe(true);
-    expect(steps.some((l) => /the change is gone: the ledger is at version 3 again with its 2 sites; the stray Object reads object_not_found/.test(l))).toBe(true);
+    expect(
+      steps.some((l) =>
+        /the change is gone: the ledger is at version 3 again with its 2 sites; the stray Object reads object_not_found/.test(l),
+      ),
+    ).toBe(true);
     expect(steps.some((l) => /the audit trail is intact: all \d+ earlier records kept, \d+ added by the restore/.test(l))).toBe(true);
     // The compaction scene: the scribe's context is compacted by two compressors and it goes on working.
     expect(steps.some((l) => l.includes('the runtime compacts its context instead of asking the model'))).toBe(true);

@@ -1,7 +1,15 @@
 import { dirname, resolve } from 'node:path';
 import { capabilities } from '@libos/capabilities';
 import { checkpoints } from '@libos/checkpoints';
-import { hostConfigForStore, importPluginSpecs, openRuntime, parseHostConfig, type HostConfigInput, type Runtime, type RuntimeConfig } from '@libos/kernel';
+import {
+  hostConfigForStore,
+  importPluginSpecs,
+  openRuntime,
+  parseHostConfig,
+  type HostConfigInput,
+  type Runtime,
+  type RuntimeConfig,
+} from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { tasks } from '@libos/tasks';

@@ -1,7 +1,15 @@
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ScriptedProvider, type LlmToolCall, type ProcessInfo, type QuantumResult, type Runtime, type RuntimeEvent, type ToolCallResult } from '@libos/kernel';
+import {
+  ScriptedProvider,
+  type LlmToolCall,
+  type ProcessInfo,
+  type QuantumResult,
+  type Runtime,
+  type RuntimeEvent,
+  type ToolCallResult,
+} from '@libos/kernel';
 import { sequentialIds } from '@libos/sdk';
 import { openStandardRuntime } from './compose.js';
 import { BoundScriptedProvider } from './demo/bound-provider.js';
@@ -77,7 +85,10 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (!(err instanceof StepFailure)) throw err;
-    if (opts.json) process.stderr.write(`${JSON.stringify({ schema_version: 1, error: { code: 'demo_step_failed', message: err.message, step: err.step } })}\n`);
+    if (opts.json)
+      process.stderr.write(
+        `${JSON.stringify({ schema_version: 1, error: { code: 'demo_step_failed', message: err.message, step: err.step } })}\n`,
+      );
     else process.stderr.write(`libos: ${err.message}\n`);
     return EXIT.toolError;
   } finally {
@@ -95,12 +106,11 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   expect(parent.status === 'runnable', n, `the parent is ${parent.status}, expected runnable`);
   for (const gr of PARENT_GRANTS) await rt.grant(parent.pid, gr.resource, gr.rights, { delegable: gr.delegable });
   const granted = PARENT_GRANTS.map((gr) => `${gr.rights.join(',')} on ${gr.resource}${gr.delegable ? ' (delegable)' : ''}`);
-  n = step(
-    `host grants the parent: ${granted.join('; ')}`,
-    ['a grant is authority; a Skill only shows tools'],
-  );
+  n = step(`host grants the parent: ${granted.join('; ')}`, ['a grant is authority; a Skill only shows tools']);
   const held = await rt.capabilities(parent.pid);
-  const missing = PARENT_GRANTS.filter((gr) => !held.some((c) => c.resource === gr.resource && gr.rights.every((r) => c.rights.includes(r)) && c.delegable === gr.delegable));
+  const missing = PARENT_GRANTS.filter(
+    (gr) => !held.some((c) => c.resource === gr.resource && gr.rights.every((r) => c.rights.includes(r)) && c.delegable === gr.delegable),
+  );
   expect(missing.length === 0, n, `the parent should hold every grant given (missing: ${missing.map((gr) => gr.resource).join(', ')})`);
 
   const provider = new BoundScriptedProvider(new ScriptedProvider(storyScript(parent.pid)));
@@ -117,7 +127,8 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   const narrate = (q: QuantumResult) => {
     const turn = provider.lastTurn.get(q.pid) ?? [];
     const parts = q.executed.map((tool, i) => {
-      const call = q.kind === 'resumed' ? (blocked.get(q.pid) ?? { name: tool, arguments: {} }) : (turn[i] ?? { name: tool, arguments: {} });
+      const call =
+        q.kind === 'resumed' ? (blocked.get(q.pid) ?? { name: tool, arguments: {} }) : (turn[i] ?? { name: tool, arguments: {} });
       const r = q.results[i]!;
       if (r.ok && tool === 'spawn_child_process') {
         const child = String((r.payload as { pid: string }).pid);
@@ -132,51 +143,96 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
     const details: string[] = [];
     for (const { call, r } of parts) {
       if (!r.ok) details.push(`${r.error.category}: ${r.error.message}`);
-      if (!r.ok && call.name === 'create_memory_namespace') details.push('the tool is visible to the parent, yet it holds no write there: visibility is never authority');
-      if (r.ok && call.name === 'spawn_child_process') details.push(`inherits exactly: ${WORKER_INHERITS.map((s) => `${s.rights.join(',')} on ${s.resource}`).join('; ')}`);
+      if (!r.ok && call.name === 'create_memory_namespace')
+        details.push('the tool is visible to the parent, yet it holds no write there: visibility is never authority');
+      if (r.ok && call.name === 'spawn_child_process')
+        details.push(`inherits exactly: ${WORKER_INHERITS.map((s) => `${s.rights.join(',')} on ${s.resource}`).join('; ')}`);
     }
     if (q.skipped.length) details.push(`skipped: ${q.skipped.join(', ')}`);
     for (const e of woken.splice(0)) details.push(`the ${role(e.data.pid)} woke: ${String(e.data.reason)}`);
     const at = step(`${role(q.pid)} ${parts.map((p) => p.text).join('; ') || `${q.kind} (${q.stopReason ?? '-'})`}`, details);
     for (const p of parts) seen.push({ quantum: q, step: at, call: p.call, result: p.r });
   };
-  const find = (who: string, tool: string, pred: (s: (typeof seen)[number]) => boolean = () => true) => seen.find((s) => role(s.quantum.pid) === who && s.call.name === tool && pred(s));
+  const find = (who: string, tool: string, pred: (s: (typeof seen)[number]) => boolean = () => true) =>
+    seen.find((s) => role(s.quantum.pid) === who && s.call.name === tool && pred(s));
 
   // The first run: until both wait (the parent for the worker's message, the worker for the human).
   const run1 = await rt.run({ provider, maxQuanta: 50, onQuantum: narrate });
   const refused = find('parent', 'create_memory_namespace');
-  expect(refused !== undefined && !refused.result.ok && refused.result.error.category === 'permission_denied', refused?.step ?? steps(seen), 'the parent’s create_memory_namespace should be refused with permission_denied');
+  expect(
+    refused !== undefined && !refused.result.ok && refused.result.error.category === 'permission_denied',
+    refused?.step ?? steps(seen),
+    'the parent’s create_memory_namespace should be refused with permission_denied',
+  );
   const spawned = find('parent', 'spawn_child_process');
   expect(spawned?.result.ok === true, spawned?.step ?? steps(seen), 'the parent should spawn the worker');
   const childPid = provider.vars.get('child')!;
   const afterRun1 = await statuses(rt);
   n = step(`scheduler idle after ${run1.quanta} quanta: ${describeStatuses(afterRun1, role)}`);
   expect(run1.idle, n, 'the first run should end idle');
-  expect(afterRun1.get(parent.pid)?.waitState?.kind === 'message', n, `the parent should wait for a message (it is ${afterRun1.get(parent.pid)?.status})`);
-  expect(afterRun1.get(childPid)?.status === 'waiting_human', n, `the worker should wait for the human (it is ${afterRun1.get(childPid)?.status})`);
+  expect(
+    afterRun1.get(parent.pid)?.waitState?.kind === 'message',
+    n,
+    `the parent should wait for a message (it is ${afterRun1.get(parent.pid)?.status})`,
+  );
+  expect(
+    afterRun1.get(childPid)?.status === 'waiting_human',
+    n,
+    `the worker should wait for the human (it is ${afterRun1.get(childPid)?.status})`,
+  );
 
   // The human answers the worker's question.
   const pending = await rt.humanRequests({ status: 'pending' });
   const queued = pending.map((h) => `${h.id} (${h.kind} from the ${role(h.pid)}: ${JSON.stringify(h.prompt)})`).join(', ');
   n = step(`the human queue holds ${pending.length} request: ${queued}`);
-  expect(pending.length === 1 && pending[0]!.kind === 'question' && pending[0]!.pid === childPid, n, 'exactly one pending question, from the worker');
+  expect(
+    pending.length === 1 && pending[0]!.kind === 'question' && pending[0]!.pid === childPid,
+    n,
+    'exactly one pending question, from the worker',
+  );
   const answered = await rt.answerHuman(pending[0]!.id, { approved: true, answer: STORY.answer, responder: 'human:owner' });
   const worker = await rt.process(childPid);
-  n = step(`the human answers ${JSON.stringify(STORY.answer)} (rt.answerHuman) → ${answered.status}; the worker is ${worker.status}`, woken.splice(0).map((e) => `the ${role(e.data.pid)} woke: ${String(e.data.reason)}`));
-  expect(answered.status === 'approved' && worker.status === 'runnable', n, `the answer should wake the worker (request ${answered.status}, worker ${worker.status})`);
+  n = step(
+    `the human answers ${JSON.stringify(STORY.answer)} (rt.answerHuman) → ${answered.status}; the worker is ${worker.status}`,
+    woken.splice(0).map((e) => `the ${role(e.data.pid)} woke: ${String(e.data.reason)}`),
+  );
+  expect(
+    answered.status === 'approved' && worker.status === 'runnable',
+    n,
+    `the answer should wake the worker (request ${answered.status}, worker ${worker.status})`,
+  );
 
   // The second run: the exchange and both exits.
   const run2 = await rt.run({ provider, maxQuanta: 50, onQuantum: narrate });
   const toParent = find('parent', 'receive_process_messages', (s) => s.result.ok && !s.result.wait);
-  const payloads = (s: typeof toParent) => ((s?.result.ok ? (s.result.payload as { messages?: { payload: unknown }[] }).messages : undefined) ?? []).map((m) => m.payload);
-  expect(JSON.stringify(payloads(toParent)) === JSON.stringify([{ region: STORY.answer, sites: 3 }]), toParent?.step ?? steps(seen), 'the parent should receive the worker’s report naming the human’s answer');
+  const payloads = (s: typeof toParent) =>
+    ((s?.result.ok ? (s.result.payload as { messages?: { payload: unknown }[] }).messages : undefined) ?? []).map((m) => m.payload);
+  expect(
+    JSON.stringify(payloads(toParent)) === JSON.stringify([{ region: STORY.answer, sites: 3 }]),
+    toParent?.step ?? steps(seen),
+    'the parent should receive the worker’s report naming the human’s answer',
+  );
   const toWorker = find('worker', 'receive_process_messages', (s) => s.result.ok && !s.result.wait);
-  expect(JSON.stringify(payloads(toWorker)) === JSON.stringify([STORY.reply]), toWorker?.step ?? steps(seen), 'the worker should receive the parent’s reply');
+  expect(
+    JSON.stringify(payloads(toWorker)) === JSON.stringify([STORY.reply]),
+    toWorker?.step ?? steps(seen),
+    'the worker should receive the parent’s reply',
+  );
   const waited = find('parent', 'wait_child_process', (s) => s.result.ok && !s.result.wait);
-  expect(waited?.result.ok === true && (waited.result.payload as { status: string; ready: boolean }).status === 'exited' && (waited.result.payload as { ready: boolean }).ready, waited?.step ?? steps(seen), 'the parent’s wait should end with the worker exited');
+  expect(
+    waited?.result.ok === true &&
+      (waited.result.payload as { status: string; ready: boolean }).status === 'exited' &&
+      (waited.result.payload as { ready: boolean }).ready,
+    waited?.step ?? steps(seen),
+    'the parent’s wait should end with the worker exited',
+  );
   const afterRun2 = await statuses(rt);
   n = step(`scheduler idle after ${run2.quanta} quanta: ${describeStatuses(afterRun2, role)}`);
-  expect(run2.idle && afterRun2.get(parent.pid)?.status === 'exited' && afterRun2.get(childPid)?.status === 'exited', n, `both should exit (${describeStatuses(afterRun2, role)})`);
+  expect(
+    run2.idle && afterRun2.get(parent.pid)?.status === 'exited' && afterRun2.get(childPid)?.status === 'exited',
+    n,
+    `both should exit (${describeStatuses(afterRun2, role)})`,
+  );
 
   // The record: every model call, resumed waits that made none, the audit trail and the events.
   const quanta = [...run1.results, ...run2.results];
@@ -189,13 +245,35 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   for (const a of audit) byAction.set(a.action, (byAction.get(a.action) ?? 0) + 1);
   const perPid = (pid: string) => calls.filter((c) => c.pid === pid).length;
   const tokens = calls.reduce((t, c) => t + (c.totalTokens ?? 0), 0);
-  n = step(`the record: ${calls.length} model calls (parent ${perPid(parent.pid)}, worker ${perPid(childPid)}; ${tokens} tokens), ${resumed} resumed waits with no model call, ${audit.length} audit records, ${events.length} events`, [
-    `audit by action: ${[...byAction].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ')}`,
-    'libos llm-calls, libos audit and libos events --db <this store> show them',
-  ]);
-  expect(calls.length === turns && provider.calls === turns, n, `model calls (${calls.length} recorded, ${provider.calls} made) should equal model turns (${turns}): a resumed wait makes none`);
-  expect(resumed >= 3 && calls.every((c) => c.status === 'ok'), n, `at least 3 resumed waits (ask_human, the parent's receive and wait) and no failed model call (got ${resumed})`);
-  return { parent: parent.pid, worker: childPid, quanta: quanta.length, llm_calls: calls.length, resumed, audit: audit.length, events: events.length };
+  n = step(
+    `the record: ${calls.length} model calls (parent ${perPid(parent.pid)}, worker ${perPid(childPid)}; ${tokens} tokens), ${resumed} resumed waits with no model call, ${audit.length} audit records, ${events.length} events`,
+    [
+      `audit by action: ${[...byAction]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+      'libos llm-calls, libos audit and libos events --db <this store> show them',
+    ],
+  );
+  expect(
+    calls.length === turns && provider.calls === turns,
+    n,
+    `model calls (${calls.length} recorded, ${provider.calls} made) should equal model turns (${turns}): a resumed wait makes none`,
+  );
+  expect(
+    resumed >= 3 && calls.every((c) => c.status === 'ok'),
+    n,
+    `at least 3 resumed waits (ask_human, the parent's receive and wait) and no failed model call (got ${resumed})`,
+  );
+  return {
+    parent: parent.pid,
+    worker: childPid,
+    quanta: quanta.length,
+    llm_calls: calls.length,
+    resumed,
+    audit: audit.length,
+    events: events.length,
+  };
 }
 
 /** The step that showed the latest quantum (for a check whose quantum never came). */

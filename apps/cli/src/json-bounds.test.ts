@@ -33,7 +33,11 @@ describe('libos JSON arguments', { timeout: 120_000 }, () => {
     const { run, json } = libosOn(db);
     const pid = json('spawn', '--goal', 'call').pid;
     const audit = json('audit', '--limit', '10000').length;
-    expectRefused(run('call', pid, 'discover_skills', `{"query":${nestedText(5_000)}}`), 1, 'invalid_arguments: query: nested deeper than 100 levels');
+    expectRefused(
+      run('call', pid, 'discover_skills', `{"query":${nestedText(5_000)}}`),
+      1,
+      'invalid_arguments: query: nested deeper than 100 levels',
+    );
     expect(json('audit', '--limit', '10000')).toHaveLength(audit);
   });
 });

@@ -33,8 +33,14 @@ export function printError(opts: OutputOptions, err: unknown): number {
 /** Renders rows as an aligned text table. */
 export function table(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
   if (rows.length === 0) return '(none)';
-  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c]))));
+  const cells = rows.map((r) =>
+    columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : typeof r[c] === 'object' ? JSON.stringify(r[c]) : String(r[c]))),
+  );
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (vals: readonly string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (vals: readonly string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join('\n');
 }

@@ -31,7 +31,13 @@ export const DEFAULT_DB = './.libos/libos.db';
 /** This CLI's version (its package.json, beside dist/ in the installed package). */
 export const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
-const processRow = (p: ProcessInfo) => ({ pid: p.pid, parent: p.parentPid, image: p.imageId, status: p.status, goal: p.goal.length > 48 ? `${p.goal.slice(0, 47)}…` : p.goal });
+const processRow = (p: ProcessInfo) => ({
+  pid: p.pid,
+  parent: p.parentPid,
+  image: p.imageId,
+  status: p.status,
+  goal: p.goal.length > 48 ? `${p.goal.slice(0, 47)}…` : p.goal,
+});
 
 /** Builds the `libos` command. `setExit` receives the exit code of the action that ran. */
 export function buildProgram(setExit: (code: number) => void): Command {
@@ -40,7 +46,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--db <path>', 'store file (":memory:" for an ephemeral store)', DEFAULT_DB)
     .option('--json', 'machine-readable output', false)
     .option('--config <path>', 'host config file (.json, .yaml, .yml); default: libos.config.json|yaml next to the store')
-    .option('--plugin <spec>', 'load a plugin: a package name or a path, from the working folder (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option(
+      '--plugin <spec>',
+      'load a plugin: a package name or a path, from the working folder (repeatable)',
+      (v: string, prev: string[]) => [...prev, v],
+      [] as string[],
+    )
     .version(VERSION, '-V, --version', 'print the libos version')
     .showHelpAfterError(false)
     .exitOverride();
@@ -50,18 +61,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
   // Commander calls an action with (...positionals, options, command); actions here take the command first.
   const act: Act =
     // biome-ignore lint/suspicious/noConfusingVoidType: an action returns an exit code or nothing at all.
-    <A extends unknown[]>(fn: (cmd: Command, ...args: A) => Promise<number | void>) =>
-    async (...raw: unknown[]) => {
-      const cmd = raw[raw.length - 1] as Command;
-      try {
-        const o = cmd.optsWithGlobals() as GlobalOptions & { plugin?: string[] };
-        setCommandLinePlugins({ specs: o.plugin ?? [], ...(o.config !== undefined ? { configPath: o.config } : {}), cwd: process.cwd() });
-        assertStoreFor(cmd, o.db);
-        setExit((await fn(cmd, ...(raw.slice(0, -1) as A))) ?? EXIT.ok);
-      } catch (err) {
-        setExit(printError(g(cmd), err));
-      }
-    };
+      <A extends unknown[]>(fn: (cmd: Command, ...args: A) => Promise<number | void>) =>
+      async (...raw: unknown[]) => {
+        const cmd = raw[raw.length - 1] as Command;
+        try {
+          const o = cmd.optsWithGlobals() as GlobalOptions & { plugin?: string[] };
+          setCommandLinePlugins({ specs: o.plugin ?? [], ...(o.config !== undefined ? { configPath: o.config } : {}), cwd: process.cwd() });
+          assertStoreFor(cmd, o.db);
+          setExit((await fn(cmd, ...(raw.slice(0, -1) as A))) ?? EXIT.ok);
+        } catch (err) {
+          setExit(printError(g(cmd), err));
+        }
+      };
   const kit: CommandKit = { act, g };
 
   program
@@ -70,7 +81,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(
       act(async (cmd: Command) => {
         const o = g(cmd);
-        await withRuntime(o, async (rt) => print(o, { db: rt.location, processes: (await rt.processes()).length, skills: rt.skillCatalog().length }, () => `store ready: ${rt.location}`));
+        await withRuntime(o, async (rt) =>
+          print(
+            o,
+            { db: rt.location, processes: (await rt.processes()).length, skills: rt.skillCatalog().length },
+            () => `store ready: ${rt.location}`,
+          ),
+        );
       }),
     );
 
@@ -86,9 +103,15 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         const budget = opts.toolCalls ? { tool_calls: parsePositiveInt(opts.toolCalls, '--tool-calls') } : undefined;
         const cwd = opts.cwd === undefined ? undefined : resolve(opts.cwd);
-        if (cwd !== undefined && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) throw new UsageError(`spawn: --cwd ${cwd} is not a directory`);
+        if (cwd !== undefined && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory())
+          throw new UsageError(`spawn: --cwd ${cwd} is not a directory`);
         await withRuntime(o, async (rt) => {
-          const p = await rt.spawn({ image: opts.image, goal: opts.goal, ...(budget ? { budget } : {}), ...(cwd ? { workingDirectory: cwd } : {}) });
+          const p = await rt.spawn({
+            image: opts.image,
+            goal: opts.goal,
+            ...(budget ? { budget } : {}),
+            ...(cwd ? { workingDirectory: cwd } : {}),
+          });
           print(o, p, () => p.pid);
         });
       }),
@@ -129,7 +152,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
               `skills:   ${Object.keys(p.loadedSkills).join(', ') || '-'}`,
               `visible:  ${p.visibleTools.join(', ') || '-'}`,
               `callable: ${p.toolTable.join(', ') || '-'}`,
-              `budget:   ${Object.entries(budget.usage).map(([k, v]) => `${k} ${v}/${budget.limits[k as keyof typeof budget.limits] ?? '∞'}`).join(', ') || '-'}`,
+              `budget:   ${
+                Object.entries(budget.usage)
+                  .map(([k, v]) => `${k} ${v}/${budget.limits[k as keyof typeof budget.limits] ?? '∞'}`)
+                  .join(', ') || '-'
+              }`,
             ].join('\n'),
           );
         });
@@ -138,13 +165,14 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('call <pid> <tool> [json]')
-    .description("call one tool as a process, through the broker; prints the result envelope (exit 1 if it failed)")
+    .description('call one tool as a process, through the broker; prints the result envelope (exit 1 if it failed)')
     .action(
       act(async (cmd: Command, pid: string, tool: string, json: string | undefined) => {
         const o = g(cmd);
         const args = parseJsonObject(json ?? '{}', 'arguments');
         return withRuntime(o, async (rt) => {
-          if (!rt.hasTool(tool)) throw new LibosError('tool_not_found', `no tool named ${JSON.stringify(tool)} is registered (libos skills lists the catalog)`);
+          if (!rt.hasTool(tool))
+            throw new LibosError('tool_not_found', `no tool named ${JSON.stringify(tool)} is registered (libos skills lists the catalog)`);
           await rt.process(pid);
           const r = await rt.call(pid, tool, args);
           process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
@@ -163,17 +191,30 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .addOption(new Option('--effect <effect>', 'allow, deny or ask').choices(['allow', 'deny', 'ask']).default('allow'))
     .option('--delegable', 'the holder may delegate it to its children', false)
     .action(
-      act(async (cmd: Command, pid: string, resource: string, rights: string, opts: { uses?: string; expires?: string; effect: 'allow' | 'deny' | 'ask'; delegable: boolean }) => {
-        const o = g(cmd);
-        const parsed = parseRights(rights);
-        const uses = opts.uses === undefined ? undefined : parsePositiveInt(opts.uses, '--uses');
-        const expiresAt = opts.expires === undefined ? undefined : parseExpiryFlag(opts.expires, '--expires');
-        await withRuntime(o, async (rt) => {
-          const cap = await rt.grant(pid, resource, parsed, { effect: opts.effect, delegable: opts.delegable, ...(uses !== undefined ? { uses } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) });
-          const usesLeft = cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : '';
-          print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${usesLeft}`);
-        });
-      }),
+      act(
+        async (
+          cmd: Command,
+          pid: string,
+          resource: string,
+          rights: string,
+          opts: { uses?: string; expires?: string; effect: 'allow' | 'deny' | 'ask'; delegable: boolean },
+        ) => {
+          const o = g(cmd);
+          const parsed = parseRights(rights);
+          const uses = opts.uses === undefined ? undefined : parsePositiveInt(opts.uses, '--uses');
+          const expiresAt = opts.expires === undefined ? undefined : parseExpiryFlag(opts.expires, '--expires');
+          await withRuntime(o, async (rt) => {
+            const cap = await rt.grant(pid, resource, parsed, {
+              effect: opts.effect,
+              delegable: opts.delegable,
+              ...(uses !== undefined ? { uses } : {}),
+              ...(expiresAt !== undefined ? { expiresAt } : {}),
+            });
+            const usesLeft = cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : '';
+            print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${usesLeft}`);
+          });
+        },
+      ),
     );
 
   program
@@ -198,7 +239,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         await withRuntime(o, async (rt) => {
           const caps = await rt.capabilities(pid, { includeInactive: opts.all });
-          print(o, caps, () => table(caps.map((c) => ({ id: c.id, effect: c.effect, rights: c.rights.join(','), resource: c.resource, uses: c.usesRemaining, expires: c.expiresAt, status: c.status })), ['id', 'effect', 'rights', 'resource', 'uses', 'expires', 'status']));
+          print(o, caps, () =>
+            table(
+              caps.map((c) => ({
+                id: c.id,
+                effect: c.effect,
+                rights: c.rights.join(','),
+                resource: c.resource,
+                uses: c.usesRemaining,
+                expires: c.expiresAt,
+                status: c.status,
+              })),
+              ['id', 'effect', 'rights', 'resource', 'uses', 'expires', 'status'],
+            ),
+          );
         });
       }),
     );
@@ -213,7 +267,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         await withRuntime(o, async (rt) => {
           const cat = rt.skillCatalog();
-          print(o, cat, () => table(cat.map((s) => ({ skill: s.skill_id, plugin: s.plugin, tools: s.tools.join(' '), description: s.description.length > 60 ? `${s.description.slice(0, 59)}…` : s.description })), ['skill', 'plugin', 'tools', 'description']));
+          print(o, cat, () =>
+            table(
+              cat.map((s) => ({
+                skill: s.skill_id,
+                plugin: s.plugin,
+                tools: s.tools.join(' '),
+                description: s.description.length > 60 ? `${s.description.slice(0, 59)}…` : s.description,
+              })),
+              ['skill', 'plugin', 'tools', 'description'],
+            ),
+          );
         });
       }),
     );
@@ -245,7 +309,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const limit = parsePositiveInt(opts.limit, '--limit');
         await withRuntime(o, async (rt) => {
           const rows = await rt.audit({ limit, ...(opts.pid ? { pid: opts.pid } : {}), ...(opts.action ? { action: opts.action } : {}) });
-          print(o, rows, () => table(rows.map((r) => ({ seq: r.seq, ts: r.ts, actor: r.actor, action: r.action, target: r.target, decision: r.decision })), ['seq', 'ts', 'actor', 'action', 'target', 'decision']));
+          print(o, rows, () =>
+            table(
+              rows.map((r) => ({ seq: r.seq, ts: r.ts, actor: r.actor, action: r.action, target: r.target, decision: r.decision })),
+              ['seq', 'ts', 'actor', 'action', 'target', 'decision'],
+            ),
+          );
         });
       }),
     );
@@ -263,7 +332,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('demo')
-    .description('the scripted story (a parent, a worker, a human question, messages both ways, both exit) on a fresh SQLite store; no model needed')
+    .description(
+      'the scripted story (a parent, a worker, a human question, messages both ways, both exit) on a fresh SQLite store; no model needed',
+    )
     .action(
       act(async (cmd: Command) => {
         const o = cmd.optsWithGlobals() as { db: string; json: boolean };

@@ -67,7 +67,18 @@ export function createApp(opts: AppOptions) {
     onError: opts.onError ?? reportToStderr,
   };
   const api = new Hono()
-    .use(bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => errorResponse(c, new LibosError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, { details: { field: 'body', max_bytes: MAX_BODY_BYTES } })) }))
+    .use(
+      bodyLimit({
+        maxSize: MAX_BODY_BYTES,
+        onError: (c) =>
+          errorResponse(
+            c,
+            new LibosError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, {
+              details: { field: 'body', max_bytes: MAX_BODY_BYTES },
+            }),
+          ),
+      }),
+    )
     .route('/', healthRoutes(ctx))
     .route('/', snapshotRoutes(ctx, { ...DEFAULT_SNAPSHOT_LIMITS, ...opts.snapshotLimits }))
     .route('/', processRoutes(ctx))
@@ -92,7 +103,12 @@ export function createApp(opts: AppOptions) {
     .use('*', bearerAuth(opts.token))
     .route('/api', api)
     .route('/mcp', mcpRoutes(ctx));
-  app.notFound((c) => errorResponse(c, new LibosError('not_found', `no route ${c.req.method} ${c.req.path}`, { details: { method: c.req.method, path: c.req.path } })));
+  app.notFound((c) =>
+    errorResponse(
+      c,
+      new LibosError('not_found', `no route ${c.req.method} ${c.req.path}`, { details: { method: c.req.method, path: c.req.path } }),
+    ),
+  );
   app.onError((err, c) => {
     const e = asLibosError(err);
     if (e.category === 'internal') ctx.onError(e);

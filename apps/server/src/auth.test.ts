@@ -25,8 +25,16 @@ describe('bearer auth', () => {
       ['POST', `/mcp/processes/${p.pid}`],
       ['GET', '/no/such/route'],
     ] as const) {
-      const res = await fetch(`${h.server.url}${path}`, { method, ...(method === 'POST' ? { body: JSON.stringify({ goal: 'sneaky', tool: 'process_exit', confirmed: true }) } : {}) });
-      expect({ method, path, status: res.status, challenge: res.headers.get('www-authenticate') }).toEqual({ method, path, status: 401, challenge: 'Bearer realm="libos"' });
+      const res = await fetch(`${h.server.url}${path}`, {
+        method,
+        ...(method === 'POST' ? { body: JSON.stringify({ goal: 'sneaky', tool: 'process_exit', confirmed: true }) } : {}),
+      });
+      expect({ method, path, status: res.status, challenge: res.headers.get('www-authenticate') }).toEqual({
+        method,
+        path,
+        status: 401,
+        challenge: 'Bearer realm="libos"',
+      });
       expect(await res.json()).toMatchObject({ error: { ...UNAUTHORIZED, message: expect.stringContaining('missing bearer token') } });
     }
     expect((await h.rt.processes()).map((x) => x.pid)).toEqual([p.pid]);
@@ -45,6 +53,9 @@ describe('bearer auth', () => {
   });
 
   it('with the token, an unknown route is a 404 JSON error', async () => {
-    expect(await h.api('/api/nope')).toMatchObject({ status: 404, body: { error: { code: 'not_found', message: 'no route GET /api/nope' } } });
+    expect(await h.api('/api/nope')).toMatchObject({
+      status: 404,
+      body: { error: { code: 'not_found', message: 'no route GET /api/nope' } },
+    });
   });
 });

@@ -10,7 +10,10 @@ export function newToken(): string {
 
 /** Checks a caller-chosen token: 16 to 512 visible ASCII characters (it travels in a header). */
 export function assertUsableToken(token: string): void {
-  if (!/^[\x21-\x7e]{16,512}$/.test(token)) throw new LibosError('invalid_arguments', 'token: must be 16 to 512 visible ASCII characters (no spaces)', { details: { field: 'token' } });
+  if (!/^[\x21-\x7e]{16,512}$/.test(token))
+    throw new LibosError('invalid_arguments', 'token: must be 16 to 512 visible ASCII characters (no spaces)', {
+      details: { field: 'token' },
+    });
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -29,7 +32,13 @@ export function bearerAuth(token: string): MiddlewareHandler {
     if (!m || !timingSafeEqual(digest(m[1]!), expected)) {
       c.header('WWW-Authenticate', 'Bearer realm="libos"');
       const reason = m ? 'wrong bearer token' : 'missing bearer token';
-      return errorResponse(c, new LibosError('permission_denied', `${reason}: send Authorization: Bearer <token> (libos serve prints it)`, { details: { reason: 'unauthorized' } }), 401);
+      return errorResponse(
+        c,
+        new LibosError('permission_denied', `${reason}: send Authorization: Bearer <token> (libos serve prints it)`, {
+          details: { reason: 'unauthorized' },
+        }),
+        401,
+      );
     }
     await next();
   };

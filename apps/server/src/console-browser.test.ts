@@ -80,7 +80,10 @@ describe('web console (chromium)', () => {
     await expect.poll(() => item.getAttribute('data-status', WAIT), WAIT).toBe('waiting_human');
     await page.getByTestId('connection').and(page.locator('[data-state="live"]')).waitFor(WAIT);
     await item.click();
-    await page.getByTestId('process-detail').and(page.locator(`[data-pid="${asker.pid}"]`)).waitFor(WAIT);
+    await page
+      .getByTestId('process-detail')
+      .and(page.locator(`[data-pid="${asker.pid}"]`))
+      .waitFor(WAIT);
     await page.getByTestId('tool-table').getByText('request_permission', { exact: true }).waitFor(WAIT);
     const request = page.getByTestId(`request-${req!.id}`);
     await request.getByText("I keep the team's notes").waitFor(WAIT);
@@ -108,7 +111,10 @@ describe('web console (chromium)', () => {
     // A high-risk action: the server refuses it unconfirmed, the page asks, and only a confirmation sends it again.
     const bystander = await rt.spawn({ goal: 'idle until terminated' });
     await page.getByTestId(`process-${bystander.pid}`).click();
-    await page.getByTestId('process-detail').and(page.locator(`[data-pid="${bystander.pid}"]`)).waitFor(WAIT);
+    await page
+      .getByTestId('process-detail')
+      .and(page.locator(`[data-pid="${bystander.pid}"]`))
+      .waitFor(WAIT);
     await page.getByTestId('signal-terminate').click();
     const dialog = page.getByTestId('confirm-dialog');
     await dialog.getByText('signal:terminate').first().waitFor(WAIT);

@@ -119,8 +119,7 @@ describe('Host and Origin guard (DNS rebinding)', () => {
 });
 
 describe('hostGuard', () => {
-  const app = (opts: Parameters<typeof hostGuard>[0]) =>
-    new Hono().use('*', hostGuard(opts)).get('/', (c) => c.text('ok'));
+  const app = (opts: Parameters<typeof hostGuard>[0]) => new Hono().use('*', hostGuard(opts)).get('/', (c) => c.text('ok'));
   const status = async (a: Hono, headers: Record<string, string>) => (await a.request('http://localhost/', { headers })).status;
 
   it('[K-8.5] accepts the configured non-loopback host (allowNonLoopback) in Host and Origin, and nothing else', async () => {

@@ -22,7 +22,16 @@ describe('JSON bounds of REST bodies', () => {
     const p = await h.rt.spawn({ goal: 'read mail' });
     const events = (await h.rt.events()).length;
     const r = await h.api(`/api/processes/${p.pid}/message`, { raw: `{"payload":${nestedText(10_000)},"interrupt":true}` });
-    expect(r).toMatchObject({ status: 400, body: { error: { code: 'invalid_arguments', message: expect.stringMatching(/^payload: nested deeper than 100 levels/), details: { field: 'payload', max: 100 } } } });
+    expect(r).toMatchObject({
+      status: 400,
+      body: {
+        error: {
+          code: 'invalid_arguments',
+          message: expect.stringMatching(/^payload: nested deeper than 100 levels/),
+          details: { field: 'payload', max: 100 },
+        },
+      },
+    });
     expect(await h.rt.messages(p.pid)).toEqual([]);
     expect(await h.rt.events()).toHaveLength(events);
     expect(reported).toEqual([]);
@@ -41,7 +50,10 @@ describe('JSON bounds of REST bodies', () => {
     ];
     for (const [path, raw, field] of cases) {
       const r = await h.api(path, { raw });
-      expect(r, path).toMatchObject({ status: 400, body: { error: { code: 'invalid_arguments', details: { field, limit: 'depth', max: 100 } } } });
+      expect(r, path).toMatchObject({
+        status: 400,
+        body: { error: { code: 'invalid_arguments', details: { field, limit: 'depth', max: 100 } } },
+      });
     }
     expect(await h.rt.processes()).toHaveLength(1);
     expect(reported).toEqual([]);

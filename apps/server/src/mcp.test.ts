@@ -42,7 +42,10 @@ describe('MCP endpoint /mcp/processes/:pid', () => {
     expect(tools.map((t) => t.name)).toEqual(schemas.map((s) => s.name));
     expect(tools.map((t) => t.name)).toContain('ask_human');
     const ask = tools.find((t) => t.name === 'ask_human')!;
-    expect(ask).toMatchObject({ description: schemas.find((s) => s.name === 'ask_human')!.description, inputSchema: { type: 'object', properties: { question: expect.any(Object) } } });
+    expect(ask).toMatchObject({
+      description: schemas.find((s) => s.name === 'ask_human')!.description,
+      inputSchema: { type: 'object', properties: { question: expect.any(Object) } },
+    });
   });
 
   it('tools/call goes through the broker: a granted call succeeds, a refused one is isError with the error JSON', async () => {
@@ -59,7 +62,11 @@ describe('MCP endpoint /mcp/processes/:pid', () => {
     await h.rt.activateSkill(p.pid, 'agent-libos-child-processes');
     const refused = await client.callTool({ name: 'spawn_child_process', arguments: { goal: 'a child' } });
     expect(refused.isError).toBe(true);
-    expect(JSON.parse(textOf(refused))).toMatchObject({ code: 'permission_denied', category: 'permission_denied', message: expect.any(String) });
+    expect(JSON.parse(textOf(refused))).toMatchObject({
+      code: 'permission_denied',
+      category: 'permission_denied',
+      message: expect.any(String),
+    });
     expect(await h.rt.processes()).toHaveLength(1);
 
     const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} });
@@ -79,9 +86,17 @@ describe('MCP endpoint /mcp/processes/:pid', () => {
   it('needs the bearer token; an unknown pid is 404; GET is 405 (stateless endpoint)', async () => {
     const p = await h.rt.spawn({ goal: 'x' });
     await expect(mcpClient(p.pid, null)).rejects.toMatchObject({ code: 401, message: expect.stringContaining('missing bearer token') });
-    await expect(mcpClient(p.pid, `${h.server.token}x`)).rejects.toMatchObject({ code: 401, message: expect.stringContaining('wrong bearer token') });
-    await expect(mcpClient('pid_0000000000000000')).rejects.toMatchObject({ code: 404, message: expect.stringContaining('process_not_found') });
-    const get = await fetch(`${h.server.url}/mcp/processes/${p.pid}`, { headers: { authorization: `Bearer ${h.server.token}`, accept: 'text/event-stream' } });
+    await expect(mcpClient(p.pid, `${h.server.token}x`)).rejects.toMatchObject({
+      code: 401,
+      message: expect.stringContaining('wrong bearer token'),
+    });
+    await expect(mcpClient('pid_0000000000000000')).rejects.toMatchObject({
+      code: 404,
+      message: expect.stringContaining('process_not_found'),
+    });
+    const get = await fetch(`${h.server.url}/mcp/processes/${p.pid}`, {
+      headers: { authorization: `Bearer ${h.server.token}`, accept: 'text/event-stream' },
+    });
     expect(get.status).toBe(405);
     expect(await get.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
   });

@@ -90,7 +90,10 @@ function notifyToolListChanges(rt: Runtime, pid: string, mcp: McpServer): void {
       })
       .catch(() => unwatch()); // the runtime closed: nothing more to watch
   };
-  void visible().then((now) => (last ??= now), () => undefined);
+  void visible().then(
+    (now) => (last ??= now),
+    () => undefined,
+  );
   const unwatch = rt.watch({ event: onEvent });
   const previous = mcp.server.onclose;
   mcp.server.onclose = () => {

@@ -41,7 +41,10 @@ describe('serve', () => {
     await h.server.close();
     await h.server.closed;
     // The server ends the connection: the reader sees the end of the stream, or the socket dropped under it.
-    const outcome = await stream.ended().then((clean) => (clean ? 'ended' : 'another message'), () => 'dropped');
+    const outcome = await stream.ended().then(
+      (clean) => (clean ? 'ended' : 'another message'),
+      () => 'dropped',
+    );
     expect(['ended', 'dropped']).toContain(outcome);
     await h.server.close();
   });

@@ -72,21 +72,33 @@ export interface RunningServer {
 export async function serve(opts: ServeOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopbackHost(host) && opts.allowNonLoopback !== true) {
-    throw new LibosError('invalid_arguments', `host: ${JSON.stringify(host)} is not a loopback address; the server listens on loopback only unless allowNonLoopback is set`, { details: { field: 'host', host } });
+    throw new LibosError(
+      'invalid_arguments',
+      `host: ${JSON.stringify(host)} is not a loopback address; the server listens on loopback only unless allowNonLoopback is set`,
+      { details: { field: 'host', host } },
+    );
   }
   const port = opts.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new LibosError('invalid_arguments', `port: must be an integer in 0..65535 (got ${port})`, { details: { field: 'port' } });
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new LibosError('invalid_arguments', `port: must be an integer in 0..65535 (got ${port})`, { details: { field: 'port' } });
   const token = opts.token ?? newToken();
   assertUsableToken(token);
   if (opts.background && !opts.provider) {
-    throw new LibosError('invalid_arguments', 'background: a background scheduler needs a provider (serve({ provider, background: true }))', { details: { field: 'provider' } });
+    throw new LibosError(
+      'invalid_arguments',
+      'background: a background scheduler needs a provider (serve({ provider, background: true }))',
+      { details: { field: 'provider' } },
+    );
   }
 
   let close: () => Promise<void> = async () => {};
   // The Host guard wants the listening port: with port 0 it is known once listening, before any request arrives.
   let listeningPort = port;
   const onError = opts.onError ?? reportToStderr;
-  const scheduler = opts.background && opts.provider ? new BackgroundScheduler(opts.runtime, opts.provider, { profile: opts.profile ?? null, onError }) : undefined;
+  const scheduler =
+    opts.background && opts.provider
+      ? new BackgroundScheduler(opts.runtime, opts.provider, { profile: opts.profile ?? null, onError })
+      : undefined;
   const app = createApp({
     runtime: opts.runtime,
     token,

@@ -42,9 +42,17 @@ describe('GET /api/events/stream', () => {
     const p = await h.rt.spawn({ goal: 'x' });
     const top = await head();
     const s = await connected(`?cursor=${top + 100}`);
-    expect(await s.nextMessage()).toEqual({ event: 'event.invalidated', id: String(top), data: expect.objectContaining({ reason: 'sse_cursor_not_replayable', cursor: top + 100, head: top }) });
+    expect(await s.nextMessage()).toEqual({
+      event: 'event.invalidated',
+      id: String(top),
+      data: expect.objectContaining({ reason: 'sse_cursor_not_replayable', cursor: top + 100, head: top }),
+    });
     await h.rt.sendMessage(p.pid, { text: 'hi' });
-    expect(await nextEvent(s)).toMatchObject({ event: 'message.posted', id: String(top + 1), data: { seq: top + 1, type: 'message_posted' } });
+    expect(await nextEvent(s)).toMatchObject({
+      event: 'message.posted',
+      id: String(top + 1),
+      data: { seq: top + 1, type: 'message_posted' },
+    });
   });
 
   it('[K-54] a cursor older than the replay window is invalidated too', async () => {
@@ -53,7 +61,11 @@ describe('GET /api/events/stream', () => {
     const top = await head();
     expect(top).toBeGreaterThan(2);
     const s = await connected('?cursor=0');
-    expect(await s.nextMessage()).toMatchObject({ event: 'event.invalidated', id: String(top), data: { reason: 'sse_cursor_not_replayable', cursor: 0, head: top } });
+    expect(await s.nextMessage()).toMatchObject({
+      event: 'event.invalidated',
+      id: String(top),
+      data: { reason: 'sse_cursor_not_replayable', cursor: 0, head: top },
+    });
     // Within the window it replays.
     const t = await connected(`?cursor=${top - 2}`);
     expect((await t.nextMessage()).id).toBe(String(top - 1));
@@ -124,7 +136,10 @@ describe('GET /api/events/stream', () => {
     h = await startServer();
     const baseline = { event: h.rt.bus.listenerCount('event'), audit: h.rt.bus.listenerCount('audit') };
     const s = await connected();
-    expect({ event: h.rt.bus.listenerCount('event'), audit: h.rt.bus.listenerCount('audit') }).toEqual({ event: baseline.event + 1, audit: baseline.audit + 1 });
+    expect({ event: h.rt.bus.listenerCount('event'), audit: h.rt.bus.listenerCount('audit') }).toEqual({
+      event: baseline.event + 1,
+      audit: baseline.audit + 1,
+    });
     // Resolves when the stream's cleanup removes its audit listener (the last one it removes).
     const bus = h.rt.bus;
     const realOff = bus.off.bind(bus);
@@ -165,6 +180,8 @@ describe('GET /api/events/stream', () => {
     expect(await until('human_request.updated')).toMatchObject({ data: { type: 'human_request_created' } });
     const [req] = await h.rt.humanRequests({ pid: p.pid });
     await h.api(`/api/human-requests/${req!.id}/respond`, { json: { approved: true, answer: 'north' } });
-    expect(await until('human_request.updated')).toMatchObject({ data: { type: 'human_request_answered', data: { request_id: req!.id, status: 'approved' } } });
+    expect(await until('human_request.updated')).toMatchObject({
+      data: { type: 'human_request_answered', data: { request_id: req!.id, status: 'approved' } },
+    });
   });
 });

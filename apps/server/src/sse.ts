@@ -79,7 +79,18 @@ export function eventStream(rt: Runtime, opts: EventStreamOptions): Response {
 
       const invalidate = (cursor: number, head: number, why: string) => {
         lastSeq = head;
-        send(frame({ id: head, event: 'event.invalidated', data: { reason: SSE_CURSOR_NOT_REPLAYABLE, cursor, head, message: `cursor ${cursor} ${why}; refetch /api/snapshot and continue from head ${head}` } }));
+        send(
+          frame({
+            id: head,
+            event: 'event.invalidated',
+            data: {
+              reason: SSE_CURSOR_NOT_REPLAYABLE,
+              cursor,
+              head,
+              message: `cursor ${cursor} ${why}; refetch /api/snapshot and continue from head ${head}`,
+            },
+          }),
+        );
       };
       const replay = async () => {
         const head = await headSeq(rt);

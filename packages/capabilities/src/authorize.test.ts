@@ -65,9 +65,27 @@ describe('authorize: candidates and precedence', () => {
       s.db
         .insertInto('cap_grants')
         .values({
-          id, subject: A, resource: 'object:a', kind: 'object', rights: '["read"]', effect, issuer: 'host', issuer_cap_id: null, parent_cap_id: null,
-          depth: 0, max_depth: null, issued_at: s.clock.now().toISOString(), expires_at: null, uses_remaining: null, status: 'active', revoke_cause: null,
-          delegable: 0, revocable: 1, constraints: '{"future_key":1}', metadata: '{}', revoked_at: null,
+          id,
+          subject: A,
+          resource: 'object:a',
+          kind: 'object',
+          rights: '["read"]',
+          effect,
+          issuer: 'host',
+          issuer_cap_id: null,
+          parent_cap_id: null,
+          depth: 0,
+          max_depth: null,
+          issued_at: s.clock.now().toISOString(),
+          expires_at: null,
+          uses_remaining: null,
+          status: 'active',
+          revoke_cause: null,
+          delegable: 0,
+          revocable: 1,
+          constraints: '{"future_key":1}',
+          metadata: '{}',
+          revoked_at: null,
         })
         .execute();
     await raw('cap_raw_allow', 'allow');
@@ -81,17 +99,32 @@ describe('authorize: candidates and precedence', () => {
   });
 
   it('[CAP-10] issue refuses unknown constraint keys and oversized constraints', async () => {
-    await expect(o.grant({ subject: A, resource: 'object:a', rights: ['read'], constraints: { future_key: 1 } })).rejects.toMatchObject({ code: 'capability_invalid' });
+    await expect(o.grant({ subject: A, resource: 'object:a', rights: ['read'], constraints: { future_key: 1 } })).rejects.toMatchObject({
+      code: 'capability_invalid',
+    });
     await expect(
-      o.grant({ subject: A, resource: 'object:a', rights: ['read'], constraints: { shell_policy_level: 'x', authority_rules: [{ ruleId: 'r', operation: 'o', effect: 'deny', conditions: { equals: { k: 'x'.repeat(17000) } } }] } }),
+      o.grant({
+        subject: A,
+        resource: 'object:a',
+        rights: ['read'],
+        constraints: {
+          shell_policy_level: 'x',
+          authority_rules: [{ ruleId: 'r', operation: 'o', effect: 'deny', conditions: { equals: { k: 'x'.repeat(17000) } } }],
+        },
+      }),
     ).rejects.toThrowError(/16384 bytes/);
   });
 
   it('[CAP-11] a deny rule scoped by argv prefix: git status allowed, git push denied', async () => {
     await o.grant({ subject: A, resource: 'shell:git', rights: ['execute'] });
     await o.grant({
-      subject: A, resource: 'shell:git', rights: ['execute'], effect: 'deny',
-      constraints: { authority_rules: [{ ruleId: 'no-push', operation: 'shell.exec', effect: 'deny', conditions: { argvPrefix: ['git', 'push'] } }] },
+      subject: A,
+      resource: 'shell:git',
+      rights: ['execute'],
+      effect: 'deny',
+      constraints: {
+        authority_rules: [{ ruleId: 'no-push', operation: 'shell.exec', effect: 'deny', conditions: { argvPrefix: ['git', 'push'] } }],
+      },
     });
     expect((await o.check(A, 'shell:git', 'execute', { operation: 'shell.exec', argv: ['git', 'status'] })).effect).toBe('allow');
     expect((await o.check(A, 'shell:git', 'execute', { operation: 'shell.exec', argv: ['git', 'push', 'origin'] })).effect).toBe('deny');
@@ -103,15 +136,33 @@ describe('authorize: candidates and precedence', () => {
     await s.db
       .insertInto('cap_grants')
       .values({
-        id: 'cap_bad_rule', subject: A, resource: 'object:a', kind: 'object', rights: '["read"]', effect: 'allow', issuer: 'host', issuer_cap_id: null, parent_cap_id: null,
-        depth: 0, max_depth: null, issued_at: s.clock.now().toISOString(), expires_at: null, uses_remaining: null, status: 'active', revoke_cause: null,
-        delegable: 0, revocable: 1, constraints: '{"authority_rules":[{"ruleId":"x"}]}', metadata: '{}', revoked_at: null,
+        id: 'cap_bad_rule',
+        subject: A,
+        resource: 'object:a',
+        kind: 'object',
+        rights: '["read"]',
+        effect: 'allow',
+        issuer: 'host',
+        issuer_cap_id: null,
+        parent_cap_id: null,
+        depth: 0,
+        max_depth: null,
+        issued_at: s.clock.now().toISOString(),
+        expires_at: null,
+        uses_remaining: null,
+        status: 'active',
+        revoke_cause: null,
+        delegable: 0,
+        revocable: 1,
+        constraints: '{"authority_rules":[{"ruleId":"x"}]}',
+        metadata: '{}',
+        revoked_at: null,
       })
       .execute();
     expect((await o.check(A, 'object:a', 'read', { operation: 'x' })).effect).toBe('deny');
   });
 
-  it('[CAP-12] another subject\'s record never decides, even when passed in', async () => {
+  it("[CAP-12] another subject's record never decides, even when passed in", async () => {
     const recB = await o.grant({ subject: B, resource: 'object:a', rights: ['read'] });
     const d = await s.run((scope) => s.engine.authorizeWithCandidates(scope, A, 'object:a', 'read', [recB]));
     expect(d.allowed).toBe(false);
@@ -147,9 +198,14 @@ describe('authorize: candidates and precedence', () => {
     expect(JSON.stringify(s.audit)).toContain(argsHash);
   });
 
-  it('require throws permission_denied for missing and deny, or the caller\'s code', async () => {
-    await expect(o.require(A, 'object:a', 'read')).rejects.toMatchObject({ code: 'permission_denied', details: { resource: 'object:a', right: 'read' } });
-    await expect(s.run((scope) => s.engine.authority(scope, A).require('object:a', 'read', { code: 'object_denied' }))).rejects.toMatchObject({ code: 'object_denied' });
+  it("require throws permission_denied for missing and deny, or the caller's code", async () => {
+    await expect(o.require(A, 'object:a', 'read')).rejects.toMatchObject({
+      code: 'permission_denied',
+      details: { resource: 'object:a', right: 'read' },
+    });
+    await expect(
+      s.run((scope) => s.engine.authority(scope, A).require('object:a', 'read', { code: 'object_denied' })),
+    ).rejects.toMatchObject({ code: 'object_denied' });
   });
 });
 
@@ -160,13 +216,24 @@ describe('per-use approvals (approval_binding)', () => {
     const argsHash = canonicalSha256(args);
     const op = { operation: 'tool:append_memory_object', argsHash, effectId: 'eff_1', targetStateVersion: 3 };
     expect((await o.check(A, 'object:a', 'write', op)).effect).toBe('ask');
-    const approval = await s.run((scope) => s.engine.approveOnce(scope, A, 'object:a', 'write', { canonicalArgsHash: argsHash, effectId: 'eff_1', targetStateVersion: 3 }, 'human:owner'));
+    const approval = await s.run((scope) =>
+      s.engine.approveOnce(
+        scope,
+        A,
+        'object:a',
+        'write',
+        { canonicalArgsHash: argsHash, effectId: 'eff_1', targetStateVersion: 3 },
+        'human:owner',
+      ),
+    );
     const d = await o.require(A, 'object:a', 'write', op);
     expect(d).toMatchObject({ effect: 'allow', selectedId: approval.id, consumeId: approval.id, policy: 'allow_once' });
     expect(await o.get(approval.id)).toMatchObject({ usesRemaining: 0, status: 'revoked', revokeCause: 'exhausted' });
     expect((await o.check(A, 'object:a', 'write', op)).effect).toBe('ask');
     // A second approval does not serve different arguments or a changed target state.
-    await s.run((scope) => s.engine.approveOnce(scope, A, 'object:a', 'write', { canonicalArgsHash: argsHash, targetStateVersion: 3 }, 'human:owner'));
+    await s.run((scope) =>
+      s.engine.approveOnce(scope, A, 'object:a', 'write', { canonicalArgsHash: argsHash, targetStateVersion: 3 }, 'human:owner'),
+    );
     expect((await o.check(A, 'object:a', 'write', { ...op, argsHash: canonicalSha256({ ...args, value: 'y' }) })).effect).toBe('ask');
     expect((await o.check(A, 'object:a', 'write', { ...op, targetStateVersion: 4 })).effect).toBe('ask');
     expect((await o.check(A, 'object:a', 'write', op)).effect).toBe('allow');

@@ -9,7 +9,8 @@ beforeEach(async () => {
 });
 afterEach(() => s.close());
 
-const b = <T>(fn: (budgets: ReturnType<TestStore['engine']['budgets']>) => Promise<T>, opts?: { failEvents?: boolean }) => s.run((scope) => fn(s.engine.budgets(scope)), opts);
+const b = <T>(fn: (budgets: ReturnType<TestStore['engine']['budgets']>) => Promise<T>, opts?: { failEvents?: boolean }) =>
+  s.run((scope) => fn(s.engine.budgets(scope)), opts);
 const usageOf = async (pid: string) => (await b((x) => x.usage(pid))).usage;
 const accountRows = () => s.db.selectFrom('cap_budget_accounts').select(['pid', 'status']).orderBy('pid').execute();
 
@@ -44,7 +45,7 @@ describe('budgets', () => {
     expect(s.events.filter((e) => e.type === 'resource.charged').at(-1)!.data).toMatchObject({ pid: C, chargedPids: [C, B, A] });
   });
 
-  it('a child gets half of the parent\'s remaining (tool_calls ≥ 1), reserved from the parent, and the parent is charged child_processes 1', async () => {
+  it("a child gets half of the parent's remaining (tool_calls ≥ 1), reserved from the parent, and the parent is charged child_processes 1", async () => {
     await b((x) => x.openAccount(A, null, { tool_calls: 10, llm_total_tokens: 1000 }));
     await b((x) => x.openAccount(B, A));
     const child = await b((x) => x.usage(B));
@@ -72,10 +73,16 @@ describe('budgets', () => {
     });
     expect(err).toMatchObject({ code: 'resource_limit_exceeded', details: { field: 'llm_total_tokens', pid: A, limit: 10, load: 11 } });
     expect([...(err!.details!.killPids as string[])].sort()).toEqual([A, B]);
-    expect(await accountRows()).toEqual([{ pid: A, status: 'killed' }, { pid: B, status: 'killed' }]);
+    expect(await accountRows()).toEqual([
+      { pid: A, status: 'killed' },
+      { pid: B, status: 'killed' },
+    ]);
     expect((await usageOf(B)).llm_total_tokens).toBe(11);
     expect(s.events.find((e) => e.type === 'resource.limit_exceeded')!.data).toMatchObject({ severity: 'critical', ownerPid: A });
-    await expect(b((x) => x.charge(B, { tool_calls: 1 }))).rejects.toMatchObject({ code: 'resource_limit_exceeded', details: { killed: true } });
+    await expect(b((x) => x.charge(B, { tool_calls: 1 }))).rejects.toMatchObject({
+      code: 'resource_limit_exceeded',
+      details: { killed: true },
+    });
   });
 
   it('overage kills only the nearest member now over (and its subtree)', async () => {
@@ -92,7 +99,10 @@ describe('budgets', () => {
     await b((x) => x.openAccount(A, null, { tool_calls: 5 }));
     await b((x) => x.openAccount(B, A, { tool_calls: 3 }));
     expect((await b((x) => x.remaining(A))).tool_calls).toBe(2);
-    await expect(b((x) => x.openAccount(C, A, { tool_calls: 3 }))).rejects.toMatchObject({ code: 'resource_limit_exceeded', details: { field: 'tool_calls', remaining: 2 } });
+    await expect(b((x) => x.openAccount(C, A, { tool_calls: 3 }))).rejects.toMatchObject({
+      code: 'resource_limit_exceeded',
+      details: { field: 'tool_calls', remaining: 2 },
+    });
     expect((await accountRows()).map((r) => r.pid)).toEqual([A, B]);
     expect((await usageOf(A)).child_processes).toBe(1);
     await b((x) => x.charge(B, { tool_calls: 1 }));
@@ -103,7 +113,10 @@ describe('budgets', () => {
 
   it('[CAP-46] maxChildProcesses 0: opening a child throws; no row, no reservation, usage 0', async () => {
     await b((x) => x.openAccount(A, null, { child_processes: 0 }));
-    await expect(b((x) => x.openAccount(B, A))).rejects.toMatchObject({ code: 'resource_limit_exceeded', details: { field: 'child_processes', pid: A, limit: 0 } });
+    await expect(b((x) => x.openAccount(B, A))).rejects.toMatchObject({
+      code: 'resource_limit_exceeded',
+      details: { field: 'child_processes', pid: A, limit: 0 },
+    });
     expect(await accountRows()).toEqual([{ pid: A, status: 'open' }]);
     expect((await usageOf(A)).child_processes).toBe(0);
   });
@@ -126,13 +139,16 @@ describe('budgets', () => {
     await expect(b((x) => x.reserveUsage(A, { llm_total_tokens: 87 }))).rejects.toMatchObject({ code: 'resource_limit_exceeded' });
   });
 
-  it('a grandchild charge within its own limit but over the grandparent\'s is refused and charges nothing anywhere', async () => {
+  it("a grandchild charge within its own limit but over the grandparent's is refused and charges nothing anywhere", async () => {
     await b((x) => x.openAccount(A, null, { llm_total_tokens: 100 }));
     await b((x) => x.openAccount(B, A, { llm_total_tokens: null }));
     await b((x) => x.openAccount(C, B, { llm_total_tokens: 50 }));
     await b((x) => x.charge(A, { llm_total_tokens: 90 }));
     const before = await Promise.all([A, B, C].map(usageOf));
-    await expect(b((x) => x.charge(C, { llm_total_tokens: 20 }))).rejects.toMatchObject({ code: 'resource_limit_exceeded', details: { field: 'llm_total_tokens', pid: A, limit: 100, load: 110 } });
+    await expect(b((x) => x.charge(C, { llm_total_tokens: 20 }))).rejects.toMatchObject({
+      code: 'resource_limit_exceeded',
+      details: { field: 'llm_total_tokens', pid: A, limit: 100, load: 110 },
+    });
     expect(await Promise.all([A, B, C].map(usageOf))).toEqual(before);
     expect((await usageOf(C)).llm_total_tokens).toBe(0);
     expect(s.audit.filter((e) => e.action === 'resource.charge' && e.target === C)).toHaveLength(0);
@@ -147,9 +163,15 @@ describe('budgets', () => {
 
   it('validates usage and limits, naming the field', async () => {
     await b((x) => x.openAccount(A, null));
-    await expect(b((x) => x.charge(A, { tool_calls: 1.5 }))).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('usage.tool_calls') });
+    await expect(b((x) => x.charge(A, { tool_calls: 1.5 }))).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('usage.tool_calls'),
+    });
     await expect(b((x) => x.charge(A, { tool_calls: -1 }))).rejects.toMatchObject({ code: 'invalid_arguments' });
-    await expect(b((x) => x.charge(A, { bogus: 1 } as never))).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('bogus') });
+    await expect(b((x) => x.charge(A, { bogus: 1 } as never))).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('bogus'),
+    });
     await b((x) => x.charge(A, { runtime_seconds: 0.25 }));
     await expect(b((x) => x.openAccount(D, null, { tool_calls: Number.NaN }))).rejects.toMatchObject({ code: 'invalid_arguments' });
     await expect(b((x) => x.openAccount(A, null))).rejects.toMatchObject({ code: 'conflict' });

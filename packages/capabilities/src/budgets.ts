@@ -171,13 +171,17 @@ class BudgetEngineImpl implements BudgetEngine {
         .where('usage', '=', JSON.stringify(b.usage))
         .where('reserved', '=', JSON.stringify(b.reserved))
         .executeTakeFirst();
-      if (changed(res) !== 1) throw new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } });
+      if (changed(res) !== 1)
+        throw new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } });
     }
   }
 
   private assertChargeable(state: TreeState, pid: string): void {
     const a = state.accounts.get(pid)!;
-    if (a.status === 'killed') throw new LibosError('resource_limit_exceeded', `pid: ${pid} was killed by its budget; nothing more can be charged`, { details: { pid, killed: true } });
+    if (a.status === 'killed')
+      throw new LibosError('resource_limit_exceeded', `pid: ${pid} was killed by its budget; nothing more can be charged`, {
+        details: { pid, killed: true },
+      });
     if (a.status === 'closed') throw new LibosError('invalid_state', `pid: the budget account of ${pid} is closed`, { details: { pid } });
   }
 
@@ -207,7 +211,13 @@ class BudgetEngineImpl implements BudgetEngine {
     const chargedPids = [pid, ...state.accounts.get(pid)!.ancestors];
     if (over.length > 0 && !allowOverage) {
       const o = over[0]!;
-      await audit(this.scope, 'resource.preflight_denied', pid, 'denied', { usage: delta, ownerPid: o.pid, field: o.field, limit: o.limit, load: o.load });
+      await audit(this.scope, 'resource.preflight_denied', pid, 'denied', {
+        usage: delta,
+        ownerPid: o.pid,
+        field: o.field,
+        limit: o.limit,
+        load: o.load,
+      });
       throw limitError(o, delta);
     }
     await this.persist(state, after);
@@ -218,8 +228,21 @@ class BudgetEngineImpl implements BudgetEngine {
     if (over.length === 0) return { exceeded: null, killPids: [] };
     const o = over[0]!;
     const killPids = await this.killSubtree(o.pid);
-    await this.scope.events.emit('resource.limit_exceeded', { severity: 'critical', ownerPid: o.pid, field: o.field, limit: o.limit, load: o.load, killedPids: killPids });
-    await audit(this.scope, 'resource.limit_exceeded', o.pid, 'killed', { ownerPid: o.pid, field: o.field, limit: o.limit, load: o.load, killedPids: killPids });
+    await this.scope.events.emit('resource.limit_exceeded', {
+      severity: 'critical',
+      ownerPid: o.pid,
+      field: o.field,
+      limit: o.limit,
+      load: o.load,
+      killedPids: killPids,
+    });
+    await audit(this.scope, 'resource.limit_exceeded', o.pid, 'killed', {
+      ownerPid: o.pid,
+      field: o.field,
+      limit: o.limit,
+      load: o.load,
+      killedPids: killPids,
+    });
     return { exceeded: o, killPids };
   }
 
@@ -230,7 +253,12 @@ class BudgetEngineImpl implements BudgetEngine {
     let frontier = [pid];
     out.push(pid);
     while (frontier.length > 0) {
-      const rows = (await this.db.selectFrom(T.accounts).select('pid').where('parent_pid', 'in', frontier).where('status', '=', 'open').execute()) as { pid: string }[];
+      const rows = (await this.db
+        .selectFrom(T.accounts)
+        .select('pid')
+        .where('parent_pid', 'in', frontier)
+        .where('status', '=', 'open')
+        .execute()) as { pid: string }[];
       frontier = rows.map((r) => r.pid).filter((p) => !out.includes(p));
       out.push(...frontier);
     }
@@ -241,7 +269,12 @@ class BudgetEngineImpl implements BudgetEngine {
     const pids = await this.subtree(pid);
     for (const p of pids) {
       for (const r of await this.activeUsageReservations(p)) await this.endUsageReservation(r, 'released', {});
-      await this.db.updateTable(T.accounts).set({ status: 'killed', closed_at: this.env.clock.now().toISOString() }).where('pid', '=', p).where('status', '=', 'open').execute();
+      await this.db
+        .updateTable(T.accounts)
+        .set({ status: 'killed', closed_at: this.env.clock.now().toISOString() })
+        .where('pid', '=', p)
+        .where('status', '=', 'open')
+        .execute();
     }
     return pids;
   }
@@ -263,9 +296,11 @@ class BudgetEngineImpl implements BudgetEngine {
   }
 
   async openAccount(pid: string, parentPid: string | null, limits?: BudgetLimits): Promise<void> {
-    if (typeof pid !== 'string' || pid === '' || pid.length > 256) throw new LibosError('invalid_arguments', 'pid: must be a non-empty string', { details: { field: 'pid' } });
+    if (typeof pid !== 'string' || pid === '' || pid.length > 256)
+      throw new LibosError('invalid_arguments', 'pid: must be a non-empty string', { details: { field: 'pid' } });
     const asked = parseLimits(limits);
-    if (await this.account(pid)) throw new LibosError('conflict', `pid: a budget account for ${pid} already exists`, { details: { field: 'pid', pid } });
+    if (await this.account(pid))
+      throw new LibosError('conflict', `pid: a budget account for ${pid} already exists`, { details: { field: 'pid', pid } });
     const now = this.env.clock.now().toISOString();
     if (parentPid === null) {
       const full: BudgetLimits = { ...DEFAULT_ROOT_LIMITS, ...asked };
@@ -286,7 +321,9 @@ class BudgetEngineImpl implements BudgetEngine {
       if (f in asked) {
         const v = asked[f]!;
         if (v !== null && r !== null && v > r) {
-          throw new LibosError('resource_limit_exceeded', `limits.${f}: ${fmt(v)} exceeds the remaining ${fmt(r)} of parent ${parentPid}`, { details: { field: f, pid: parentPid, limit: v, remaining: r } });
+          throw new LibosError('resource_limit_exceeded', `limits.${f}: ${fmt(v)} exceeds the remaining ${fmt(r)} of parent ${parentPid}`, {
+            details: { field: f, pid: parentPid, limit: v, remaining: r },
+          });
         }
         child[f] = v;
         continue;
@@ -295,7 +332,12 @@ class BudgetEngineImpl implements BudgetEngine {
       else {
         const half = REAL_FIELDS.has(f) ? r / 2 : Math.floor(r / 2);
         const v = f === 'tool_calls' ? Math.max(1, half) : half;
-        if (v > r) throw new LibosError('resource_limit_exceeded', `limits.${f}: parent ${parentPid} has ${fmt(r)} left; a child needs at least ${fmt(v)}`, { details: { field: f, pid: parentPid, limit: v, remaining: r } });
+        if (v > r)
+          throw new LibosError(
+            'resource_limit_exceeded',
+            `limits.${f}: parent ${parentPid} has ${fmt(r)} left; a child needs at least ${fmt(v)}`,
+            { details: { field: f, pid: parentPid, limit: v, remaining: r } },
+          );
         child[f] = v;
       }
     }
@@ -303,32 +345,68 @@ class BudgetEngineImpl implements BudgetEngine {
     await this.persist(state, after);
     await this.insert(pid, parentPid, [parentPid, ...parent.ancestors], child, now);
     await this.scope.events.emit('resource.charged', { pid: parentPid, usage: spawn, chargedPids: [parentPid, ...parent.ancestors] });
-    await audit(this.scope, 'resource.reserve_child_budget', pid, 'reserved', { pid, parentPid, envelope: child, chargedPids: [parentPid, ...parent.ancestors] });
+    await audit(this.scope, 'resource.reserve_child_budget', pid, 'reserved', {
+      pid,
+      parentPid,
+      envelope: child,
+      chargedPids: [parentPid, ...parent.ancestors],
+    });
   }
 
-  private async insert(pid: string, parentPid: string | null, ancestors: readonly string[], limits: BudgetLimits, now: string): Promise<void> {
+  private async insert(
+    pid: string,
+    parentPid: string | null,
+    ancestors: readonly string[],
+    limits: BudgetLimits,
+    now: string,
+  ): Promise<void> {
     await this.db
       .insertInto(T.accounts)
-      .values({ pid, parent_pid: parentPid, ancestors: JSON.stringify(ancestors), limits: JSON.stringify(limits), usage: '{}', reserved: '{}', status: 'open', opened_at: now, closed_at: null })
+      .values({
+        pid,
+        parent_pid: parentPid,
+        ancestors: JSON.stringify(ancestors),
+        limits: JSON.stringify(limits),
+        usage: '{}',
+        reserved: '{}',
+        status: 'open',
+        opened_at: now,
+        closed_at: null,
+      })
       .execute();
   }
 
   async closeAccount(pid: string): Promise<void> {
     const a = await this.mustAccount(pid);
-    if (a.status === 'closed') throw new LibosError('invalid_state', `pid: the budget account of ${pid} is already closed`, { details: { pid } });
+    if (a.status === 'closed')
+      throw new LibosError('invalid_state', `pid: the budget account of ${pid} is already closed`, { details: { pid } });
     let released = 0;
     for (const r of await this.activeUsageReservations(pid)) {
       await this.endUsageReservation(r, 'released', {});
       released++;
     }
-    await this.db.updateTable(T.accounts).set({ status: 'closed', closed_at: this.env.clock.now().toISOString() }).where('pid', '=', pid).execute();
-    await audit(this.scope, 'resource.close_account', pid, 'closed', { pid, parentPid: a.parentPid, wasKilled: a.status === 'killed', releasedReservations: released });
+    await this.db
+      .updateTable(T.accounts)
+      .set({ status: 'closed', closed_at: this.env.clock.now().toISOString() })
+      .where('pid', '=', pid)
+      .execute();
+    await audit(this.scope, 'resource.close_account', pid, 'closed', {
+      pid,
+      parentPid: a.parentPid,
+      wasKilled: a.status === 'killed',
+      releasedReservations: released,
+    });
   }
 
   // ---- provider envelopes
 
   private async activeUsageReservations(pid: string): Promise<UsageReservationRow[]> {
-    return (await this.db.selectFrom(T.usageReservations).selectAll().where('pid', '=', pid).where('status', '=', 'active').execute()) as UsageReservationRow[];
+    return (await this.db
+      .selectFrom(T.usageReservations)
+      .selectAll()
+      .where('pid', '=', pid)
+      .where('status', '=', 'active')
+      .execute()) as UsageReservationRow[];
   }
 
   async reserveUsage(pid: string, max: Usage): Promise<string> {
@@ -338,34 +416,70 @@ class BudgetEngineImpl implements BudgetEngine {
     const after = applyDelta(state, pid, delta, 'reserved');
     const over = overruns(after, pid, delta);
     if (over.length > 0) {
-      await audit(this.scope, 'resource.preflight_denied', pid, 'denied', { usage: delta, ownerPid: over[0]!.pid, field: over[0]!.field, reservation: true });
+      await audit(this.scope, 'resource.preflight_denied', pid, 'denied', {
+        usage: delta,
+        ownerPid: over[0]!.pid,
+        field: over[0]!.field,
+        reservation: true,
+      });
       throw limitError(over[0]!, delta);
     }
     await this.persist(state, after);
     const id = this.env.ids.next('bres');
-    await this.db.insertInto(T.usageReservations).values({ id, pid, max: JSON.stringify(delta), status: 'active', created_at: this.env.clock.now().toISOString(), settled_at: null, actual: null }).execute();
+    await this.db
+      .insertInto(T.usageReservations)
+      .values({
+        id,
+        pid,
+        max: JSON.stringify(delta),
+        status: 'active',
+        created_at: this.env.clock.now().toISOString(),
+        settled_at: null,
+        actual: null,
+      })
+      .execute();
     await audit(this.scope, 'resource.reserve_usage', pid, 'reserved', { reservationId: id, max: delta });
     return id;
   }
 
   private async usageReservation(id: string): Promise<UsageReservationRow> {
-    const r = (await this.db.selectFrom(T.usageReservations).selectAll().where('id', '=', id).executeTakeFirst()) as UsageReservationRow | undefined;
+    const r = (await this.db.selectFrom(T.usageReservations).selectAll().where('id', '=', id).executeTakeFirst()) as
+      | UsageReservationRow
+      | undefined;
     if (!r) throw new LibosError('not_found', `reservationId: no budget reservation ${id}`, { details: { field: 'reservationId' } });
-    if (r.status !== 'active') throw new LibosError('conflict', `reservationId: ${id} is already ${r.status}`, { details: { field: 'reservationId', status: r.status } });
+    if (r.status !== 'active')
+      throw new LibosError('conflict', `reservationId: ${id} is already ${r.status}`, {
+        details: { field: 'reservationId', status: r.status },
+      });
     return r;
   }
 
   /** Ends an active envelope: removes its reservation from the chain and charges `actual` (if any). */
-  private async endUsageReservation(r: UsageReservationRow, status: 'settled' | 'released' | 'charged_maximum', actual: Usage): Promise<void> {
+  private async endUsageReservation(
+    r: UsageReservationRow,
+    status: 'settled' | 'released' | 'charged_maximum',
+    actual: Usage,
+  ): Promise<void> {
     const max = parseJsonColumn<Usage>(r.max, 'cap_budget_reservations.max');
-    const res = await this.db.updateTable(T.usageReservations).set({ status, settled_at: this.env.clock.now().toISOString(), actual: JSON.stringify(actual) }).where('id', '=', r.id).where('status', '=', 'active').executeTakeFirst();
-    if (changed(res) !== 1) throw new LibosError('conflict', `reservationId: ${r.id} was settled concurrently`, { details: { field: 'reservationId' } });
+    const res = await this.db
+      .updateTable(T.usageReservations)
+      .set({ status, settled_at: this.env.clock.now().toISOString(), actual: JSON.stringify(actual) })
+      .where('id', '=', r.id)
+      .where('status', '=', 'active')
+      .executeTakeFirst();
+    if (changed(res) !== 1)
+      throw new LibosError('conflict', `reservationId: ${r.id} was settled concurrently`, { details: { field: 'reservationId' } });
     const state = await this.state(r.pid);
     let after = applyDelta(state, r.pid, max, 'reserved', -1);
     if (Object.keys(actual).length > 0) after = applyDelta(after, r.pid, actual, 'usage');
     await this.persist(state, after);
     const chargedPids = [r.pid, ...state.accounts.get(r.pid)!.ancestors];
-    await audit(this.scope, `resource.${status === 'released' ? 'release_usage' : 'settle_usage'}`, r.pid, status, { reservationId: r.id, max, actual, chargedPids });
+    await audit(this.scope, `resource.${status === 'released' ? 'release_usage' : 'settle_usage'}`, r.pid, status, {
+      reservationId: r.id,
+      max,
+      actual,
+      chargedPids,
+    });
     if (Object.keys(actual).length > 0) await this.scope.events.emit('resource.charged', { pid: r.pid, usage: actual, chargedPids });
   }
 
@@ -375,7 +489,10 @@ class BudgetEngineImpl implements BudgetEngine {
     const max = parseJsonColumn<Usage>(r.max, 'cap_budget_reservations.max');
     for (const [k, v] of Object.entries(a)) {
       const m = max[k as BudgetField] ?? 0;
-      if ((v ?? 0) > m) throw new LibosError('invalid_arguments', `actual.${k}: ${fmt(v ?? 0)} exceeds the reserved maximum ${fmt(m)}`, { details: { field: `actual.${k}`, max: m, actual: v } });
+      if ((v ?? 0) > m)
+        throw new LibosError('invalid_arguments', `actual.${k}: ${fmt(v ?? 0)} exceeds the reserved maximum ${fmt(m)}`, {
+          details: { field: `actual.${k}`, max: m, actual: v },
+        });
     }
     await this.endUsageReservation(r, 'settled', a);
   }

@@ -72,17 +72,22 @@ export const approvalBindingConstraint: ConstraintEvaluator = {
   key: 'approval_binding',
   validate(v) {
     if (!isObj(v)) return 'must be an object';
-    for (const k of Object.keys(v)) if (!['canonicalArgsHash', 'effectId', 'targetStateVersion'].includes(k)) return `unknown field ${JSON.stringify(k)}`;
-    if (typeof v.canonicalArgsHash !== 'string' || !HASH.test(v.canonicalArgsHash)) return 'canonicalArgsHash must be a lowercase sha256 hex';
+    for (const k of Object.keys(v))
+      if (!['canonicalArgsHash', 'effectId', 'targetStateVersion'].includes(k)) return `unknown field ${JSON.stringify(k)}`;
+    if (typeof v.canonicalArgsHash !== 'string' || !HASH.test(v.canonicalArgsHash))
+      return 'canonicalArgsHash must be a lowercase sha256 hex';
     if (v.effectId !== undefined && (typeof v.effectId !== 'string' || v.effectId === '')) return 'effectId must be a non-empty string';
-    if (v.targetStateVersion !== undefined && typeof v.targetStateVersion !== 'string' && typeof v.targetStateVersion !== 'number') return 'targetStateVersion must be a string or number';
+    if (v.targetStateVersion !== undefined && typeof v.targetStateVersion !== 'string' && typeof v.targetStateVersion !== 'number')
+      return 'targetStateVersion must be a string or number';
     return null;
   },
   evaluate(v, ctx) {
     const b = v as { canonicalArgsHash: string; effectId?: string; targetStateVersion?: string | number };
     if (ctx.argsHash !== b.canonicalArgsHash) return { status: 'fail', reason: 'arguments differ from the approved ones' };
-    if (b.effectId !== undefined && ctx.effectId !== b.effectId) return { status: 'fail', reason: 'effect id differs from the approved one' };
-    if (b.targetStateVersion !== undefined && ctx.targetStateVersion !== b.targetStateVersion) return { status: 'fail', reason: 'target state changed since approval' };
+    if (b.effectId !== undefined && ctx.effectId !== b.effectId)
+      return { status: 'fail', reason: 'effect id differs from the approved one' };
+    if (b.targetStateVersion !== undefined && ctx.targetStateVersion !== b.targetStateVersion)
+      return { status: 'fail', reason: 'target state changed since approval' };
     return { status: 'pass' };
   },
 };
@@ -100,13 +105,15 @@ export const dataReleaseBindingConstraint: ConstraintEvaluator = {
   key: 'data_release_binding',
   validate(v) {
     if (!isObj(v) || Object.keys(v).length === 0) return 'must be a non-empty object';
-    for (const [k, x] of Object.entries(v)) if (typeof x !== 'string' && typeof x !== 'number') return `field ${JSON.stringify(k)} must be a string or number`;
+    for (const [k, x] of Object.entries(v))
+      if (typeof x !== 'string' && typeof x !== 'number') return `field ${JSON.stringify(k)} must be a string or number`;
     return null;
   },
   evaluate(v, ctx) {
     const want = v as Record<string, string | number>;
     if (!ctx.release) return { status: 'fail', reason: 'no release context' };
-    for (const [k, x] of Object.entries(want)) if (ctx.release[k] !== x) return { status: 'fail', reason: `release ${k} differs from the approved one` };
+    for (const [k, x] of Object.entries(want))
+      if (ctx.release[k] !== x) return { status: 'fail', reason: `release ${k} differs from the approved one` };
     return { status: 'pass' };
   },
 };
@@ -126,11 +133,13 @@ function ruleProblem(rule: unknown, i: number): string | null {
   for (const k of Object.keys(c)) if (!CONDITION_KEYS.includes(k)) return `rule ${i}: unknown condition ${JSON.stringify(k)}`;
   for (const k of ['argvExact', 'argvPrefix'] as const) {
     const a = c[k];
-    if (a !== undefined && (!Array.isArray(a) || a.length === 0 || !a.every((s) => typeof s === 'string'))) return `rule ${i}: ${k} must be a non-empty string array`;
+    if (a !== undefined && (!Array.isArray(a) || a.length === 0 || !a.every((s) => typeof s === 'string')))
+      return `rule ${i}: ${k} must be a non-empty string array`;
   }
   if (c.equals !== undefined) {
     if (!isObj(c.equals)) return `rule ${i}: equals must be an object`;
-    for (const x of Object.values(c.equals)) if (x !== null && !['string', 'number', 'boolean'].includes(typeof x)) return `rule ${i}: equals values must be scalars`;
+    for (const x of Object.values(c.equals))
+      if (x !== null && !['string', 'number', 'boolean'].includes(typeof x)) return `rule ${i}: equals values must be scalars`;
   }
   return null;
 }
@@ -193,7 +202,10 @@ export class ConstraintRegistry {
   constructor(evaluators: readonly ConstraintEvaluator[] = BUILTIN_CONSTRAINTS) {
     const m = new Map<string, ConstraintEvaluator>();
     for (const e of evaluators) {
-      if (m.has(e.key)) throw new LibosError('invalid_arguments', `constraints: key ${JSON.stringify(e.key)} registered twice`, { details: { field: 'constraints' } });
+      if (m.has(e.key))
+        throw new LibosError('invalid_arguments', `constraints: key ${JSON.stringify(e.key)} registered twice`, {
+          details: { field: 'constraints' },
+        });
       m.set(e.key, e);
     }
     this.#byKey = m;
@@ -217,10 +229,16 @@ export class ConstraintRegistry {
       throw new LibosError('capability_invalid', `${field}: must be plain JSON`, { details: { field }, cause });
     }
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > CONSTRAINTS_MAX_BYTES) throw new LibosError('capability_invalid', `${field}: at most ${CONSTRAINTS_MAX_BYTES} bytes of JSON (got ${bytes})`, { details: { field, bytes } });
+    if (bytes > CONSTRAINTS_MAX_BYTES)
+      throw new LibosError('capability_invalid', `${field}: at most ${CONSTRAINTS_MAX_BYTES} bytes of JSON (got ${bytes})`, {
+        details: { field, bytes },
+      });
     for (const [k, v] of Object.entries(value)) {
       const e = this.#byKey.get(k);
-      if (!e) throw new LibosError('capability_invalid', `${field}.${k}: unknown constraint key (known: ${[...this.#byKey.keys()].join(', ')})`, { details: { field: `${field}.${k}` } });
+      if (!e)
+        throw new LibosError('capability_invalid', `${field}.${k}: unknown constraint key (known: ${[...this.#byKey.keys()].join(', ')})`, {
+          details: { field: `${field}.${k}` },
+        });
       const p = e.validate(v);
       if (p) throw new LibosError('capability_invalid', `${field}.${k}: ${p}`, { details: { field: `${field}.${k}` } });
     }
@@ -236,7 +254,8 @@ export class ConstraintRegistry {
     } catch {
       // not JSON: size stays infinite and the record fails below
     }
-    if (size > CONSTRAINTS_MAX_BYTES) return [{ capId, key: '*', status: 'fail', reason: `constraints exceed ${CONSTRAINTS_MAX_BYTES} bytes or are not JSON` }];
+    if (size > CONSTRAINTS_MAX_BYTES)
+      return [{ capId, key: '*', status: 'fail', reason: `constraints exceed ${CONSTRAINTS_MAX_BYTES} bytes or are not JSON` }];
     for (const [key, value] of Object.entries(constraints)) {
       const e = this.#byKey.get(key);
       if (!e) {

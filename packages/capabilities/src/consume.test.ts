@@ -17,7 +17,9 @@ describe('finite uses', () => {
     expect(d).toMatchObject({ allowed: true, consumeId: g.id, policy: 'allow_once' });
     await expect(o.require(A, 'object:a', 'read')).rejects.toMatchObject({ code: 'permission_denied' });
     expect(await o.get(g.id)).toMatchObject({ usesRemaining: 0, status: 'revoked', revokeCause: 'exhausted' });
-    expect(s.events.filter((e) => e.type === 'capability.revoked')).toEqual([{ type: 'capability.revoked', data: expect.objectContaining({ capId: g.id, cause: 'exhausted' }) }]);
+    expect(s.events.filter((e) => e.type === 'capability.revoked')).toEqual([
+      { type: 'capability.revoked', data: expect.objectContaining({ capId: g.id, cause: 'exhausted' }) },
+    ]);
   });
 
   it('a use spent in a transaction that rolls back is restored', async () => {
@@ -34,15 +36,19 @@ describe('finite uses', () => {
 
   it('[CAP-14] two requires interleaving inside one transaction: exactly one fulfils (CAS)', async () => {
     const g = await o.grant({ subject: A, resource: 'object:a', rights: ['read'], usesRemaining: 1 });
-    const results = await s.run(async (scope) => {
-      const auth = s.engine.authority(scope, A);
-      return Promise.allSettled([auth.require('object:a', 'read'), auth.require('object:a', 'read')]);
-    }).catch((e) => e);
+    const results = await s
+      .run(async (scope) => {
+        const auth = s.engine.authority(scope, A);
+        return Promise.allSettled([auth.require('object:a', 'read'), auth.require('object:a', 'read')]);
+      })
+      .catch((e) => e);
     // Both decided "allow" before either spent: the CAS lets exactly one through.
     expect(Array.isArray(results)).toBe(true);
     const settled = results as PromiseSettledResult<unknown>[];
     expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    expect(settled.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual(['permission_denied']);
+    expect(settled.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.code)).toEqual([
+      'permission_denied',
+    ]);
     expect(await o.get(g.id)).toMatchObject({ usesRemaining: 0 });
   });
 
@@ -60,7 +66,9 @@ describe('finite uses', () => {
     const rejected = r.filter((x): x is PromiseRejectedResult => x.status === 'rejected');
     expect(rejected).toHaveLength(49);
     expect(rejected.every((x) => x.reason.code === 'permission_denied')).toBe(true);
-    expect(s.audit.filter((e) => e.action === 'capability.consume')).toEqual([expect.objectContaining({ target: g.id, details: expect.objectContaining({ usesRemaining: 0 }) })]);
+    expect(s.audit.filter((e) => e.action === 'capability.consume')).toEqual([
+      expect.objectContaining({ target: g.id, details: expect.objectContaining({ usesRemaining: 0 }) }),
+    ]);
   });
 
   it('consume() refuses a decision of another pid', async () => {
@@ -152,6 +160,8 @@ describe('authority transaction', () => {
     const rows = await s.db.selectFrom('cap_reservations').select('status').execute();
     expect(rows.map((r) => r.status)).toEqual(['committed']);
     await o.grant({ subject: A, resource: 'object:b', rights: ['write'], effect: 'deny' });
-    await expect(s.run((scope) => s.engine.withAuthority(scope, A, [{ resource: 'object:b', right: 'write' }], async () => 1))).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(
+      s.run((scope) => s.engine.withAuthority(scope, A, [{ resource: 'object:b', right: 'write' }], async () => 1)),
+    ).rejects.toMatchObject({ code: 'permission_denied' });
   });
 });

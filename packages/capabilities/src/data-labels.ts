@@ -1,4 +1,14 @@
-import { DEFAULT_LABELS, INTEGRITY_ORDER, JSON_LIMITS, LibosError, SENSITIVITY_ORDER, TRUST_ORDER, compareSensitivity, joinLabels, type DataLabels } from '@libos/sdk';
+import {
+  DEFAULT_LABELS,
+  INTEGRITY_ORDER,
+  JSON_LIMITS,
+  LibosError,
+  SENSITIVITY_ORDER,
+  TRUST_ORDER,
+  compareSensitivity,
+  joinLabels,
+  type DataLabels,
+} from '@libos/sdk';
 
 const LABEL_KEYS = ['sensitivity', 'trust_level', 'integrity', 'origin', 'tenant', 'principal', 'declassification_authority'] as const;
 
@@ -11,18 +21,25 @@ const LABEL_KEYS = ['sensitivity', 'trust_level', 'integrity', 'origin', 'tenant
  */
 export function parseLabels(value: unknown, opts: { readonly allowMixed?: boolean; readonly field?: string } = {}): Partial<DataLabels> {
   const field = opts.field ?? 'labels';
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LibosError('invalid_arguments', `${field}: must be an object`, { details: { field } });
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new LibosError('invalid_arguments', `${field}: must be an object`, { details: { field } });
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === undefined) continue;
     const f = `${field}.${k}`;
-    if (!(LABEL_KEYS as readonly string[]).includes(k)) throw new LibosError('invalid_arguments', `${f}: unknown label (known: ${LABEL_KEYS.join(', ')})`, { details: { field: f } });
+    if (!(LABEL_KEYS as readonly string[]).includes(k))
+      throw new LibosError('invalid_arguments', `${f}: unknown label (known: ${LABEL_KEYS.join(', ')})`, { details: { field: f } });
     const order = k === 'sensitivity' ? SENSITIVITY_ORDER : k === 'trust_level' ? TRUST_ORDER : k === 'integrity' ? INTEGRITY_ORDER : null;
     if (order) {
-      if (!(order as readonly unknown[]).includes(v)) throw new LibosError('invalid_arguments', `${f}: must be one of ${order.join(', ')} (got ${JSON.stringify(v)})`, { details: { field: f } });
+      if (!(order as readonly unknown[]).includes(v))
+        throw new LibosError('invalid_arguments', `${f}: must be one of ${order.join(', ')} (got ${JSON.stringify(v)})`, {
+          details: { field: f },
+        });
     } else if (v !== null) {
-      if (typeof v !== 'string' || v.length === 0 || v.length > 256) throw new LibosError('invalid_arguments', `${f}: must be a string of 1..256 characters or null`, { details: { field: f } });
-      if (v === 'mixed' && !opts.allowMixed && (k === 'tenant' || k === 'principal')) throw new LibosError('invalid_arguments', `${f}: "mixed" only results from a join`, { details: { field: f } });
+      if (typeof v !== 'string' || v.length === 0 || v.length > 256)
+        throw new LibosError('invalid_arguments', `${f}: must be a string of 1..256 characters or null`, { details: { field: f } });
+      if (v === 'mixed' && !opts.allowMixed && (k === 'tenant' || k === 'principal'))
+        throw new LibosError('invalid_arguments', `${f}: "mixed" only results from a join`, { details: { field: f } });
     }
     out[k] = v;
   }
@@ -30,7 +47,12 @@ export function parseLabels(value: unknown, opts: { readonly allowMixed?: boolea
 }
 
 /** Labels of unclassified external input (tool output from outside, human text): normal and untrusted. */
-export const UNCLASSIFIED_EXTERNAL_LABELS: Partial<DataLabels> = Object.freeze({ sensitivity: 'normal', trust_level: 'untrusted', integrity: 'untrusted', origin: 'external' });
+export const UNCLASSIFIED_EXTERNAL_LABELS: Partial<DataLabels> = Object.freeze({
+  sensitivity: 'normal',
+  trust_level: 'untrusted',
+  integrity: 'untrusted',
+  origin: 'external',
+});
 
 /** Full labels from partial ones (defaults for what is missing). */
 export function completeLabels(partial: Partial<DataLabels>): DataLabels {
@@ -50,13 +72,20 @@ export function completeLabels(partial: Partial<DataLabels>): DataLabels {
  */
 export function assertModelLabels(requested: unknown, current: DataLabels = DEFAULT_LABELS): DataLabels {
   const req = parseLabels(requested, { field: 'labels' });
-  const deny = (field: string, msg: string) => new LibosError('label_elevation_denied', `labels.${field}: ${msg}`, { details: { field: `labels.${field}` } });
-  if (req.trust_level !== undefined && TRUST_ORDER.indexOf(req.trust_level) > TRUST_ORDER.indexOf('unknown')) throw deny('trust_level', `a model may set only untrusted or unknown (asked ${req.trust_level}); trust comes from provenance`);
-  if (req.integrity !== undefined && INTEGRITY_ORDER.indexOf(req.integrity) > INTEGRITY_ORDER.indexOf('unknown')) throw deny('integrity', `a model may set only untrusted or unknown (asked ${req.integrity}); integrity comes from provenance`);
-  if (req.declassification_authority !== undefined && req.declassification_authority !== null) throw deny('declassification_authority', 'is never model-settable; declassification is a capability');
+  const deny = (field: string, msg: string) =>
+    new LibosError('label_elevation_denied', `labels.${field}: ${msg}`, { details: { field: `labels.${field}` } });
+  if (req.trust_level !== undefined && TRUST_ORDER.indexOf(req.trust_level) > TRUST_ORDER.indexOf('unknown'))
+    throw deny('trust_level', `a model may set only untrusted or unknown (asked ${req.trust_level}); trust comes from provenance`);
+  if (req.integrity !== undefined && INTEGRITY_ORDER.indexOf(req.integrity) > INTEGRITY_ORDER.indexOf('unknown'))
+    throw deny('integrity', `a model may set only untrusted or unknown (asked ${req.integrity}); integrity comes from provenance`);
+  if (req.declassification_authority !== undefined && req.declassification_authority !== null)
+    throw deny('declassification_authority', 'is never model-settable; declassification is a capability');
   if (req.origin !== undefined && req.origin !== null) throw deny('origin', 'is derived by the runtime, never model-settable');
   if (req.sensitivity !== undefined && compareSensitivity(req.sensitivity, current.sensitivity) < 0) {
-    throw deny('sensitivity', `${req.sensitivity} is below the current flow's ${current.sensitivity}; lowering needs a declassification grant`);
+    throw deny(
+      'sensitivity',
+      `${req.sensitivity} is below the current flow's ${current.sensitivity}; lowering needs a declassification grant`,
+    );
   }
   return joinLabels([current, req]);
 }
@@ -105,11 +134,19 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
     const o = v as Record<string, unknown>;
     const keys = Object.keys(o);
     if ('resource' in o && ('rights' in o || 'right' in o || 'effect' in o)) {
-      throw new LibosError('delegation_denied', `${path}: a model-facing payload cannot mint a grant (grant-shaped object with resource and rights)`, { details: { field: path, reason: 'grant_minting' } });
+      throw new LibosError(
+        'delegation_denied',
+        `${path}: a model-facing payload cannot mint a grant (grant-shaped object with resource and rights)`,
+        { details: { field: path, reason: 'grant_minting' } },
+      );
     }
     for (const k of keys) {
       if (GRANT_KEYS.has(k.toLowerCase())) {
-        throw new LibosError('delegation_denied', `${path}.${k}: a model-facing payload cannot mint or carry grants; authority comes only from capabilities`, { details: { field: `${path}.${k}`, reason: 'grant_minting' } });
+        throw new LibosError(
+          'delegation_denied',
+          `${path}.${k}: a model-facing payload cannot mint or carry grants; authority comes only from capabilities`,
+          { details: { field: `${path}.${k}`, reason: 'grant_minting' } },
+        );
       }
       stack.push({ v: o[k], path: `${path}.${k}`, depth: depth + 1 });
     }
@@ -125,7 +162,11 @@ export function assertNotMintingGrant(payload: unknown, field = 'payload'): void
  * // sensitivity 'secret':
  * deriveObjectLabels({ requested: { sensitivity: 'normal' }, parents: [{ sensitivity: 'secret' }], flow: DEFAULT_LABELS });
  */
-export function deriveObjectLabels(input: { readonly requested?: unknown; readonly parents?: readonly Partial<DataLabels>[]; readonly flow?: DataLabels }): DataLabels {
+export function deriveObjectLabels(input: {
+  readonly requested?: unknown;
+  readonly parents?: readonly Partial<DataLabels>[];
+  readonly flow?: DataLabels;
+}): DataLabels {
   const flow = input.flow ?? DEFAULT_LABELS;
   const base = input.requested === undefined ? flow : assertModelLabels(input.requested, flow);
   return joinLabels([base, ...(input.parents ?? []).map((p) => parseLabels(p, { allowMixed: true, field: 'parents[]' }))]);

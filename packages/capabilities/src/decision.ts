@@ -41,12 +41,24 @@ export function verdictOf(record: CapabilityRecord, results: readonly Constraint
   if (failed) {
     return record.effect === 'allow'
       ? { record, verdict: 'SKIP', approvalBound: false, reason: `constraint ${failed.key} rejected: ${failed.reason ?? ''}` }
-      : { record, verdict: 'DENY', approvalBound: false, reason: `${record.effect} record with failing constraint ${failed.key}: fail closed` };
+      : {
+          record,
+          verdict: 'DENY',
+          approvalBound: false,
+          reason: `${record.effect} record with failing constraint ${failed.key}: fail closed`,
+        };
   }
-  if (mine.some((r) => r.status === 'scoped_miss')) return { record, verdict: 'SKIP', approvalBound: false, reason: 'no rule scoped to this operation' };
+  if (mine.some((r) => r.status === 'scoped_miss'))
+    return { record, verdict: 'SKIP', approvalBound: false, reason: 'no rule scoped to this operation' };
   const effect = [record.effect, ...ruleEffects].reduce((a, e) => (STRICTNESS[e] > STRICTNESS[a] ? e : a));
-  const approvalBound = effect === 'allow' && record.usesRemaining === 1 && mine.some((r) => r.key === 'approval_binding' && r.status === 'pass');
-  return { record, verdict: effect === 'deny' ? 'DENY' : effect === 'ask' ? 'ASK' : 'ALLOW', approvalBound, reason: `${effect} by ${record.id}` };
+  const approvalBound =
+    effect === 'allow' && record.usesRemaining === 1 && mine.some((r) => r.key === 'approval_binding' && r.status === 'pass');
+  return {
+    record,
+    verdict: effect === 'deny' ? 'DENY' : effect === 'ask' ? 'ASK' : 'ALLOW',
+    approvalBound,
+    reason: `${effect} by ${record.id}`,
+  };
 }
 
 /** Tie order: longest resource, newest issuedAt, smallest id. */
@@ -78,7 +90,8 @@ export function combineVerdicts(verdicts: readonly CandidateVerdict[]): Combined
   if (ask) return { effect: 'ask', selected: ask, reason: ask.reason };
   const allow = best('ALLOW');
   if (allow) return { effect: 'allow', selected: allow, reason: allow.reason };
-  if (verdicts.length > 0) return { effect: 'missing', selected: null, reason: `constraints rejected: ${verdicts.map((v) => v.reason).join('; ')}` };
+  if (verdicts.length > 0)
+    return { effect: 'missing', selected: null, reason: `constraints rejected: ${verdicts.map((v) => v.reason).join('; ')}` };
   return { effect: 'missing', selected: null, reason: 'no grant holds this right on this resource' };
 }
 

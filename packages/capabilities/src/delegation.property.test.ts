@@ -7,10 +7,17 @@ import { createTestStore } from './internal/testing/test-store.js';
 import { covers } from './resource.js';
 
 const seg = fc.constantFrom('a', 'b', 'ab');
-const body = fc.array(fc.tuple(seg, fc.constantFrom(':', '/')), { maxLength: 2 }).chain((parts) => seg.map((last) => parts.map(([s, sep]) => s + sep).join('') + last));
-const resource = fc.oneof(body.map((b) => `k:${b}`), body.map((b) => `k:${b}:*`), body.map((b) => `k:${b}/*`), fc.constant('k:*'));
+const body = fc
+  .array(fc.tuple(seg, fc.constantFrom(':', '/')), { maxLength: 2 })
+  .chain((parts) => seg.map((last) => parts.map(([s, sep]) => s + sep).join('') + last));
+const resource = fc.oneof(
+  body.map((b) => `k:${b}`),
+  body.map((b) => `k:${b}:*`),
+  body.map((b) => `k:${b}/*`),
+  fc.constant('k:*'),
+);
 const rights = fc.subarray(['read', 'write', 'execute', 'grant'] as Right[], { minLength: 1 });
-const sometimes = <T,>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
+const sometimes = <T>(a: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: a });
 const step = fc.record({
   resource: fc.oneof({ weight: 1, arbitrary: resource }, { weight: 2, arbitrary: fc.constant('SAME') }),
   narrowRights: fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
@@ -36,7 +43,19 @@ describe('property: delegation chains', () => {
             const exp = (ms: number | undefined) => (ms === undefined ? undefined : new Date(now + ms).toISOString());
             const chain: CapabilityRecord[] = [
               await s.run((scope) =>
-                s.engine.issueTrusted(scope, { subject: pid(0), resource: root.resource === 'SAME' ? 'k:*' : root.resource, rights: root.rights, delegable: true, expiresAt: exp(root.expiresInMs), maxDepth: root.maxDepth, constraints: { shell_policy_level: 'std' } }, 'host'),
+                s.engine.issueTrusted(
+                  scope,
+                  {
+                    subject: pid(0),
+                    resource: root.resource === 'SAME' ? 'k:*' : root.resource,
+                    rights: root.rights,
+                    delegable: true,
+                    expiresAt: exp(root.expiresInMs),
+                    maxDepth: root.maxDepth,
+                    constraints: { shell_policy_level: 'std' },
+                  },
+                  'host',
+                ),
               ),
             ];
             for (const st of steps) {
@@ -48,7 +67,20 @@ describe('property: delegation chains', () => {
                 const rs = st.narrowRights && narrowed.length > 0 ? narrowed : st.rights;
                 const res = st.resource === 'SAME' ? parent.resource : st.resource;
                 const rec = await s.run((scope) =>
-                  s.engine.delegate(scope, parent.id, child, { resource: res, rights: rs, delegable: st.delegable, expiresAt: exp(st.expiresInMs), maxDepth: st.maxDepth, usesRemaining: st.uses }, parent.subject),
+                  s.engine.delegate(
+                    scope,
+                    parent.id,
+                    child,
+                    {
+                      resource: res,
+                      rights: rs,
+                      delegable: st.delegable,
+                      expiresAt: exp(st.expiresInMs),
+                      maxDepth: st.maxDepth,
+                      usesRemaining: st.uses,
+                    },
+                    parent.subject,
+                  ),
                 );
                 // Within the parent: resource, rights, expiry, constraints, depth.
                 expect(covers(parent.resource, rec.resource)).toBe(true);
@@ -84,7 +116,8 @@ describe('property: delegation chains', () => {
             await s.run((scope) => s.engine.revoke(scope, 'host', chain[k]!.id));
             for (let i = k; i < chain.length; i++) {
               for (const p of probes) {
-                for (const r of RIGHTS) expect((await s.run((scope) => s.engine.authorize(scope, chain[i]!.subject, p, r))).allowed).toBe(false);
+                for (const r of RIGHTS)
+                  expect((await s.run((scope) => s.engine.authorize(scope, chain[i]!.subject, p, r))).allowed).toBe(false);
               }
             }
           } finally {

@@ -27,17 +27,30 @@ const effectiveMax = (m: number | null): number => m ?? DEFAULT_MAX_DEPTH;
  * declare const parent: CapabilityRecord, draft: GrantDraft, registry: ConstraintRegistry;
  * const shape = checkAttenuation(parent, draft, registry); // { expiresAt, maxDepth, constraints, depth }
  */
-export function checkAttenuation(parent: CapabilityRecord, draft: GrantDraft, registry: ConstraintRegistry, opts: { readonly requireDelegable?: boolean } = {}): AttenuatedShape {
-  if (parent.effect !== 'allow') throw denied('parent', `${parent.id} is a ${parent.effect} record; only allow records can be delegated`, { parentCapId: parent.id });
-  if (opts.requireDelegable !== false && !parent.delegable) throw denied('parent', `${parent.id} is not delegable`, { parentCapId: parent.id });
-  if (parent.usesRemaining !== null) throw denied('parent', `${parent.id} has finite uses (${parent.usesRemaining}); finite grants never pass on`, { parentCapId: parent.id });
-  if (!covers(parent.resource, draft.resource)) throw denied('resource', `${draft.resource.canonical} is not within the parent's ${parent.resource}`, { parentCapId: parent.id });
+export function checkAttenuation(
+  parent: CapabilityRecord,
+  draft: GrantDraft,
+  registry: ConstraintRegistry,
+  opts: { readonly requireDelegable?: boolean } = {},
+): AttenuatedShape {
+  if (parent.effect !== 'allow')
+    throw denied('parent', `${parent.id} is a ${parent.effect} record; only allow records can be delegated`, { parentCapId: parent.id });
+  if (opts.requireDelegable !== false && !parent.delegable)
+    throw denied('parent', `${parent.id} is not delegable`, { parentCapId: parent.id });
+  if (parent.usesRemaining !== null)
+    throw denied('parent', `${parent.id} has finite uses (${parent.usesRemaining}); finite grants never pass on`, {
+      parentCapId: parent.id,
+    });
+  if (!covers(parent.resource, draft.resource))
+    throw denied('resource', `${draft.resource.canonical} is not within the parent's ${parent.resource}`, { parentCapId: parent.id });
   const extra = draft.rights.filter((r) => !parent.rights.includes(r));
-  if (extra.length > 0) throw denied('rights', `${extra.join(', ')} not held by the parent (holds ${parent.rights.join(', ')})`, { parentCapId: parent.id });
+  if (extra.length > 0)
+    throw denied('rights', `${extra.join(', ')} not held by the parent (holds ${parent.rights.join(', ')})`, { parentCapId: parent.id });
   let expiresAt: string | null;
   if (draft.expiresAt === undefined) expiresAt = parent.expiresAt;
   else if (draft.expiresAt === null) {
-    if (parent.expiresAt !== null) throw denied('expiresAt', `must not outlive the parent (parent expires ${parent.expiresAt}, child asks for no expiry)`);
+    if (parent.expiresAt !== null)
+      throw denied('expiresAt', `must not outlive the parent (parent expires ${parent.expiresAt}, child asks for no expiry)`);
     expiresAt = null;
   } else {
     if (parent.expiresAt !== null && Date.parse(draft.expiresAt) > (expiryMillis(parent.expiresAt) ?? -Infinity)) {
@@ -47,7 +60,8 @@ export function checkAttenuation(parent: CapabilityRecord, draft: GrantDraft, re
   }
   const constraints = draft.constraints ?? parent.constraints;
   for (const [k, v] of Object.entries(parent.constraints)) {
-    if (!(k in constraints) || canonicalJson(constraints[k]) !== canonicalJson(v)) throw denied(`constraints.${k}`, 'every parent constraint must be kept with an equal value');
+    if (!(k in constraints) || canonicalJson(constraints[k]) !== canonicalJson(v))
+      throw denied(`constraints.${k}`, 'every parent constraint must be kept with an equal value');
   }
   for (const k of Object.keys(constraints)) {
     if (k in parent.constraints) continue;
@@ -61,7 +75,8 @@ export function checkAttenuation(parent: CapabilityRecord, draft: GrantDraft, re
   const maxDepth = draft.maxDepth === undefined ? parent.maxDepth : draft.maxDepth;
   if (effectiveMax(maxDepth) > pMax) throw denied('maxDepth', `${effectiveMax(maxDepth)} exceeds the parent's maxDepth ${pMax}`);
   const depth = parent.depth + 1;
-  if (draft.delegable && depth >= effectiveMax(maxDepth)) throw denied('delegable', `a delegable child at depth ${depth} needs maxDepth > ${depth} (has ${effectiveMax(maxDepth)})`);
+  if (draft.delegable && depth >= effectiveMax(maxDepth))
+    throw denied('delegable', `a delegable child at depth ${depth} needs maxDepth > ${depth} (has ${effectiveMax(maxDepth)})`);
   return Object.freeze({ expiresAt, maxDepth, constraints, depth });
 }
 

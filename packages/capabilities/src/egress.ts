@@ -32,7 +32,13 @@ export const DEFAULT_SINK_RULES: readonly SinkRule[] = Object.freeze([
 ] satisfies SinkRule[]);
 
 /** The rule unmatched sinks get. */
-export const UNMATCHED_SINK_RULE: SinkRule = Object.freeze({ pattern: '', trustLevel: 'untrusted', maxSensitivity: 'normal', tenants: [], principals: [] });
+export const UNMATCHED_SINK_RULE: SinkRule = Object.freeze({
+  pattern: '',
+  trustLevel: 'untrusted',
+  maxSensitivity: 'normal',
+  tenants: [],
+  principals: [],
+});
 
 const literal = (p: string) => (p.endsWith('*') ? p.slice(0, -1) : p);
 const matches = (p: string, sink: string) => (p.endsWith('*') ? sink.startsWith(literal(p)) : sink === p);
@@ -44,14 +50,20 @@ const matches = (p: string, sink: string) => (p.endsWith('*') ? sink.startsWith(
 export function validateSinkRules(rules: readonly SinkRule[]): readonly SinkRule[] {
   const bad = (i: number, msg: string) => new LibosError('invalid_arguments', `rules[${i}]: ${msg}`, { details: { field: `rules[${i}]` } });
   rules.forEach((r, i) => {
-    if (typeof r.pattern !== 'string' || r.pattern.length === 0 || r.pattern.length > 512) throw bad(i, 'pattern must be a non-empty string');
-    if (r.pattern.indexOf('*') >= 0 && r.pattern.indexOf('*') !== r.pattern.length - 1) throw bad(i, `pattern ${r.pattern}: only one trailing "*" is allowed`);
-    if (!['untrusted', 'conditional', 'trusted'].includes(r.trustLevel)) throw bad(i, 'trustLevel must be untrusted, conditional or trusted');
-    if (!(SENSITIVITY_ORDER as readonly string[]).includes(r.maxSensitivity)) throw bad(i, `maxSensitivity must be one of ${SENSITIVITY_ORDER.join(', ')}`);
-    if (r.trustLevel === 'untrusted' && compareSensitivity(r.maxSensitivity, 'normal') > 0) throw bad(i, `an untrusted sink may receive at most normal data (got ${r.maxSensitivity})`);
+    if (typeof r.pattern !== 'string' || r.pattern.length === 0 || r.pattern.length > 512)
+      throw bad(i, 'pattern must be a non-empty string');
+    if (r.pattern.indexOf('*') >= 0 && r.pattern.indexOf('*') !== r.pattern.length - 1)
+      throw bad(i, `pattern ${r.pattern}: only one trailing "*" is allowed`);
+    if (!['untrusted', 'conditional', 'trusted'].includes(r.trustLevel))
+      throw bad(i, 'trustLevel must be untrusted, conditional or trusted');
+    if (!(SENSITIVITY_ORDER as readonly string[]).includes(r.maxSensitivity))
+      throw bad(i, `maxSensitivity must be one of ${SENSITIVITY_ORDER.join(', ')}`);
+    if (r.trustLevel === 'untrusted' && compareSensitivity(r.maxSensitivity, 'normal') > 0)
+      throw bad(i, `an untrusted sink may receive at most normal data (got ${r.maxSensitivity})`);
     for (const k of ['tenants', 'principals'] as const) {
       const v = r[k];
-      if (v !== '*' && (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s === '' || s === 'mixed'))) throw bad(i, `${k} must be "*" or an array of names`);
+      if (v !== '*' && (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s === '' || s === 'mixed')))
+        throw bad(i, `${k} must be "*" or an array of names`);
     }
     if (r.identitySha256 !== undefined && !/^[0-9a-f]{64}$/.test(r.identitySha256)) throw bad(i, 'identitySha256 must be a sha256 hex');
     rules.forEach((o, j) => {
@@ -59,7 +71,8 @@ export function validateSinkRules(rules: readonly SinkRule[]): readonly SinkRule
       if (o.pattern === r.pattern) throw bad(j, `duplicate pattern ${o.pattern}`);
       const a = literal(r.pattern);
       const b = literal(o.pattern);
-      if (r.pattern.endsWith('*') && o.pattern.endsWith('*') && a.length === b.length && a === b) throw bad(j, `pattern ${o.pattern} overlaps ${r.pattern} with an equal-length literal`);
+      if (r.pattern.endsWith('*') && o.pattern.endsWith('*') && a.length === b.length && a === b)
+        throw bad(j, `pattern ${o.pattern} overlaps ${r.pattern} with an equal-length literal`);
     });
   });
   return rules;
@@ -68,7 +81,12 @@ export function validateSinkRules(rules: readonly SinkRule[]): readonly SinkRule
 /** The rule a sink falls under: longest literal wins; unmatched ⇒ untrusted/normal. */
 export function matchSinkRule(rules: readonly SinkRule[], sink: string): SinkRule {
   let best: SinkRule | null = null;
-  for (const r of rules) if (matches(r.pattern, sink) && (!best || literal(r.pattern).length > literal(best.pattern).length || (!r.pattern.endsWith('*') && best.pattern.endsWith('*')))) best = r;
+  for (const r of rules)
+    if (
+      matches(r.pattern, sink) &&
+      (!best || literal(r.pattern).length > literal(best.pattern).length || (!r.pattern.endsWith('*') && best.pattern.endsWith('*')))
+    )
+      best = r;
   return best ?? UNMATCHED_SINK_RULE;
 }
 
@@ -91,21 +109,35 @@ export interface EgressDecision {
  * declare const labels: DataLabels; // the flow's labels
  * checkEgress(labels, 'human:alice:email').decision; // 'deny' for confidential data (unmatched sink)
  */
-export function checkEgress(labels: DataLabels, sink: string, rules: readonly SinkRule[] = DEFAULT_SINK_RULES, opts: { readonly sinkIdentitySha256?: string } = {}): EgressDecision {
+export function checkEgress(
+  labels: DataLabels,
+  sink: string,
+  rules: readonly SinkRule[] = DEFAULT_SINK_RULES,
+  opts: { readonly sinkIdentitySha256?: string } = {},
+): EgressDecision {
   const parsed = parseResource(sink);
-  if (parsed.form !== 'exact') throw new LibosError('invalid_arguments', `sink: ${sink} must be a concrete sink, not a pattern`, { details: { field: 'sink' } });
+  if (parsed.form !== 'exact')
+    throw new LibosError('invalid_arguments', `sink: ${sink} must be a concrete sink, not a pattern`, { details: { field: 'sink' } });
   const s = parsed.canonical;
   const rule = matchSinkRule(rules, s);
-  const base = { sink: s, rule: rule.pattern === '' ? null : rule.pattern, trustLevel: rule.trustLevel, labelsSha256: canonicalSha256(labels) };
+  const base = {
+    sink: s,
+    rule: rule.pattern === '' ? null : rule.pattern,
+    trustLevel: rule.trustLevel,
+    labelsSha256: canonicalSha256(labels),
+  };
   const out = (decision: EgressDecision['decision'], reason: string): EgressDecision => Object.freeze({ ...base, decision, reason });
   if (labels.tenant === 'mixed' || labels.principal === 'mixed') return out('deny', 'data of mixed tenants or principals never leaves');
-  if (compareSensitivity(labels.sensitivity, rule.maxSensitivity) > 0) return out('deny', `${labels.sensitivity} data exceeds the sink's clearance ${rule.maxSensitivity}`);
-  if (rule.identitySha256 !== undefined && rule.identitySha256 !== opts.sinkIdentitySha256) return out('deny', 'the sink identity differs from the registered one');
+  if (compareSensitivity(labels.sensitivity, rule.maxSensitivity) > 0)
+    return out('deny', `${labels.sensitivity} data exceeds the sink's clearance ${rule.maxSensitivity}`);
+  if (rule.identitySha256 !== undefined && rule.identitySha256 !== opts.sinkIdentitySha256)
+    return out('deny', 'the sink identity differs from the registered one');
   for (const k of ['tenant', 'principal'] as const) {
     const v = labels[k];
     const allowed = k === 'tenant' ? rule.tenants : rule.principals;
     if (v !== null && allowed !== '*' && !allowed.includes(v)) return out('deny', `${k} ${v} is not allowed at this sink`);
   }
-  if (rule.trustLevel === 'conditional' && compareSensitivity(labels.sensitivity, 'normal') > 0) return out('release_required', `${labels.sensitivity} data to a conditional sink needs a bound one-shot release`);
+  if (rule.trustLevel === 'conditional' && compareSensitivity(labels.sensitivity, 'normal') > 0)
+    return out('release_required', `${labels.sensitivity} data to a conditional sink needs a bound one-shot release`);
   return out('allow', rule.pattern === '' ? 'unmatched sink: untrusted, normal data only' : `cleared by ${rule.pattern}`);
 }

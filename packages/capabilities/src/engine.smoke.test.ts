@@ -9,7 +9,9 @@ describe('engine smoke', () => {
     const d = await s.run((scope) => s.engine.authority(scope, pid).require('object:obj_1', 'read'));
     expect(d.selectedId).toBe(rec.id);
     expect(await s.run((scope) => s.engine.list(scope, pid))).toHaveLength(1);
-    await expect(s.run((scope) => s.engine.authority(scope, pid).require('object:obj_1', 'write'))).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(s.run((scope) => s.engine.authority(scope, pid).require('object:obj_1', 'write'))).rejects.toMatchObject({
+      code: 'permission_denied',
+    });
     await s.close();
   });
 });

@@ -22,7 +22,15 @@ import type { AuthorityDecision } from './decision.js';
 import type { EgressDecision, SinkRule } from './egress.js';
 import { processFlow, type ProcessFlow } from './flow.js';
 import { authorizeIn, auditDecision, decideAmong, spendDecision, type AuthorizeContext } from './internal/authorize.js';
-import { declassifyImpl, egressImpl, loadSinkRegistry, releaseBinding, setSinkRulesImpl, type DeclassifyReceipt, type EgressRequest } from './internal/data-flow.js';
+import {
+  declassifyImpl,
+  egressImpl,
+  loadSinkRegistry,
+  releaseBinding,
+  setSinkRulesImpl,
+  type DeclassifyReceipt,
+  type EgressRequest,
+} from './internal/data-flow.js';
 import type { EngineEnv } from './internal/env.js';
 import { delegateImpl, deriveImpl, planDerive, type DeriveRequest } from './internal/delegate.js';
 import { issueCheckedImpl, issueTrustedImpl } from './internal/issue.js';
@@ -37,7 +45,13 @@ import { commitReservationImpl, recoverReservationsImpl, reserveImpl, restoreRes
 import { dbOf } from './internal/store.js';
 import { CAPABILITY_MIGRATIONS } from './migrations.js';
 import type { ParsedManifest } from './manifest.js';
-import { applyPermissionDecisionImpl, checkPermissionRequestImpl, latestPermissionRequestImpl, recordPermissionRequestImpl, type PermissionAnswer } from './internal/permissions.js';
+import {
+  applyPermissionDecisionImpl,
+  checkPermissionRequestImpl,
+  latestPermissionRequestImpl,
+  recordPermissionRequestImpl,
+  type PermissionAnswer,
+} from './internal/permissions.js';
 import { bindManifestImpl, effectPermittedImpl, manifestOfImpl, type BindOptions } from './internal/manifests.js';
 import { parseResource } from './resource.js';
 import { parseRight } from './rights.js';
@@ -78,9 +92,23 @@ export interface AuthorityEngine {
   /** Decides without auditing or spending. */
   authorize(scope: ServiceScope, subject: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
   /** Decides among given records; records of any other subject are ignored (CAP-12). */
-  authorizeWithCandidates(scope: ServiceScope, subject: string, resource: string, right: Right, records: readonly CapabilityRecord[], ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  authorizeWithCandidates(
+    scope: ServiceScope,
+    subject: string,
+    resource: string,
+    right: Right,
+    records: readonly CapabilityRecord[],
+    ctx?: AuthorityCheckOptions,
+  ): Promise<AuthorityDecision>;
   /** Authorizes through a named handle: that exact record must be live and covering, and nothing may deny. */
-  authorizeHandle(scope: ServiceScope, pid: string, capId: string, resource: string, right: Right, ctx?: AuthorityCheckOptions): Promise<AuthorityDecision>;
+  authorizeHandle(
+    scope: ServiceScope,
+    pid: string,
+    capId: string,
+    resource: string,
+    right: Right,
+    ctx?: AuthorityCheckOptions,
+  ): Promise<AuthorityDecision>;
   /** Fork / checkpoint restore: copies the source's live records to the target, minus finite ones and deny/ask-overlapped rights. */
   duplicateAuthority(scope: ServiceScope, source: string, target: string, kind: 'fork' | 'checkpoint_restore'): Promise<DuplicationResult>;
   /**
@@ -91,7 +119,14 @@ export interface AuthorityEngine {
   /** Checked issue by a pid: covering `admin` ⇒ any effect; covering `grant` ⇒ transfer of a held unlimited allow. */
   issue(scope: ServiceScope, actor: string, spec: IssueSpec): Promise<CapabilityRecord>;
   /** Installs a one-use allow bound to exact arguments (per-use approval), issued by `approver`. */
-  approveOnce(scope: ServiceScope, subject: string, resource: string, right: Right, binding: ApprovalBinding, approver: string): Promise<CapabilityRecord>;
+  approveOnce(
+    scope: ServiceScope,
+    subject: string,
+    resource: string,
+    right: Right,
+    binding: ApprovalBinding,
+    approver: string,
+  ): Promise<CapabilityRecord>;
   /** One record by id (stored, or an implicit owner record `cap_own:<resource>`), or null. */
   get(scope: ServiceScope, capId: string): Promise<CapabilityRecord | null>;
   /** Grants held by subject, implicit owner records included; by default only active + chain-valid + unexpired ones. */
@@ -105,14 +140,23 @@ export interface AuthorityEngine {
   /** Validates every spec, then publishes all records and one audit; nothing is written when any spec fails. */
   deriveAuthority(scope: ServiceScope, req: DeriveRequest): Promise<CapabilityRecord[]>;
   /** Validates `inherit_capabilities` specs as delegations from `parentPid` without writing (before the child exists). */
-  preflightInherit(scope: ServiceScope, parentPid: string, specs: readonly DelegationSpec[]): Promise<readonly { readonly parentCapId: string; readonly resource: string; readonly rights: readonly Right[] }[]>;
+  preflightInherit(
+    scope: ServiceScope,
+    parentPid: string,
+    specs: readonly DelegationSpec[],
+  ): Promise<readonly { readonly parentCapId: string; readonly resource: string; readonly rights: readonly Right[] }[]>;
   /** Derives exactly `specs` from the parent's grants into the child (kind `spawn`). */
   inheritForSpawn(scope: ServiceScope, parentPid: string, childPid: string, specs: readonly DelegationSpec[]): Promise<CapabilityRecord[]>;
   /**
    * AuthorityTransaction: re-authorizes every check in this transaction, reserves each finite record once,
    * runs `fn`, then commits the reservations; any throw rolls the caller's transaction back.
    */
-  withAuthority<T>(scope: ServiceScope, pid: string, checks: readonly AuthorityCheck[], fn: (decisions: readonly AuthorityDecision[]) => Promise<T>): Promise<T>;
+  withAuthority<T>(
+    scope: ServiceScope,
+    pid: string,
+    checks: readonly AuthorityCheck[],
+    fn: (decisions: readonly AuthorityDecision[]) => Promise<T>,
+  ): Promise<T>;
   /** Reserves the finite use a decision selected; null when the grant is unlimited. */
   reserve(scope: ServiceScope, decision: Decision): Promise<string | null>;
   /** reserved → committed; false when it was not reserved any more. */
@@ -126,7 +170,11 @@ export interface AuthorityEngine {
   /** Per-process data-flow labels (high-water that never goes down) for one call. */
   flow(scope: ServiceScope, pid: string): ProcessFlow;
   /** Sink clearance for data `pid` sends (labels default to its high-water); spends a matching bound release. */
-  egress(scope: ServiceScope, pid: string, req: EgressRequest): Promise<EgressDecision & { readonly releaseCapId?: string; readonly generation: number }>;
+  egress(
+    scope: ServiceScope,
+    pid: string,
+    req: EgressRequest,
+  ): Promise<EgressDecision & { readonly releaseCapId?: string; readonly generation: number }>;
   /** The sink registry in force (defaults until replaced) and its generation. */
   sinkRules(scope: ServiceScope): Promise<{ rules: readonly SinkRule[]; generation: number }>;
   /** Replaces the sink registry (`admin` on `data_flow_sink_registry:*`, or 'host'); returns the new generation. */
@@ -134,21 +182,51 @@ export interface AuthorityEngine {
   /** The constraint value binding a one-shot `data_release:<sink>` approval to exact facts. */
   releaseBinding(pid: string, sink: string, labels: DataLabels, payloadSha256: string, generation: number): Record<string, string | number>;
   /** Declassify/endorse through `admin` on `declassification:object:<oid>` (or `:process:<pid>`, applied here). */
-  declassify(scope: ServiceScope, actorPid: string, target: string, newLabels: Partial<DataLabels>, opts?: { current?: DataLabels }): Promise<DeclassifyReceipt>;
+  declassify(
+    scope: ServiceScope,
+    actorPid: string,
+    target: string,
+    newLabels: Partial<DataLabels>,
+    opts?: { current?: DataLabels },
+  ): Promise<DeclassifyReceipt>;
   /** Binds a Task Authority Manifest to a pid (once) and compiles its authorized capabilities; a child's must narrow its parent's. */
-  bindManifest(scope: ServiceScope, pid: string, manifest: unknown, opts?: BindOptions): Promise<{ manifest: ParsedManifest; records: CapabilityRecord[] }>;
+  bindManifest(
+    scope: ServiceScope,
+    pid: string,
+    manifest: unknown,
+    opts?: BindOptions,
+  ): Promise<{ manifest: ParsedManifest; records: CapabilityRecord[] }>;
   /** The manifest bound to a pid, or null. */
   manifestOf(scope: ServiceScope, pid: string): Promise<ParsedManifest | null>;
   /** Whether a provider effect (e.g. `filesystem.write`) is permitted for the pid by its manifest (none ⇒ unrestricted). */
   effectPermitted(scope: ServiceScope, pid: string, effect: string): Promise<boolean>;
   /** Pre-prompt gates of a standing permission request (canonical input, model limits, manifest ceiling). */
-  checkPermissionRequest(scope: ServiceScope, pid: string, resource: string, rights: readonly string[]): Promise<{ readonly resource: string; readonly rights: readonly Right[] }>;
+  checkPermissionRequest(
+    scope: ServiceScope,
+    pid: string,
+    resource: string,
+    rights: readonly string[],
+  ): Promise<{ readonly resource: string; readonly rights: readonly Right[] }>;
   /** Installs a human's answer to a permission request as one record (idempotent per request id). */
-  applyPermissionDecision(scope: ServiceScope, req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] }, answer: PermissionAnswer): Promise<CapabilityRecord>;
+  applyPermissionDecision(
+    scope: ServiceScope,
+    req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] },
+    answer: PermissionAnswer,
+  ): Promise<CapabilityRecord>;
   /** Remembers the human request a pid's permission request waits on. */
-  recordPermissionRequest(scope: ServiceScope, pid: string, requestId: string, resource: string, rights: readonly string[], human: string): Promise<void>;
+  recordPermissionRequest(
+    scope: ServiceScope,
+    pid: string,
+    requestId: string,
+    resource: string,
+    rights: readonly string[],
+    human: string,
+  ): Promise<void>;
   /** The latest permission request of a pid, or null. */
-  latestPermissionRequest(scope: ServiceScope, pid: string): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
+  latestPermissionRequest(
+    scope: ServiceScope,
+    pid: string,
+  ): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
   /** The `capabilities` service the authority tools use (register as `scope.service('capabilities')`). */
   service(scope: ServiceScope): CapabilityService;
   /** The engine's share of checkpoints: grants, budget accounts, labels and manifests of a process subtree. */
@@ -182,11 +260,24 @@ class PidAuthority implements EngineAuthority {
     const d = await this.check(resource, right, opts);
     await auditDecision(this.scope, d);
     if (!d.allowed) {
-      const details = { resource: d.resource, right: d.right, effect: d.effect, policy: d.policy, selectedId: d.selectedId ?? null, matchedIds: d.matchedIds };
+      const details = {
+        resource: d.resource,
+        right: d.right,
+        effect: d.effect,
+        policy: d.policy,
+        selectedId: d.selectedId ?? null,
+        matchedIds: d.matchedIds,
+      };
       if (d.effect === 'ask') {
-        throw new LibosError('approval_required', opts.message ?? `${this.pid} needs a human approval to ${right} ${d.resource} (${d.reason})`, { details: { ...details, argsHash: opts.argsHash ?? null } });
+        throw new LibosError(
+          'approval_required',
+          opts.message ?? `${this.pid} needs a human approval to ${right} ${d.resource} (${d.reason})`,
+          { details: { ...details, argsHash: opts.argsHash ?? null } },
+        );
       }
-      throw new LibosError(opts.code ?? 'permission_denied', opts.message ?? `${this.pid} may not ${right} ${d.resource}: ${d.reason}`, { details });
+      throw new LibosError(opts.code ?? 'permission_denied', opts.message ?? `${this.pid} may not ${right} ${d.resource}: ${d.reason}`, {
+        details,
+      });
     }
     if (opts.consume !== false) await spendDecision(this.env, this.scope, dbOf(this.scope), this.pid, d);
     return d;
@@ -229,13 +320,19 @@ export function createAuthorityEngine(opts: {
     migrations: CAPABILITY_MIGRATIONS,
     authority: (scope, pid) => new PidAuthority(env, scope, pid),
     authorize: (scope, subject, resource, right, ctx) => authorizeIn(env, dbOf(scope), subject, resource, right, ctxOf(ctx)),
-    authorizeWithCandidates: (scope, subject, resource, right, records, ctx) => decideAmong(env, dbOf(scope), subject, parseResource(resource), parseRight(right), records, ctxOf(ctx)),
+    authorizeWithCandidates: (scope, subject, resource, right, records, ctx) =>
+      decideAmong(env, dbOf(scope), subject, parseResource(resource), parseRight(right), records, ctxOf(ctx)),
     authorizeHandle: (scope, pid, capId, resource, right, ctx) => authorizeHandleImpl(env, scope, pid, capId, resource, right, ctxOf(ctx)),
     duplicateAuthority: (scope, source, target, kind) => duplicateAuthorityImpl(env, scope, source, target, kind),
     issueTrusted: (scope, spec, issuer) => issueTrustedImpl(env, scope, spec, issuer),
     issue: (scope, actor, spec) => issueCheckedImpl(env, scope, actor, spec),
     approveOnce: (scope, subject, resource, right, binding, approver) =>
-      issueTrustedImpl(env, scope, { subject, resource, rights: [right], effect: 'allow', usesRemaining: 1, constraints: { approval_binding: { ...binding } } }, approver),
+      issueTrustedImpl(
+        env,
+        scope,
+        { subject, resource, rights: [right], effect: 'allow', usesRemaining: 1, constraints: { approval_binding: { ...binding } } },
+        approver,
+      ),
     get: (scope, capId) => getRecord(env.owners, dbOf(scope), capId),
     list: (scope, subject, o) => listImpl(env, scope, subject, o?.includeInactive === true),
     revoke: (scope, actor, capId) => revokeImpl(env, scope, actor, capId),
@@ -244,9 +341,12 @@ export function createAuthorityEngine(opts: {
     deriveAuthority: (scope, req) => deriveImpl(env, scope, req),
     preflightInherit: async (scope, parentPid, specs) => {
       const plan = await planDerive(env, dbOf(scope), parentPid, `${parentPid}:inherit-preflight`, specs);
-      return plan.items.map((i) => Object.freeze({ parentCapId: i.parent.id, resource: i.draft.resource.canonical, rights: i.draft.rights }));
+      return plan.items.map((i) =>
+        Object.freeze({ parentCapId: i.parent.id, resource: i.draft.resource.canonical, rights: i.draft.rights }),
+      );
     },
-    inheritForSpawn: (scope, parentPid, childPid, specs) => deriveImpl(env, scope, { source: parentPid, target: childPid, specs, kind: 'spawn' }),
+    inheritForSpawn: (scope, parentPid, childPid, specs) =>
+      deriveImpl(env, scope, { source: parentPid, target: childPid, specs, kind: 'spawn' }),
     withAuthority: (scope, pid, checks, fn) => withAuthorityImpl(env, scope, pid, checks, fn),
     reserve: (scope, decision) => reserveImpl(env, scope, decision),
     commitReservation: (scope, id) => commitReservationImpl(env, scope, id),
@@ -264,7 +364,8 @@ export function createAuthorityEngine(opts: {
     effectPermitted: (scope, pid, effect) => effectPermittedImpl(env, scope, pid, effect),
     checkPermissionRequest: (scope, pid, resource, rights) => checkPermissionRequestImpl(scope, pid, resource, rights),
     applyPermissionDecision: (scope, req, answer) => applyPermissionDecisionImpl(env, scope, req, answer),
-    recordPermissionRequest: (scope, pid, requestId, resource, rights, human) => recordPermissionRequestImpl(env, scope, pid, requestId, resource, rights, human),
+    recordPermissionRequest: (scope, pid, requestId, resource, rights, human) =>
+      recordPermissionRequestImpl(env, scope, pid, requestId, resource, rights, human),
     latestPermissionRequest: (scope, pid) => latestPermissionRequestImpl(scope, pid),
     service: (scope) => createCapabilityService(engine, scope),
     subtreeState: capabilityState(env),

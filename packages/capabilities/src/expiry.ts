@@ -32,9 +32,13 @@ function offsetMinutes(off: string): number {
  * parseExpiry('2030-01-01T10:00:00+02:00'); // '2030-01-01T08:00:00.000Z'
  */
 export function parseExpiry(value: unknown, field = 'expiresAt'): string {
-  if (typeof value !== 'string') throw new LibosError('capability_invalid', `${field}: must be an ISO-8601 string (got ${typeof value})`, { details: { field } });
+  if (typeof value !== 'string')
+    throw new LibosError('capability_invalid', `${field}: must be an ISO-8601 string (got ${typeof value})`, { details: { field } });
   const t = expiryMillis(value);
-  if (t === null) throw new LibosError('capability_invalid', `${field}: ${JSON.stringify(value.slice(0, 64))} is not an ISO-8601 timestamp`, { details: { field } });
+  if (t === null)
+    throw new LibosError('capability_invalid', `${field}: ${JSON.stringify(value.slice(0, 64))} is not an ISO-8601 timestamp`, {
+      details: { field },
+    });
   return new Date(t).toISOString();
 }
 

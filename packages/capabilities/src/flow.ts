@@ -29,10 +29,21 @@ export function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels
 }
 
 /** Writes a high-water (insert or update). */
-export async function storeHighWater(db: Db, pid: string, labels: DataLabels, sources: readonly string[], nowIso: string, exists: boolean): Promise<void> {
+export async function storeHighWater(
+  db: Db,
+  pid: string,
+  labels: DataLabels,
+  sources: readonly string[],
+  nowIso: string,
+  exists: boolean,
+): Promise<void> {
   const values = { labels: JSON.stringify(labels), sources: JSON.stringify(sources), updated_at: nowIso };
   if (exists) await db.updateTable(T.labels).set(values).where('pid', '=', pid).execute();
-  else await db.insertInto(T.labels).values({ pid, ...values }).execute();
+  else
+    await db
+      .insertInto(T.labels)
+      .values({ pid, ...values })
+      .execute();
 }
 
 class ProcessFlowImpl implements ProcessFlow {
@@ -74,7 +85,12 @@ class ProcessFlowImpl implements ProcessFlow {
     this.#processSources = sources;
     if (hw.exists && JSON.stringify(next) === JSON.stringify(hw.labels) && sources.length === hw.sources.length) return;
     await storeHighWater(this.db, this.pid, next, sources, this.env.clock.now().toISOString(), hw.exists);
-    await audit(this.scope, 'data_flow.taint', this.pid, 'raised', { pid: this.pid, labels: next, sourceOids, sourceCount: sources.length });
+    await audit(this.scope, 'data_flow.taint', this.pid, 'raised', {
+      pid: this.pid,
+      labels: next,
+      sourceOids,
+      sourceCount: sources.length,
+    });
   }
 }
 

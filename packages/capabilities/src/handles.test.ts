@@ -10,7 +10,8 @@ beforeEach(async () => {
 });
 afterEach(() => s.close());
 
-const viaHandle = (pid: string, capId: string, resource: string) => s.run((scope) => s.engine.authorizeHandle(scope, pid, capId, resource, 'read'));
+const viaHandle = (pid: string, capId: string, resource: string) =>
+  s.run((scope) => s.engine.authorizeHandle(scope, pid, capId, resource, 'read'));
 
 describe('handles', () => {
   it('a broad grant never validates a forged or stale handle', async () => {

@@ -2,7 +2,15 @@ export { createAuthorityEngine } from './engine.js';
 export type { AuthorityEngine, AuthorityCheckOptions, EngineAuthority, ApprovalBinding } from './engine.js';
 export type { CapabilityRecord, CapabilityStatus, IssueSpec, DelegationSpec, DecisionPolicy } from './capability-record.js';
 export { DEFAULT_MAX_DEPTH } from './capability-record.js';
-export { parseResource, canonicalResource, covers, overlaps, resourceSpecificity, RESOURCE_KIND_PATTERN, RESOURCE_MAX_LENGTH } from './resource.js';
+export {
+  parseResource,
+  canonicalResource,
+  covers,
+  overlaps,
+  resourceSpecificity,
+  RESOURCE_KIND_PATTERN,
+  RESOURCE_MAX_LENGTH,
+} from './resource.js';
 export type { ParsedResource } from './resource.js';
 export { parseRights, parseRight, MAX_RIGHTS } from './rights.js';
 export { parseExpiry, isExpired } from './expiry.js';
@@ -22,7 +30,14 @@ export { checkAttenuation, specCovers } from './delegation.js';
 export type { AttenuatedShape } from './delegation.js';
 export { DEFAULT_ROOT_LIMITS } from './budgets.js';
 export type { BudgetEngine, BudgetLimits, OverageOutcome } from './budgets.js';
-export { parseLabels, completeLabels, assertModelLabels, assertNotMintingGrant, deriveObjectLabels, UNCLASSIFIED_EXTERNAL_LABELS } from './data-labels.js';
+export {
+  parseLabels,
+  completeLabels,
+  assertModelLabels,
+  assertNotMintingGrant,
+  deriveObjectLabels,
+  UNCLASSIFIED_EXTERNAL_LABELS,
+} from './data-labels.js';
 export type { ProcessFlow } from './flow.js';
 export { checkEgress, matchSinkRule, validateSinkRules, DEFAULT_SINK_RULES, UNMATCHED_SINK_RULE } from './egress.js';
 export type { SinkRule, SinkTrust, EgressDecision } from './egress.js';
@@ -44,7 +59,17 @@ export { requestPermission } from './tools/request-permission.js';
 export { delegateCapability } from './tools/delegate-capability.js';
 export { revokeCapability } from './tools/revoke-capability.js';
 export { capabilities as default } from './plugin.js';
-export { parseManifest, manifestSchema, manifestSpec, manifestCeiling, effectPermitted, manifestActive, assertChildManifest, manifestBudget, receivePermitted } from './manifest.js';
+export {
+  parseManifest,
+  manifestSchema,
+  manifestSpec,
+  manifestCeiling,
+  effectPermitted,
+  manifestActive,
+  assertChildManifest,
+  manifestBudget,
+  receivePermitted,
+} from './manifest.js';
 export type { AuthorityManifest, ManifestCapability, ParsedManifest } from './manifest.js';
 export { assertRequestable, permissionEffect, PRIVILEGED_RIGHTS } from './permission-requests.js';
 export type { PermissionDecision } from './permission-requests.js';

@@ -20,7 +20,10 @@ afterEach(() => s.close());
 
 describe('label join and model guards', () => {
   it('[CAP-48] join keeps the most restrictive: secret / untrusted / unknown', () => {
-    const j = joinLabels([L({ sensitivity: 'secret', trust_level: 'trusted', integrity: 'verified' }), L({ sensitivity: 'public', trust_level: 'untrusted', integrity: 'unknown' })]);
+    const j = joinLabels([
+      L({ sensitivity: 'secret', trust_level: 'trusted', integrity: 'verified' }),
+      L({ sensitivity: 'public', trust_level: 'untrusted', integrity: 'unknown' }),
+    ]);
     expect([j.sensitivity, j.trust_level, j.integrity]).toEqual(['secret', 'untrusted', 'unknown']);
   });
 
@@ -31,28 +34,51 @@ describe('label join and model guards', () => {
   });
 
   it('[CAP-50] a model may not set trust above unknown; a lower request over a secret parent stores secret', () => {
-    expect(() => assertModelLabels({ trust_level: 'trusted' })).toThrowError(expect.objectContaining({ code: 'label_elevation_denied', message: expect.stringContaining('trust_level') }));
+    expect(() => assertModelLabels({ trust_level: 'trusted' })).toThrowError(
+      expect.objectContaining({ code: 'label_elevation_denied', message: expect.stringContaining('trust_level') }),
+    );
     expect(() => assertModelLabels({ integrity: 'verified' })).toThrowError(expect.objectContaining({ code: 'label_elevation_denied' }));
-    expect(deriveObjectLabels({ requested: { sensitivity: 'normal', trust_level: 'untrusted' }, parents: [L({ sensitivity: 'secret' })] })).toMatchObject({ sensitivity: 'secret', trust_level: 'untrusted' });
-    expect(deriveObjectLabels({ requested: { sensitivity: 'confidential', tenant: 'acme' }, flow: L({ tenant: 'other' }) })).toMatchObject({ sensitivity: 'confidential', tenant: 'mixed' });
+    expect(
+      deriveObjectLabels({ requested: { sensitivity: 'normal', trust_level: 'untrusted' }, parents: [L({ sensitivity: 'secret' })] }),
+    ).toMatchObject({ sensitivity: 'secret', trust_level: 'untrusted' });
+    expect(deriveObjectLabels({ requested: { sensitivity: 'confidential', tenant: 'acme' }, flow: L({ tenant: 'other' }) })).toMatchObject({
+      sensitivity: 'confidential',
+      tenant: 'mixed',
+    });
   });
 
   it('a model-facing request below the current flow, or setting declassification authority or origin, is refused', () => {
     const flow = L({ sensitivity: 'confidential' });
-    expect(() => assertModelLabels({ sensitivity: 'normal' }, flow)).toThrowError(expect.objectContaining({ code: 'label_elevation_denied', message: expect.stringContaining('below') }));
-    expect(() => assertModelLabels({ declassification_authority: 'me' }, flow)).toThrowError(expect.objectContaining({ code: 'label_elevation_denied' }));
-    expect(() => assertModelLabels({ origin: 'trusted-source' }, flow)).toThrowError(expect.objectContaining({ code: 'label_elevation_denied' }));
+    expect(() => assertModelLabels({ sensitivity: 'normal' }, flow)).toThrowError(
+      expect.objectContaining({ code: 'label_elevation_denied', message: expect.stringContaining('below') }),
+    );
+    expect(() => assertModelLabels({ declassification_authority: 'me' }, flow)).toThrowError(
+      expect.objectContaining({ code: 'label_elevation_denied' }),
+    );
+    expect(() => assertModelLabels({ origin: 'trusted-source' }, flow)).toThrowError(
+      expect.objectContaining({ code: 'label_elevation_denied' }),
+    );
     expect(() => assertModelLabels({ tenant: 'mixed' }, flow)).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect(() => assertModelLabels({ colour: 'red' }, flow)).toThrowError(expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('colour') }));
-    expect(assertModelLabels({ sensitivity: 'secret', trust_level: 'untrusted' }, flow)).toMatchObject({ sensitivity: 'secret', trust_level: 'untrusted' });
+    expect(() => assertModelLabels({ colour: 'red' }, flow)).toThrowError(
+      expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('colour') }),
+    );
+    expect(assertModelLabels({ sensitivity: 'secret', trust_level: 'untrusted' }, flow)).toMatchObject({
+      sensitivity: 'secret',
+      trust_level: 'untrusted',
+    });
   });
 
   it('a model-facing payload that tries to mint a grant is refused', () => {
     expect(() => assertNotMintingGrant({ title: 'notes', tags: ['a'], summary: 'rights and resources are discussed here' })).not.toThrow();
     expect(() => assertNotMintingGrant({ metadata: { extra: [{ resource: 'object:*', rights: ['admin'] }] } })).toThrowError(
-      expect.objectContaining({ code: 'delegation_denied', details: expect.objectContaining({ field: 'payload.metadata.extra[0]', reason: 'grant_minting' }) }),
+      expect.objectContaining({
+        code: 'delegation_denied',
+        details: expect.objectContaining({ field: 'payload.metadata.extra[0]', reason: 'grant_minting' }),
+      }),
     );
-    expect(() => assertNotMintingGrant({ capabilities: ['object:*'] })).toThrowError(expect.objectContaining({ code: 'delegation_denied' }));
+    expect(() => assertNotMintingGrant({ capabilities: ['object:*'] })).toThrowError(
+      expect.objectContaining({ code: 'delegation_denied' }),
+    );
     expect(() => assertNotMintingGrant({ nested: { Grants: {} } })).toThrowError(expect.objectContaining({ code: 'delegation_denied' }));
   });
 });
@@ -82,13 +108,16 @@ describe('process flow', () => {
       }),
     ).rejects.toThrow('tool failed');
     expect(await s.run((scope) => s.engine.flow(scope, A).labels())).toEqual(DEFAULT_LABELS);
-    await expect(s.run((scope) => s.engine.flow(scope, A).taint({ sensitivity: 'top' as never }))).rejects.toMatchObject({ code: 'invalid_arguments' });
+    await expect(s.run((scope) => s.engine.flow(scope, A).taint({ sensitivity: 'top' as never }))).rejects.toMatchObject({
+      code: 'invalid_arguments',
+    });
   });
 });
 
 describe('declassification', () => {
   it('[CAP-51] lowering without declassification admin is denied; a 1-use grant works once', async () => {
-    const declassify = () => s.run((scope) => s.engine.declassify(scope, A, 'obj_1', { sensitivity: 'public' }, { current: L({ sensitivity: 'secret' }) }));
+    const declassify = () =>
+      s.run((scope) => s.engine.declassify(scope, A, 'obj_1', { sensitivity: 'public' }, { current: L({ sensitivity: 'secret' }) }));
     await expect(declassify()).rejects.toMatchObject({ code: 'declassification_denied' });
     // Object admin is not declassification admin.
     await o.grant({ subject: A, resource: 'object:obj_1', rights: ['admin', 'read', 'write'] });
@@ -96,7 +125,10 @@ describe('declassification', () => {
     const g = await o.grant({ subject: A, resource: 'declassification:object:obj_1', rights: ['admin'], usesRemaining: 1 });
     const receipt = await declassify();
     expect(receipt).toMatchObject({ capId: g.id, resource: 'declassification:object:obj_1', labels: { sensitivity: 'public' } });
-    expect(s.audit.find((e) => e.action === 'data_flow.declassify')!.details).toMatchObject({ from: { sensitivity: 'secret' }, to: { sensitivity: 'public' } });
+    expect(s.audit.find((e) => e.action === 'data_flow.declassify')!.details).toMatchObject({
+      from: { sensitivity: 'secret' },
+      to: { sensitivity: 'public' },
+    });
     await expect(declassify()).rejects.toMatchObject({ code: 'declassification_denied' });
   });
 
@@ -113,7 +145,13 @@ describe('egress', () => {
     const g = await o.grant({ subject: A, resource: 'data_release:human:bob:email', rights: ['approve'], usesRemaining: 1 });
     const e1 = await s.run((scope) => s.engine.egress(scope, A, { sink: 'human:bob:email', labels: L({}) }));
     expect(e1).toMatchObject({ decision: 'allow', rule: null, trustLevel: 'untrusted' });
-    const e2 = await s.run((scope) => s.engine.egress(scope, A, { sink: 'human:bob:email', labels: L({ sensitivity: 'confidential' }), payloadSha256: canonicalSha256('x') }));
+    const e2 = await s.run((scope) =>
+      s.engine.egress(scope, A, {
+        sink: 'human:bob:email',
+        labels: L({ sensitivity: 'confidential' }),
+        payloadSha256: canonicalSha256('x'),
+      }),
+    );
     expect(e2.decision).toBe('deny');
     expect(await o.get(g.id)).toMatchObject({ usesRemaining: 1 });
     expect(s.audit.filter((e) => e.action === 'data_flow.decision').map((e) => e.decision)).toEqual(['allow', 'deny']);
@@ -127,10 +165,16 @@ describe('egress', () => {
     const payload = canonicalSha256({ report: 1 });
     expect((await s.run((scope) => s.engine.egress(scope, A, { sink, payloadSha256: payload }))).decision).toBe('release_required');
     const { generation } = await s.run((scope) => s.engine.sinkRules(scope));
-    const release = await o.grant({
-      subject: A, resource: `data_release:${sink}`, rights: ['approve'], usesRemaining: 1,
-      constraints: { data_release_binding: s.engine.releaseBinding(A, sink, labels, payload, generation) },
-    }, 'human:owner');
+    const release = await o.grant(
+      {
+        subject: A,
+        resource: `data_release:${sink}`,
+        rights: ['approve'],
+        usesRemaining: 1,
+        constraints: { data_release_binding: s.engine.releaseBinding(A, sink, labels, payload, generation) },
+      },
+      'human:owner',
+    );
     const other = canonicalSha256({ report: 2 });
     expect((await s.run((scope) => s.engine.egress(scope, A, { sink, payloadSha256: other }))).decision).toBe('release_required');
     const ok = await s.run((scope) => s.engine.egress(scope, A, { sink, payloadSha256: payload }));
@@ -143,13 +187,25 @@ describe('egress', () => {
 
   it('[CAP-54] an untrusted rule above normal is invalid; an unlisted tenant is denied', async () => {
     const bad: SinkRule = { pattern: 'mcp:*', trustLevel: 'untrusted', maxSensitivity: 'confidential', tenants: [], principals: [] };
-    expect(() => validateSinkRules([bad])).toThrowError(expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('at most normal') }));
-    const rules: SinkRule[] = [{ pattern: 'mcp:crm:*', trustLevel: 'trusted', maxSensitivity: 'confidential', tenants: ['a'], principals: '*' }];
+    expect(() => validateSinkRules([bad])).toThrowError(
+      expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('at most normal') }),
+    );
+    const rules: SinkRule[] = [
+      { pattern: 'mcp:crm:*', trustLevel: 'trusted', maxSensitivity: 'confidential', tenants: ['a'], principals: '*' },
+    ];
     await expect(s.run((scope) => s.engine.setSinkRules(scope, A, rules))).rejects.toMatchObject({ code: 'permission_denied' });
     await o.grant({ subject: A, resource: 'data_flow_sink_registry:*', rights: ['admin'] });
     expect(await s.run((scope) => s.engine.setSinkRules(scope, A, rules))).toBe(1);
-    expect((await s.run((scope) => s.engine.egress(scope, A, { sink: 'mcp:crm:update', labels: L({ tenant: 'b' }) }))).decision).toBe('deny');
-    expect((await s.run((scope) => s.engine.egress(scope, A, { sink: 'mcp:crm:update', labels: L({ tenant: 'a', sensitivity: 'confidential' }) }))).decision).toBe('allow');
+    expect((await s.run((scope) => s.engine.egress(scope, A, { sink: 'mcp:crm:update', labels: L({ tenant: 'b' }) }))).decision).toBe(
+      'deny',
+    );
+    expect(
+      (
+        await s.run((scope) =>
+          s.engine.egress(scope, A, { sink: 'mcp:crm:update', labels: L({ tenant: 'a', sensitivity: 'confidential' }) }),
+        )
+      ).decision,
+    ).toBe('allow');
   });
 
   it('longest literal wins; equal-length overlapping wildcards are refused', () => {

@@ -20,12 +20,16 @@ const parentManifest = {
   issued_by: 'host',
 };
 const bind = (pid: string, m: unknown, parentPid?: string, imageRequirements?: { resource: string; rights: string[] }[]) =>
-  s.run((scope) => s.engine.bindManifest(scope, pid, m, { ...(parentPid ? { parentPid } : {}), ...(imageRequirements ? { imageRequirements } : {}) }));
+  s.run((scope) =>
+    s.engine.bindManifest(scope, pid, m, { ...(parentPid ? { parentPid } : {}), ...(imageRequirements ? { imageRequirements } : {}) }),
+  );
 
 describe('task authority manifest', () => {
   it('parses a closed schema: unknown fields reject, naming the path; the hash is canonical', () => {
     expect(() => parseManifest({ ...parentManifest, surprise: 1 })).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect(() => parseManifest({ ...parentManifest, authorized_capabilities: [{ resource: 'object:*', rights: ['delegate'] }] })).toThrowError(/manifest\.authorized_capabilities\.0\.rights/);
+    expect(() =>
+      parseManifest({ ...parentManifest, authorized_capabilities: [{ resource: 'object:*', rights: ['delegate'] }] }),
+    ).toThrowError(/manifest\.authorized_capabilities\.0\.rights/);
     const a = parseManifest(parentManifest);
     const b = parseManifest(Object.fromEntries(Object.entries(parentManifest).reverse()));
     expect(a.sha256).toBe(b.sha256);
@@ -34,15 +38,26 @@ describe('task authority manifest', () => {
 
   it('[CAP-57] compiles only authorized capabilities; image requirements are never granted', async () => {
     const { records, manifest } = await bind(A, parentManifest, undefined, [{ resource: 'shell:*', rights: ['execute'] }]);
-    expect(records.map((r) => [r.resource, r.rights, r.issuer, r.expiresAt])).toEqual([['object:*', ['read', 'write'], `authority_manifest:${manifest.id}`, '2030-06-01T00:00:00.000Z']]);
+    expect(records.map((r) => [r.resource, r.rights, r.issuer, r.expiresAt])).toEqual([
+      ['object:*', ['read', 'write'], `authority_manifest:${manifest.id}`, '2030-06-01T00:00:00.000Z'],
+    ]);
     expect((await o.check(A, 'shell:ls', 'execute')).effect).toBe('missing');
-    expect(s.audit.find((e) => e.action === 'authority_manifest.bind')!.details).toMatchObject({ manifestSha256: manifest.sha256, imageRequirementsDeclared: [{ resource: 'shell:*' }] });
+    expect(s.audit.find((e) => e.action === 'authority_manifest.bind')!.details).toMatchObject({
+      manifestSha256: manifest.sha256,
+      imageRequirementsDeclared: [{ resource: 'shell:*' }],
+    });
     await expect(bind(A, parentManifest)).rejects.toMatchObject({ code: 'conflict' });
   });
 
   it('[CAP-57] a child manifest that widens budget, effects, expiry or tenants is denied', async () => {
     await bind(A, parentManifest);
-    const child = { ...parentManifest, authorized_capabilities: [{ resource: 'object:a', rights: ['read'] }], resource_budget: { tool_calls: 10 }, permitted_effects: ['network.http'], expires_at: '2030-05-01T00:00:00Z' };
+    const child = {
+      ...parentManifest,
+      authorized_capabilities: [{ resource: 'object:a', rights: ['read'] }],
+      resource_budget: { tool_calls: 10 },
+      permitted_effects: ['network.http'],
+      expires_at: '2030-05-01T00:00:00Z',
+    };
     const widen: [string, unknown][] = [
       ['resource_budget', { ...child, resource_budget: { tool_calls: 51 } }],
       ['resource_budget', { ...child, resource_budget: { tool_calls: null } }],
@@ -53,7 +68,8 @@ describe('task authority manifest', () => {
       ['data_flow_policy', { ...child, data_flow_policy: { allowed_tenants: ['acme', 'other'], allowed_principals: [] } }],
       ['authorized_capabilities', { ...child, authorized_capabilities: [{ resource: 'object:a', rights: ['admin'] }] }],
     ];
-    for (const [field, m] of widen) await expect(bind(B, m, A), field).rejects.toMatchObject({ code: 'delegation_denied', message: expect.stringContaining(field) });
+    for (const [field, m] of widen)
+      await expect(bind(B, m, A), field).rejects.toMatchObject({ code: 'delegation_denied', message: expect.stringContaining(field) });
     expect(await o.list(B, true)).toHaveLength(0);
     await bind(B, child, A);
     expect((await o.check(B, 'object:a', 'read')).allowed).toBe(true);

@@ -18,8 +18,23 @@ const capability = z
   })
   .strict();
 const effectPattern = z.string().regex(/^(\*|[a-z][a-z0-9_]*(\.[a-z0-9_]+)*(\.\*)?)$/, 'an effect name, "name.*" or "*"');
-const budget = z.object(Object.fromEntries(BUDGET_FIELDS.map((f) => [f, z.number().finite().min(0).nullable().optional()])) as Record<BudgetField, z.ZodOptional<z.ZodNullable<z.ZodNumber>>>).strict();
-const names = z.array(z.string().min(1).max(256).refine((s) => s !== 'mixed', 'mixed is not a tenant')).max(256);
+const budget = z
+  .object(
+    Object.fromEntries(BUDGET_FIELDS.map((f) => [f, z.number().finite().min(0).nullable().optional()])) as Record<
+      BudgetField,
+      z.ZodOptional<z.ZodNullable<z.ZodNumber>>
+    >,
+  )
+  .strict();
+const names = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(256)
+      .refine((s) => s !== 'mixed', 'mixed is not a tenant'),
+  )
+  .max(256);
 
 /** The closed schema of a Task Authority Manifest (docs/behaviour/capabilities.md); unknown fields reject. */
 export const manifestSchema = z
@@ -27,8 +42,14 @@ export const manifestSchema = z
     authorized_capabilities: z.array(capability).max(256),
     permitted_effects: z.array(effectPattern).max(256).nullable(),
     resource_budget: budget.default({}),
-    approval_policy: z.object({ requestable_capabilities: z.array(capability).max(256).default([]) }).strict().default({ requestable_capabilities: [] }),
-    data_flow_policy: z.object({ allowed_tenants: names.default([]), allowed_principals: names.default([]) }).strict().default({ allowed_tenants: [], allowed_principals: [] }),
+    approval_policy: z
+      .object({ requestable_capabilities: z.array(capability).max(256).default([]) })
+      .strict()
+      .default({ requestable_capabilities: [] }),
+    data_flow_policy: z
+      .object({ allowed_tenants: names.default([]), allowed_principals: names.default([]) })
+      .strict()
+      .default({ allowed_tenants: [], allowed_principals: [] }),
     expires_at: iso.nullable().default(null),
     issued_by: z.string().min(1).max(256),
     metadata: z.record(z.string(), z.unknown()).default({}),
@@ -60,11 +81,16 @@ export function parseManifest(value: unknown): ParsedManifest {
     throw new LibosError('invalid_arguments', `${path}: ${i.message}`, { details: { field: path } });
   }
   const m = r.data;
-  const fixExp = (c: ManifestCapability, path: string): ManifestCapability => (c.expires_at === undefined ? c : { ...c, expires_at: parseExpiry(c.expires_at, path) });
+  const fixExp = (c: ManifestCapability, path: string): ManifestCapability =>
+    c.expires_at === undefined ? c : { ...c, expires_at: parseExpiry(c.expires_at, path) };
   const manifest: AuthorityManifest = {
     ...m,
     authorized_capabilities: m.authorized_capabilities.map((c, i) => fixExp(c, `manifest.authorized_capabilities.${i}.expires_at`)),
-    approval_policy: { requestable_capabilities: m.approval_policy.requestable_capabilities.map((c, i) => fixExp(c, `manifest.approval_policy.requestable_capabilities.${i}.expires_at`)) },
+    approval_policy: {
+      requestable_capabilities: m.approval_policy.requestable_capabilities.map((c, i) =>
+        fixExp(c, `manifest.approval_policy.requestable_capabilities.${i}.expires_at`),
+      ),
+    },
     expires_at: m.expires_at === null ? null : parseExpiry(m.expires_at, 'manifest.expires_at'),
   };
   const sha256 = canonicalSha256(manifest);
@@ -108,9 +134,11 @@ const effectCovered = (parent: readonly string[], e: string) =>
  * null), expiry ≤, tenants/principals ⊆, approval policy unchanged. Throws `delegation_denied` naming the field.
  */
 export function assertChildManifest(parent: AuthorityManifest, child: AuthorityManifest): void {
-  const deny = (field: string, msg: string) => new LibosError('delegation_denied', `manifest.${field}: ${msg}`, { details: { field: `manifest.${field}` } });
+  const deny = (field: string, msg: string) =>
+    new LibosError('delegation_denied', `manifest.${field}: ${msg}`, { details: { field: `manifest.${field}` } });
   child.authorized_capabilities.forEach((c, i) => {
-    if (!parent.authorized_capabilities.some((p) => specCovers(manifestSpec(p), manifestSpec(c)))) throw deny(`authorized_capabilities.${i}`, `${c.resource} ${c.rights.join(',')} is not covered by the parent manifest`);
+    if (!parent.authorized_capabilities.some((p) => specCovers(manifestSpec(p), manifestSpec(c))))
+      throw deny(`authorized_capabilities.${i}`, `${c.resource} ${c.rights.join(',')} is not covered by the parent manifest`);
   });
   for (const f of BUDGET_FIELDS) {
     const p = parent.resource_budget[f];
@@ -120,14 +148,17 @@ export function assertChildManifest(parent: AuthorityManifest, child: AuthorityM
   }
   if (parent.permitted_effects !== null) {
     if (child.permitted_effects === null) throw deny('permitted_effects', 'cannot widen to unrestricted (null) under a restricted parent');
-    for (const e of child.permitted_effects) if (!effectCovered(parent.permitted_effects, e)) throw deny('permitted_effects', `${e} is not permitted by the parent`);
+    for (const e of child.permitted_effects)
+      if (!effectCovered(parent.permitted_effects, e)) throw deny('permitted_effects', `${e} is not permitted by the parent`);
   }
-  if (parent.expires_at !== null && (child.expires_at === null || child.expires_at > parent.expires_at)) throw deny('expires_at', `${child.expires_at ?? 'never'} is later than the parent's ${parent.expires_at}`);
+  if (parent.expires_at !== null && (child.expires_at === null || child.expires_at > parent.expires_at))
+    throw deny('expires_at', `${child.expires_at ?? 'never'} is later than the parent's ${parent.expires_at}`);
   for (const k of ['allowed_tenants', 'allowed_principals'] as const) {
     const extra = child.data_flow_policy[k].filter((t) => !parent.data_flow_policy[k].includes(t));
     if (extra.length > 0) throw deny(`data_flow_policy.${k}`, `${extra.join(', ')} not allowed by the parent`);
   }
-  if (canonicalJson(child.approval_policy) !== canonicalJson(parent.approval_policy)) throw deny('approval_policy', 'must equal the parent manifest\'s');
+  if (canonicalJson(child.approval_policy) !== canonicalJson(parent.approval_policy))
+    throw deny('approval_policy', "must equal the parent manifest's");
 }
 
 /** Budget limits a manifest sets (for `openAccount`). */
@@ -136,7 +167,10 @@ export function manifestBudget(m: AuthorityManifest): BudgetLimits {
 }
 
 /** True when labelled data may be received under the manifest's data-flow policy (no `mixed`; empty ⇒ untagged only). */
-export function receivePermitted(m: AuthorityManifest, labels: { readonly tenant: string | null; readonly principal: string | null }): boolean {
+export function receivePermitted(
+  m: AuthorityManifest,
+  labels: { readonly tenant: string | null; readonly principal: string | null },
+): boolean {
   const ok = (v: string | null, allowed: readonly string[]) => v === null || (v !== 'mixed' && allowed.includes(v));
   return ok(labels.tenant, m.data_flow_policy.allowed_tenants) && ok(labels.principal, m.data_flow_policy.allowed_principals);
 }

@@ -57,9 +57,9 @@ describe('resources', () => {
 
   // Concrete bodies over a tiny alphabet; a pattern's denotation is checked by brute force on them.
   const seg = fc.constantFrom('a', 'b', 'ab');
-  const body = fc.array(fc.tuple(seg, fc.constantFrom(':', '/')), { minLength: 0, maxLength: 3 }).chain((parts) =>
-    seg.map((last) => parts.map(([s, sep]) => s + sep).join('') + last),
-  );
+  const body = fc
+    .array(fc.tuple(seg, fc.constantFrom(':', '/')), { minLength: 0, maxLength: 3 })
+    .chain((parts) => seg.map((last) => parts.map(([s, sep]) => s + sep).join('') + last));
   const pattern = fc.oneof(
     body.map((b) => `k:${b}`),
     body.map((b) => `k:${b}:*`),
@@ -102,7 +102,10 @@ describe('resources', () => {
     );
     // Exhaustively over short bodies: every covering pattern is listed, and nothing listed fails to cover.
     const short = concretes.filter((c) => c.split(/[:/]/).length <= 3);
-    const all = short.flatMap((c) => [`k:${c}`, `k:${c}:*`, `k:${c}/*`]).concat('k:*').map((x) => parseResource(x));
+    const all = short
+      .flatMap((c) => [`k:${c}`, `k:${c}:*`, `k:${c}/*`])
+      .concat('k:*')
+      .map((x) => parseResource(x));
     for (const r of all) {
       const keys = new Set(coveringResources(r));
       const missing = all.filter((g) => covers(g, r) && !keys.has(g.canonical)).map((g) => g.canonical);

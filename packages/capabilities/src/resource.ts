@@ -54,7 +54,8 @@ export function parseResource(value: unknown): ParsedResource {
   if (body === '*') return Object.freeze({ kind, form: 'prefix', root: '', canonical: `${kind}:*` });
   const sep = body[body.length - 2];
   const root = body.slice(0, -2);
-  if ((sep !== ':' && sep !== '/') || root === '') throw invalid(value, 'a wildcard must be the whole body ("kind:*") or follow ":" or "/" ("kind:B:*", "kind:B/*")');
+  if ((sep !== ':' && sep !== '/') || root === '')
+    throw invalid(value, 'a wildcard must be the whole body ("kind:*") or follow ":" or "/" ("kind:B:*", "kind:B/*")');
   return Object.freeze({ kind, form: sep === ':' ? 'prefix' : 'subtree', root, canonical: `${kind}:${root}${sep}*` });
 }
 

@@ -22,25 +22,40 @@ export interface CapabilityService {
   /** Checked revoke by the pid. */
   revoke(pid: string, capId: string): Promise<void>;
   /** Pre-prompt gates of a standing permission request; returns the canonical resource and rights. */
-  checkPermissionRequest(pid: string, resource: string, rights: readonly string[]): Promise<{ readonly resource: string; readonly rights: readonly Right[] }>;
+  checkPermissionRequest(
+    pid: string,
+    resource: string,
+    rights: readonly string[],
+  ): Promise<{ readonly resource: string; readonly rights: readonly Right[] }>;
   /** Installs the human's answer to the pid's request as one record (idempotent per request id). */
-  applyPermissionDecision(req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] }, answer: PermissionAnswer): Promise<CapabilityRecord>;
+  applyPermissionDecision(
+    req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] },
+    answer: PermissionAnswer,
+  ): Promise<CapabilityRecord>;
   /** Remembers the human request the pid's permission request waits on. */
   recordPermissionRequest(pid: string, requestId: string, resource: string, rights: readonly string[], human: string): Promise<void>;
   /** The pid's latest permission request, or null. */
-  latestPermissionRequest(pid: string): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
+  latestPermissionRequest(
+    pid: string,
+  ): Promise<{ readonly requestId: string; readonly resource: string; readonly rights: readonly string[]; readonly human: string } | null>;
 }
 
 /** Builds the service bound to one transaction. */
 export function createCapabilityService(engine: AuthorityEngine, scope: ServiceScope): CapabilityService {
   return Object.freeze({
-    list: (pid: string, opts?: { readonly includeInactive?: boolean }) => engine.list(scope, pid, { includeInactive: opts?.includeInactive === true }),
-    delegate: (pid: string, parentCapId: string, childPid: string, spec: DelegationSpec) => engine.delegate(scope, parentCapId, childPid, spec, pid),
+    list: (pid: string, opts?: { readonly includeInactive?: boolean }) =>
+      engine.list(scope, pid, { includeInactive: opts?.includeInactive === true }),
+    delegate: (pid: string, parentCapId: string, childPid: string, spec: DelegationSpec) =>
+      engine.delegate(scope, parentCapId, childPid, spec, pid),
     revoke: (pid: string, capId: string) => engine.revoke(scope, pid, capId),
-    checkPermissionRequest: (pid: string, resource: string, rights: readonly string[]) => engine.checkPermissionRequest(scope, pid, resource, rights),
-    applyPermissionDecision: (req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] }, answer: PermissionAnswer) =>
-      engine.applyPermissionDecision(scope, req, answer),
-    recordPermissionRequest: (pid: string, requestId: string, resource: string, rights: readonly string[], human: string) => engine.recordPermissionRequest(scope, pid, requestId, resource, rights, human),
+    checkPermissionRequest: (pid: string, resource: string, rights: readonly string[]) =>
+      engine.checkPermissionRequest(scope, pid, resource, rights),
+    applyPermissionDecision: (
+      req: { readonly requestId: string; readonly pid: string; readonly resource: string; readonly rights: readonly string[] },
+      answer: PermissionAnswer,
+    ) => engine.applyPermissionDecision(scope, req, answer),
+    recordPermissionRequest: (pid: string, requestId: string, resource: string, rights: readonly string[], human: string) =>
+      engine.recordPermissionRequest(scope, pid, requestId, resource, rights, human),
     latestPermissionRequest: (pid: string) => engine.latestPermissionRequest(scope, pid),
   });
 }

@@ -242,7 +242,8 @@ export function checkpointsService(scope: ServiceScope, limits: CheckpointLimits
       for (const row of await sel.orderBy('seq', 'desc').execute()) {
         if (out.length >= limit) break;
         // Only what the actor may read; the rest is silently left out (a listing grants nothing).
-        if (actor !== HOST_ACTOR && !(await scope.authorityFor(actor).check(resources.checkpoint(row.checkpoint_id), 'read')).allowed) continue;
+        if (actor !== HOST_ACTOR && !(await scope.authorityFor(actor).check(resources.checkpoint(row.checkpoint_id), 'read')).allowed)
+          continue;
         out.push(summaryOf(row));
       }
       return out;

@@ -20,7 +20,15 @@ export {
   type LoadedHostConfig,
 } from './config/host-config.js';
 export { MCP_SERVER_NAME_PATTERN, mcpServerSchema, type McpServerConfig } from './config/mcp-servers.js';
-export type { LoadedPluginInfo, OpenRuntimeOptions, RuntimeConfig, SkillCatalogEntry, ToolSchema, GrantOptions, BudgetReport } from './runtime.js';
+export type {
+  LoadedPluginInfo,
+  OpenRuntimeOptions,
+  RuntimeConfig,
+  SkillCatalogEntry,
+  ToolSchema,
+  GrantOptions,
+  BudgetReport,
+} from './runtime.js';
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';
 export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';
@@ -43,11 +51,30 @@ export type { ProcessMessage, Delivery } from './mailbox/messages.js';
 export type { ToolNotice } from './broker/tool-result.js';
 // LLM providers: the contract, the deterministic ScriptedProvider and the OpenAI-compatible OpenAiProvider.
 export type { LlmMessage, LlmProvider, LlmRequest, LlmResponse, LlmRetry, LlmToolCall, LlmToolSchema, LlmUsage } from './llm/provider.js';
-export { DEFAULT_SCRIPT_KEY, loadLlmScriptFile, parseLlmScript, type LlmScript, type ScriptedToolCall, type ScriptedTurn } from './llm/llm-script.js';
+export {
+  DEFAULT_SCRIPT_KEY,
+  loadLlmScriptFile,
+  parseLlmScript,
+  type LlmScript,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+} from './llm/llm-script.js';
 export { ScriptedProvider, type ScriptedProviderOptions, type ScriptedRequestRecord } from './llm/scripted-provider.js';
 export { providerFromProfile, type ProfileProviderOptions } from './llm/provider-from-profile.js';
-export { OPENAI_DEFAULT_BASE_URL, OpenAiProvider, openAiProviderFromEnv, type FetchLike, type OpenAiProviderOptions, type SleepFn } from './llm/openai-provider.js';
+export {
+  OPENAI_DEFAULT_BASE_URL,
+  OpenAiProvider,
+  openAiProviderFromEnv,
+  type FetchLike,
+  type OpenAiProviderOptions,
+  type SleepFn,
+} from './llm/openai-provider.js';
 // LLM context Objects (llm_context:<pid>) and their maintenance: the render, the conservative input estimate, the triggers.
 export { CONTEXT_HEADING, estimateContextTokens, renderContext } from './context/render-context.js';
 export { BYTES_PER_TOKEN_BOUND, countTokens, estimateInput, tokenizerFor, type InputEstimate } from './context/input-estimate.js';
-export { DEFAULT_THRESHOLD_RATIO, maintenanceSettings, STORAGE_TRIGGER_BYTES, type MaintenanceSettings } from './context/context-maintenance.js';
+export {
+  DEFAULT_THRESHOLD_RATIO,
+  maintenanceSettings,
+  STORAGE_TRIGGER_BYTES,
+  type MaintenanceSettings,
+} from './context/context-maintenance.js';

@@ -47,7 +47,20 @@ describe('runtime: spawn, skills and tool tables', () => {
     const p = await rt.spawn({ goal: 'x' });
     expect(p.imageId).toBe('base-agent:v0');
     // The image lists object-memory, session, task and authority tools too; none of those plugins is loaded here.
-    expect(p.toolTable).toEqual(['discover_skills', 'activate_skill', 'unload_skill', 'spawn_child_process', 'fork_child_process', 'wait_child_process', 'signal_child_process', 'send_process_message', 'receive_process_messages', 'read_process_messages', 'ask_human', 'exec_process']);
+    expect(p.toolTable).toEqual([
+      'discover_skills',
+      'activate_skill',
+      'unload_skill',
+      'spawn_child_process',
+      'fork_child_process',
+      'wait_child_process',
+      'signal_child_process',
+      'send_process_message',
+      'receive_process_messages',
+      'read_process_messages',
+      'ask_human',
+      'exec_process',
+    ]);
   });
 
   it('[K-30] activating a Skill changes only that process visible table', async () => {
@@ -56,7 +69,10 @@ describe('runtime: spawn, skills and tool tables', () => {
     const p2 = await rt.spawn({ image: 'notes-agent:v0', goal: 'two' });
     await rt.grant(p1.pid, 'skill:test-notes', ['execute']);
     const r = await rt.call(p1.pid, 'activate_skill', { skill_id: 'test-notes' });
-    expect(r).toMatchObject({ ok: true, payload: { skill_id: 'test-notes', tool_names: ['note_write', 'note_write_then_fail', 'note_write_then_crash', 'note_count'] } });
+    expect(r).toMatchObject({
+      ok: true,
+      payload: { skill_id: 'test-notes', tool_names: ['note_write', 'note_write_then_fail', 'note_write_then_crash', 'note_count'] },
+    });
     expect((await rt.process(p1.pid)).visibleTools).toContain('note_write');
     expect((await rt.process(p2.pid)).visibleTools).not.toContain('note_write');
     const denied = await rt.call(p2.pid, 'note_count', {});
@@ -101,7 +117,10 @@ describe('runtime: spawn, skills and tool tables', () => {
     await rt.grant(p.pid, 'skill:test-notes', ['execute']);
     await rt.activateSkill(p.pid, 'test-notes');
     const r = await rt.call(p.pid, 'unload_skill', { skill_id: 'test-notes' });
-    expect(r).toMatchObject({ ok: true, payload: { removed_tools: ['note_count', 'note_write', 'note_write_then_crash', 'note_write_then_fail'] } });
+    expect(r).toMatchObject({
+      ok: true,
+      payload: { removed_tools: ['note_count', 'note_write', 'note_write_then_crash', 'note_write_then_fail'] },
+    });
     expect((await rt.process(p.pid)).visibleTools).toEqual(['activate_skill', 'discover_skills', 'unload_skill']);
     expect((await rt.capabilities(p.pid)).map((c) => c.resource)).toEqual(['skill:test-notes']);
   });

@@ -1,12 +1,44 @@
 import { dirname } from 'node:path';
-import { CAPABILITY_SERVICE_NAME, completeLabels, createAuthorityEngine, UNCLASSIFIED_EXTERNAL_LABELS, type AuthorityEngine, type BudgetLimits, type CapabilityRecord } from '@libos/capabilities';
-import { LibosError, randomIds, systemClock, type AuditEntry, type Clock, type EmittedEvent, type GrantSpec, type BudgetField, type HumanRequest, type HumanRequestStatus, type Usage, type IdSource, type Plugin, type Right, type ServiceFactory, type ServiceScope } from '@libos/sdk';
+import {
+  CAPABILITY_SERVICE_NAME,
+  completeLabels,
+  createAuthorityEngine,
+  UNCLASSIFIED_EXTERNAL_LABELS,
+  type AuthorityEngine,
+  type BudgetLimits,
+  type CapabilityRecord,
+} from '@libos/capabilities';
+import {
+  LibosError,
+  randomIds,
+  systemClock,
+  type AuditEntry,
+  type Clock,
+  type EmittedEvent,
+  type GrantSpec,
+  type BudgetField,
+  type HumanRequest,
+  type HumanRequestStatus,
+  type Usage,
+  type IdSource,
+  type Plugin,
+  type Right,
+  type ServiceFactory,
+  type ServiceScope,
+} from '@libos/sdk';
 import { resources } from '@libos/sdk';
 
 const CAPABILITIES_PLUGIN = '@libos/capabilities';
 import type { ToolCallResult } from './broker/tool-result.js';
 import { callTool } from './broker/tool-broker.js';
-import { hostConfigForStore, parseHostConfig, resolveLlmProfile, type HostConfig, type HostConfigInput, type LlmProfile } from './config/host-config.js';
+import {
+  hostConfigForStore,
+  parseHostConfig,
+  resolveLlmProfile,
+  type HostConfig,
+  type HostConfigInput,
+  type LlmProfile,
+} from './config/host-config.js';
 import { EventBus, type AuditRecord, type RuntimeEvent } from './events/event-bus.js';
 import { queryAudit, queryEvents, type AuditQuery, type EventQuery } from './events/queries.js';
 import { BUILTIN_IMAGES } from './images/builtin-images.js';
@@ -248,7 +280,11 @@ export class Runtime {
       const r = await loadSkillOnProcess(scope.store, this.#deps.registry, pid, skillId, this.clock.now().toISOString());
       if (!r.alreadyActive) {
         await scope.events.emit('skill_loaded', { pid, skill_id: skillId, package_sha256: r.manifest.packageSha256 });
-        await scope.audit.record({ action: 'skill.activate', target: resources.skill(skillId), details: { pid, package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
+        await scope.audit.record({
+          action: 'skill.activate',
+          target: resources.skill(skillId),
+          details: { pid, package_sha256: r.manifest.packageSha256, tools: r.toolNames },
+        });
       }
       return getProcess(scope.store, pid);
     });
@@ -257,7 +293,14 @@ export class Runtime {
   /** The Skill catalog: every loaded Skill's metadata. */
   skillCatalog(): SkillCatalogEntry[] {
     return [...this.registry.skills.values()]
-      .map((s) => ({ skill_id: s.manifest.name, description: s.manifest.description, tools: [...s.manifest.allowedTools], plugin: s.plugin, package_sha256: s.manifest.packageSha256, path: s.manifest.path }))
+      .map((s) => ({
+        skill_id: s.manifest.name,
+        description: s.manifest.description,
+        tools: [...s.manifest.allowedTools],
+        plugin: s.plugin,
+        package_sha256: s.manifest.packageSha256,
+        path: s.manifest.path,
+      }))
       .sort((a, b) => a.skill_id.localeCompare(b.skill_id));
   }
 
@@ -268,7 +311,15 @@ export class Runtime {
       const origin = p.name.startsWith('@libos/kernel:') ? 'kernel' : source ? 'spec' : 'host';
       const skills = [...this.registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);
       const tools = [...this.registry.tools.values()].filter((t) => t.plugin === p.name).length;
-      return { name: p.name, version: String(p.version ?? ''), origin, spec: source?.spec ?? null, file: source?.file ?? null, skills, tools };
+      return {
+        name: p.name,
+        version: String(p.version ?? ''),
+        origin,
+        spec: source?.spec ?? null,
+        file: source?.file ?? null,
+        skills,
+        tools,
+      };
     });
   }
 
@@ -327,7 +378,10 @@ export class Runtime {
    * @example
    * await rt.record({ event: { type: 'scheduler_paused', data: {} }, audit: { action: 'scheduler.pause', target: 'scheduler' } });
    */
-  async record(entry: { readonly event?: { readonly type: string; readonly data?: Record<string, unknown> }; readonly audit?: AuditEntry }): Promise<void> {
+  async record(entry: {
+    readonly event?: { readonly type: string; readonly data?: Record<string, unknown> };
+    readonly audit?: AuditEntry;
+  }): Promise<void> {
     await this.transaction(async (scope) => {
       if (entry.event) await scope.events.emit(entry.event.type, entry.event.data ?? {});
       if (entry.audit) await scope.audit.record(entry.audit);
@@ -367,11 +421,28 @@ export class Runtime {
   }
 
   /** Posts a message to a process from outside (a human: sender `human:<name>`). Wakes it if it waits for one like it. */
-  async sendMessage(pid: string, payload: unknown, opts: { from?: string; channel?: string; kind?: string; delivery?: Delivery } = {}): Promise<ProcessMessage> {
+  async sendMessage(
+    pid: string,
+    payload: unknown,
+    opts: { from?: string; channel?: string; kind?: string; delivery?: Delivery } = {},
+  ): Promise<ProcessMessage> {
     const from = opts.from ?? 'human:owner';
-    if (!/^human:[a-z0-9][a-z0-9._-]*$/.test(from)) throw new LibosError('invalid_arguments', `from: external senders are human:<name> (got ${JSON.stringify(from)})`);
+    if (!/^human:[a-z0-9][a-z0-9._-]*$/.test(from))
+      throw new LibosError('invalid_arguments', `from: external senders are human:<name> (got ${JSON.stringify(from)})`);
     assertMessagePayload(payload);
-    return this.transaction((scope) => postMessage(scope, { recipientPid: pid, sender: from, payload, labels: completeLabels(UNCLASSIFIED_EXTERNAL_LABELS), ...(opts.channel ? { channel: opts.channel } : {}), ...(opts.kind ? { kind: opts.kind } : {}), ...(opts.delivery ? { delivery: opts.delivery } : {}) }), from);
+    return this.transaction(
+      (scope) =>
+        postMessage(scope, {
+          recipientPid: pid,
+          sender: from,
+          payload,
+          labels: completeLabels(UNCLASSIFIED_EXTERNAL_LABELS),
+          ...(opts.channel ? { channel: opts.channel } : {}),
+          ...(opts.kind ? { kind: opts.kind } : {}),
+          ...(opts.delivery ? { delivery: opts.delivery } : {}),
+        }),
+      from,
+    );
   }
 
   /** Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100). Reading here does not ACK. */
@@ -407,11 +478,25 @@ export class Runtime {
       const p = await getProcess(scope.store, pid);
       const after =
         signal === 'pause'
-          ? await transition(scope.store, pid, { from: ['runnable', 'created'], to: 'paused', wait: { kind: 'paused', ...(reason ? { reason } : {}) } }, now)
+          ? await transition(
+              scope.store,
+              pid,
+              { from: ['runnable', 'created'], to: 'paused', wait: { kind: 'paused', ...(reason ? { reason } : {}) } },
+              now,
+            )
           : signal === 'resume'
             ? await transition(scope.store, pid, { from: ['paused'], to: 'runnable' }, now)
-            : await endProcess(deps, scope, pid, { kind: 'killed', code: signal === 'cancel' ? 'cancelled' : 'terminated', ...(reason ? { reason } : {}) });
-      await scope.audit.record({ action: 'process.signal', target: resources.process(pid), decision: signal, details: { from: p.status, to: after.status } });
+            : await endProcess(deps, scope, pid, {
+                kind: 'killed',
+                code: signal === 'cancel' ? 'cancelled' : 'terminated',
+                ...(reason ? { reason } : {}),
+              });
+      await scope.audit.record({
+        action: 'process.signal',
+        target: resources.process(pid),
+        decision: signal,
+        details: { from: p.status, to: after.status },
+      });
       return after;
     });
   }
@@ -437,7 +522,8 @@ export class Runtime {
     this.bus.removeAllListeners();
     await this.#store.close();
     if (failures.length === 1) throw failures[0];
-    if (failures.length > 1) throw new LibosError('internal_error', `${failures.length} plugin close hooks failed`, { cause: new AggregateError(failures) });
+    if (failures.length > 1)
+      throw new LibosError('internal_error', `${failures.length} plugin close hooks failed`, { cause: new AggregateError(failures) });
   }
 }
 
@@ -467,19 +553,30 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     setPluginSource(shaped, pluginSourceOf(p));
     return shaped;
   });
-  const registry = loadPlugins([skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...configured], BUILTIN_IMAGES);
+  const registry = loadPlugins(
+    [skillNavigationPlugin(() => getDeps().registry), childProcessesPlugin(getDeps), agentImagesPlugin(getDeps), ...configured],
+    BUILTIN_IMAGES,
+  );
   const engine = createAuthorityEngine({ clock, ids, owners: [...registry.owners.values()] });
   // The kernel runs the authority engine itself: its migrations and its `capabilities` service come from this
   // engine (one clock, one id source), so the @libos/capabilities plugin's copies of them are not used twice.
-  const builtinServices: Record<string, ServiceFactory> = { ...kernelServices(getDeps), [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope) };
+  const builtinServices: Record<string, ServiceFactory> = {
+    ...kernelServices(getDeps),
+    [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope),
+  };
   const store = openSqliteStore(opts.path, opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {});
   const bus = new EventBus();
   const reg = registry;
   for (const name of Object.keys(builtinServices)) {
-    if (reg.services.has(name) && !(name === CAPABILITY_SERVICE_NAME && reg.plugins.some((p) => p.name === CAPABILITIES_PLUGIN))) throw new LibosError('plugin_invalid', `plugins failed to load:\nservice ${JSON.stringify(name)} is provided by the kernel; a plugin cannot replace it`);
+    if (reg.services.has(name) && !(name === CAPABILITY_SERVICE_NAME && reg.plugins.some((p) => p.name === CAPABILITIES_PLUGIN)))
+      throw new LibosError(
+        'plugin_invalid',
+        `plugins failed to load:\nservice ${JSON.stringify(name)} is provided by the kernel; a plugin cannot replace it`,
+      );
   }
   const eventHooks = new Map<string, ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>();
-  for (const p of reg.plugins) for (const [type, hook] of Object.entries(p.hooks?.events ?? {})) eventHooks.set(type, [...(eventHooks.get(type) ?? []), hook]);
+  for (const p of reg.plugins)
+    for (const [type, hook] of Object.entries(p.hooks?.events ?? {})) eventHooks.set(type, [...(eventHooks.get(type) ?? []), hook]);
   const scopes: ScopeFactory = {
     clock,
     bus,

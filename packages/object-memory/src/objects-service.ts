@@ -109,13 +109,16 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const payload = requireJson(input.payload, 'payload');
     const parsed = parseHostMetadata(input.metadata);
     const oid = newId('obj');
-    const namespace = input.namespace == null || input.namespace.trim() === '' ? processNamespace(ownerPid) : normalizeNamespace(input.namespace);
+    const namespace =
+      input.namespace == null || input.namespace.trim() === '' ? processNamespace(ownerPid) : normalizeNamespace(input.namespace);
     const name = input.name == null || input.name === '' ? `${type}:${oid}` : normalizeName(input.name);
     const lookup = await lookupName(db, namespace, name);
     if (!lookup.namespaceExists) {
       const scope0 = processNamespace(ownerPid);
       if (!input.ensureNamespace || pathParent(namespace) !== scope0) {
-        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, {
+          details: { field: 'namespace', namespace },
+        });
       }
       await createOwnedNamespace(ownerPid, namespace, scope0);
     }
@@ -124,7 +127,9 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     for (const parent of parents) {
       const record = await getObject(db, parent);
       if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
-        throw new LibosError('parent_not_found', `parentOids: no live Object ${JSON.stringify(parent)}`, { details: { field: 'parentOids', oid: parent } });
+        throw new LibosError('parent_not_found', `parentOids: no live Object ${JSON.stringify(parent)}`, {
+          details: { field: 'parentOids', oid: parent },
+        });
       }
       parentLabels.push(record.labels);
     }
@@ -172,21 +177,62 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
   async function describe(oid: string) {
     const r = await getObject(db, oid);
     if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) return null;
-    return { oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, labels: r.labels, payloadAvailable: available(r), ownerKind: r.ownerKind, ownerId: r.ownerId };
+    return {
+      oid: r.oid,
+      namespace: r.namespace,
+      name: r.name,
+      type: r.type,
+      version: r.version,
+      labels: r.labels,
+      payloadAvailable: available(r),
+      ownerKind: r.ownerKind,
+      ownerId: r.ownerId,
+    };
   }
 
-  async function link(srcOid: string, dstOid: string, relation: string, metadata: Readonly<Record<string, unknown>> = {}): Promise<{ readonly link_id: string }> {
+  async function link(
+    srcOid: string,
+    dstOid: string,
+    relation: string,
+    metadata: Readonly<Record<string, unknown>> = {},
+  ): Promise<{ readonly link_id: string }> {
     const rel = typeof relation === 'string' ? relation.trim() : '';
-    if (rel === '' || rel.length > 128) throw new LibosError('invalid_arguments', `relation: must be 1..128 characters (got ${JSON.stringify(relation)})`, { details: { field: 'relation' } });
+    if (rel === '' || rel.length > 128)
+      throw new LibosError('invalid_arguments', `relation: must be 1..128 characters (got ${JSON.stringify(relation)})`, {
+        details: { field: 'relation' },
+      });
     const src = await getObject(db, srcOid);
     const dst = await getObject(db, dstOid);
-    for (const [field, oid, r] of [['srcOid', srcOid, src], ['dstOid', dstOid, dst]] as const) {
-      if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) throw new LibosError('object_not_found', `${field}: no live Object ${oid}`, { details: { field, oid } });
+    for (const [field, oid, r] of [
+      ['srcOid', srcOid, src],
+      ['dstOid', dstOid, dst],
+    ] as const) {
+      if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable'))
+        throw new LibosError('object_not_found', `${field}: no live Object ${oid}`, { details: { field, oid } });
     }
     const linkId = newId('link');
-    await insertLink(db, { link_id: linkId, src_oid: srcOid, dst_oid: dstOid, relation: rel, metadata: JSON.stringify(requireJson(metadata, 'metadata')), created_at: now() });
-    await scope.events.emit('object_linked', { oid: srcOid, dst_oid: dstOid, relation: rel, link_id: linkId, version: src!.version, owner_id: src!.ownerId });
-    await scope.audit.record({ action: 'object.link', target: resources.object(srcOid), decision: 'allow', details: { dst_oid: dstOid, relation: rel, link_id: linkId } });
+    await insertLink(db, {
+      link_id: linkId,
+      src_oid: srcOid,
+      dst_oid: dstOid,
+      relation: rel,
+      metadata: JSON.stringify(requireJson(metadata, 'metadata')),
+      created_at: now(),
+    });
+    await scope.events.emit('object_linked', {
+      oid: srcOid,
+      dst_oid: dstOid,
+      relation: rel,
+      link_id: linkId,
+      version: src!.version,
+      owner_id: src!.ownerId,
+    });
+    await scope.audit.record({
+      action: 'object.link',
+      target: resources.object(srcOid),
+      decision: 'allow',
+      details: { dst_oid: dstOid, relation: rel, link_id: linkId },
+    });
     return { link_id: linkId };
   }
 
@@ -218,7 +264,8 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       const r = await getObject(db, root.oid);
       const version = r?.version ?? null;
       if (!decision.allowed) candidates.push({ oid: root.oid, version, unavailable: 'capability_denied' });
-      else if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable')) candidates.push({ oid: root.oid, version, unavailable: 'missing' });
+      else if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable'))
+        candidates.push({ oid: root.oid, version, unavailable: 'missing' });
       else if (!available(r)) candidates.push({ oid: root.oid, version, unavailable: 'payload_unavailable' });
       else
         candidates.push({
@@ -251,23 +298,35 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
   async function replacePayload(
     oid: string,
     payload: unknown,
-    opts: { readonly expectedVersion: number; readonly labels?: Partial<DataLabels>; readonly tags?: readonly string[]; readonly action?: string },
+    opts: {
+      readonly expectedVersion: number;
+      readonly labels?: Partial<DataLabels>;
+      readonly tags?: readonly string[];
+      readonly action?: string;
+    },
   ): Promise<ObjectRef> {
     const record = await seenAfterReopen(db, deps.payloads, await getObject(db, oid));
     if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
       throw new LibosError('object_not_found', `replacePayload: no live Object ${oid}`, { details: { oid } });
     }
     const value = requireJson(payload, 'payload');
-    if (record.immutable) throw new LibosError('object_immutable', `replacePayload: ${record.namespace}/${record.name} is immutable`, { details: { oid } });
+    if (record.immutable)
+      throw new LibosError('object_immutable', `replacePayload: ${record.namespace}/${record.name} is immutable`, { details: { oid } });
     requirePayload(deps.payloads, record);
     if (record.version !== opts.expectedVersion) {
-      throw new LibosError('version_conflict', `replacePayload: ${record.namespace}/${record.name} is at version ${record.version}, not ${opts.expectedVersion}; nothing was written`, {
-        details: { oid, expected_version: opts.expectedVersion, version: record.version },
-      });
+      throw new LibosError(
+        'version_conflict',
+        `replacePayload: ${record.namespace}/${record.name} is at version ${record.version}, not ${opts.expectedVersion}; nothing was written`,
+        {
+          details: { oid, expected_version: opts.expectedVersion, version: record.version },
+        },
+      );
     }
     const size = jsonSize(value);
     if (size > MAX_PAYLOAD_SIZE) {
-      throw new LibosError('payload_too_large', `payload: SIZE must be at most ${MAX_PAYLOAD_SIZE} (got ${size}); nothing was written`, { details: { oid, size, maximum: MAX_PAYLOAD_SIZE } });
+      throw new LibosError('payload_too_large', `payload: SIZE must be at most ${MAX_PAYLOAD_SIZE} (got ${size}); nothing was written`, {
+        details: { oid, size, maximum: MAX_PAYLOAD_SIZE },
+      });
     }
     const labels = requireValidLabels(mergeLabels(record.labels, opts.labels ? [{ ...record.labels, ...opts.labels }] : []), 'labels');
     const tags = [...new Set([...record.metadata.tags, ...(opts.tags ?? [])])];
@@ -282,11 +341,21 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       provenance: record.provenance,
       at: now(),
     });
-    if (!written) throw new LibosError('version_conflict', `replacePayload: ${record.namespace}/${record.name} changed while writing; nothing was written`, { details: { oid } });
+    if (!written)
+      throw new LibosError(
+        'version_conflict',
+        `replacePayload: ${record.namespace}/${record.name} changed while writing; nothing was written`,
+        { details: { oid } },
+      );
     writePayload(scope, deps.payloads, oid, value);
     const version = record.version + 1;
     await scope.events.emit('object_replaced', { oid, namespace: record.namespace, name: record.name, version, owner_id: record.ownerId });
-    await scope.audit.record({ action: opts.action ?? 'object.replace', target: resources.object(oid), decision: 'allow', details: { version, size, tags, labels } });
+    await scope.audit.record({
+      action: opts.action ?? 'object.replace',
+      target: resources.object(oid),
+      decision: 'allow',
+      details: { version, size, tags, labels },
+    });
     return { oid, namespace: record.namespace, name: record.name, type: record.type, version };
   }
 
@@ -296,11 +365,18 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     return (await viewRoots(db, view.viewId)).map((r) => ({ oid: r.oid, capabilityId: r.capabilityId }));
   }
 
-  async function listObjects(q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number } = {}): Promise<ObjectDescription[]> {
+  async function listObjects(
+    q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number } = {},
+  ): Promise<ObjectDescription[]> {
     const limit = q.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new LibosError('limit_out_of_range', `limit: must be an integer from 1 to 10000 (got ${limit})`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw new LibosError('limit_out_of_range', `limit: must be an integer from 1 to 10000 (got ${limit})`);
     const namespace = q.namespace === undefined ? undefined : normalizeNamespace(q.namespace);
-    const rows = await listVisibleObjects(db, { limit, ...(namespace !== undefined ? { namespace } : {}), ...(q.ownerPid !== undefined ? { ownerPid: q.ownerPid } : {}) });
+    const rows = await listVisibleObjects(db, {
+      limit,
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(q.ownerPid !== undefined ? { ownerPid: q.ownerPid } : {}),
+    });
     return (await allSeenAfterReopen(db, deps.payloads, rows)).map((r) => ({ ...r, payloadAvailable: available(r) }));
   }
 

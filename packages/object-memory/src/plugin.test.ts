@@ -20,7 +20,12 @@ describe('the object-memory plugin', () => {
   });
 
   test('[OM-73] model-facing schemas state bounds and defaults', () => {
-    const byName = Object.fromEntries(plugin.tools.map((t) => [t.name, toolInputJsonSchema(t) as { properties: Record<string, Record<string, unknown>>; required?: string[] }]));
+    const byName = Object.fromEntries(
+      plugin.tools.map((t) => [
+        t.name,
+        toolInputJsonSchema(t) as { properties: Record<string, Record<string, unknown>>; required?: string[] },
+      ]),
+    );
     const limit = byName.list_memory_namespace!.properties.limit!;
     expect(limit.default).toBe(50);
     expect(limit.anyOf).toContainEqual({ type: 'integer', minimum: 1, maximum: 50 });
@@ -35,8 +40,10 @@ describe('the object-memory plugin', () => {
 
   test('[OM-13] the schema leaves limit range to the tool (limit_out_of_range) but refuses 1.5, true and "5"', () => {
     const list = plugin.tools.find((t) => t.name === 'list_memory_namespace')!;
-    for (const ok of [{}, { limit: null }, { limit: 0 }, { limit: 51 }, { limit: -1 }]) expect(list.input.safeParse(ok).success, JSON.stringify(ok)).toBe(true);
-    for (const bad of [{ limit: 1.5 }, { limit: true }, { limit: '5' }]) expect(list.input.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    for (const ok of [{}, { limit: null }, { limit: 0 }, { limit: 51 }, { limit: -1 }])
+      expect(list.input.safeParse(ok).success, JSON.stringify(ok)).toBe(true);
+    for (const bad of [{ limit: 1.5 }, { limit: true }, { limit: '5' }])
+      expect(list.input.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
   });
 
   test('[OM-42] max_payload_chars 0 or 200,001 fails the schema (invalid_arguments); cursor must be a non-negative integer', () => {

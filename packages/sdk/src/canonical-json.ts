@@ -27,8 +27,11 @@ function serialize(value: unknown, seen: Set<object>): string {
       try {
         if (Array.isArray(value)) return `[${value.map((v) => serialize(v, seen)).join(',')}]`;
         const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) throw new TypeError(`canonicalJson: not a plain object (${proto?.constructor?.name ?? 'unknown'})`);
-        const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+        if (proto !== Object.prototype && proto !== null)
+          throw new TypeError(`canonicalJson: not a plain object (${proto?.constructor?.name ?? 'unknown'})`);
+        const keys = Object.keys(value)
+          .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+          .sort();
         return `{${keys.map((k) => `${JSON.stringify(k)}:${serialize((value as Record<string, unknown>)[k], seen)}`).join(',')}}`;
       } finally {
         seen.delete(value);

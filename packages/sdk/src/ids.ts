@@ -41,7 +41,9 @@ const ID_BODY = new RegExp(`^${ID_BODY_SOURCE}$`);
  * isId('obj_1', 'obj');                // false
  */
 export function isId(id: unknown, prefix: string): id is string {
-  return typeof id === 'string' && id.length === prefix.length + 17 && id.startsWith(`${prefix}_`) && ID_BODY.test(id.slice(prefix.length + 1));
+  return (
+    typeof id === 'string' && id.length === prefix.length + 17 && id.startsWith(`${prefix}_`) && ID_BODY.test(id.slice(prefix.length + 1))
+  );
 }
 
 /**

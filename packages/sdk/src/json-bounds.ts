@@ -54,7 +54,10 @@ export function assertJsonBounds(value: unknown, field: string, bounds: JsonBoun
     }
     if (typeof v !== 'object') throw refuse(field, `${describe(v)} is not JSON`, { limit: 'json' });
     if (depth >= maxDepth) {
-      throw refuse(field, `nested deeper than ${maxDepth} levels (at most ${maxDepth} nested arrays/objects are accepted)`, { limit: 'depth', max: maxDepth });
+      throw refuse(field, `nested deeper than ${maxDepth} levels (at most ${maxDepth} nested arrays/objects are accepted)`, {
+        limit: 'depth',
+        max: maxDepth,
+      });
     }
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) stack.push({ v: v[i], depth: depth + 1 });
@@ -70,7 +73,11 @@ export function assertJsonBounds(value: unknown, field: string, bounds: JsonBoun
   if (bounds.maxBytes !== undefined) {
     const bytes = Buffer.byteLength(JSON.stringify(value ?? null), 'utf8');
     if (bytes > bounds.maxBytes) {
-      throw refuse(field, `is ${bytes} bytes of JSON; at most ${bounds.maxBytes} are accepted`, { limit: 'bytes', bytes, max: bounds.maxBytes });
+      throw refuse(field, `is ${bytes} bytes of JSON; at most ${bounds.maxBytes} are accepted`, {
+        limit: 'bytes',
+        bytes,
+        max: bounds.maxBytes,
+      });
     }
   }
 }

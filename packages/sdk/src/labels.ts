@@ -55,7 +55,10 @@ function joinOrigin(values: readonly (string | null | undefined)[]): string | nu
 export function joinLabels(labels: readonly Partial<DataLabels>[]): DataLabels {
   const all = labels.map((l) => ({ ...DEFAULT_LABELS, ...l }));
   if (all.length === 0) return DEFAULT_LABELS;
-  const sens = all.reduce((a, l) => (rank(SENSITIVITY_ORDER, l.sensitivity) > rank(SENSITIVITY_ORDER, a) ? l.sensitivity : a), all[0]!.sensitivity);
+  const sens = all.reduce(
+    (a, l) => (rank(SENSITIVITY_ORDER, l.sensitivity) > rank(SENSITIVITY_ORDER, a) ? l.sensitivity : a),
+    all[0]!.sensitivity,
+  );
   const trust = all.reduce((a, l) => (rank(TRUST_ORDER, l.trust_level) < rank(TRUST_ORDER, a) ? l.trust_level : a), all[0]!.trust_level);
   const integ = all.reduce((a, l) => (rank(INTEGRITY_ORDER, l.integrity) < rank(INTEGRITY_ORDER, a) ? l.integrity : a), all[0]!.integrity);
   const declass = new Set(all.map((l) => l.declassification_authority));

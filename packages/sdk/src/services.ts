@@ -112,7 +112,12 @@ export interface ObjectsService {
   replacePayload(
     oid: string,
     payload: unknown,
-    opts: { readonly expectedVersion: number; readonly labels?: Partial<DataLabels>; readonly tags?: readonly string[]; readonly action?: string },
+    opts: {
+      readonly expectedVersion: number;
+      readonly labels?: Partial<DataLabels>;
+      readonly tags?: readonly string[];
+      readonly action?: string;
+    },
   ): Promise<ObjectRef>;
   /**
    * Host link `src -relation-> dst` between two live Objects (no rights checked; the caller checked `link`). Emits
@@ -121,9 +126,14 @@ export interface ObjectsService {
    *
    * @example
    * const [ownerOid, resultOid, task_id] = ['obj_owner', 'obj_result', 'task_1'];
- * const { link_id } = await objects.link(ownerOid, resultOid, 'produced', { task_id });
+   * const { link_id } = await objects.link(ownerOid, resultOid, 'produced', { task_id });
    */
-  link(srcOid: string, dstOid: string, relation: string, metadata?: Readonly<Record<string, unknown>>): Promise<{ readonly link_id: string }>;
+  link(
+    srcOid: string,
+    dstOid: string,
+    relation: string,
+    metadata?: Readonly<Record<string, unknown>>,
+  ): Promise<{ readonly link_id: string }>;
   /** Links whose source is `oid`, oldest first. */
   linksFrom(oid: string): Promise<readonly ObjectLink[]>;
   /**
@@ -176,7 +186,12 @@ export interface FilesService {
   /** Reads a UTF-8 text file (`read` on `fs:<real path>`); at most `maxBytes` (default 1,000,000). */
   readText(pid: string, path: string, opts?: { readonly field?: string; readonly maxBytes?: number }): Promise<FileText>;
   /** Creates or replaces a UTF-8 text file atomically (`write` on `fs:<real path>`); `create_parents` false by default. */
-  writeText(pid: string, path: string, content: string, opts?: { readonly field?: string; readonly mode?: 'create_or_overwrite' | 'create' | 'overwrite' }): Promise<FileWriteReceipt>;
+  writeText(
+    pid: string,
+    path: string,
+    content: string,
+    opts?: { readonly field?: string; readonly mode?: 'create_or_overwrite' | 'create' | 'overwrite' },
+  ): Promise<FileWriteReceipt>;
 }
 
 export interface FileText {
@@ -319,7 +334,10 @@ export interface HumanRequest {
  * nothing is queued.
  */
 export interface HumanService {
-  create(pid: string, req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> }): Promise<HumanRequest>;
+  create(
+    pid: string,
+    req: { readonly kind: HumanRequestKind; readonly prompt: string; readonly details?: Readonly<Record<string, unknown>> },
+  ): Promise<HumanRequest>;
   get(id: string): Promise<HumanRequest | null>;
   /**
    * Delivers a message from `pid` to a human operator, in the caller's transaction: clears the pid's flow labels for
@@ -437,7 +455,13 @@ export interface RunnerRef {
 
 /** What a runner's saved call came to, told to its observer inside the call's transaction. */
 export type RunnerOutcome =
-  | { readonly kind: 'succeeded'; readonly callId: string; readonly payload: unknown; readonly labels: DataLabels; readonly sourceOids: readonly string[] }
+  | {
+      readonly kind: 'succeeded';
+      readonly callId: string;
+      readonly payload: unknown;
+      readonly labels: DataLabels;
+      readonly sourceOids: readonly string[];
+    }
   | { readonly kind: 'failed'; readonly callId: string; readonly error: ErrorPayload }
   | { readonly kind: 'waiting'; readonly callId: string; readonly wait: WaitSpec };
 

@@ -40,7 +40,9 @@ export interface SkillProblem {
   readonly message: string;
 }
 
-export type SkillParseResult = { readonly ok: true; readonly skill: SkillManifest } | { readonly ok: false; readonly problems: readonly SkillProblem[] };
+export type SkillParseResult =
+  | { readonly ok: true; readonly skill: SkillManifest }
+  | { readonly ok: false; readonly problems: readonly SkillProblem[] };
 
 /**
  * Reads a SKILL.md from a file path or `file:` URL.
@@ -102,7 +104,8 @@ export function parseSkill(source: SkillSource): SkillParseResult {
   }
   const description = data.description;
   if (typeof description !== 'string' || description.trim() === '') bad('description', 'is required and must be a non-empty string');
-  else if (description.length > SKILL_LIMITS.description) bad('description', `must be at most ${SKILL_LIMITS.description} characters (got ${description.length})`);
+  else if (description.length > SKILL_LIMITS.description)
+    bad('description', `must be at most ${SKILL_LIMITS.description} characters (got ${description.length})`);
 
   let allowedTools: string[] = [];
   const at = data['allowed-tools'];
@@ -134,7 +137,10 @@ export function parseSkill(source: SkillSource): SkillParseResult {
         else metadata[k] = v;
       }
   }
-  const body = lines.slice(close + 1).join('\n').trim();
+  const body = lines
+    .slice(close + 1)
+    .join('\n')
+    .trim();
   if (body === '') bad('body', 'the instructions after the frontmatter must not be empty');
   if (Buffer.byteLength(body, 'utf8') > SKILL_LIMITS.body) bad('body', `must be at most ${SKILL_LIMITS.body} bytes`);
   if (problems.length > 0) return { ok: false, problems };

@@ -26,6 +26,11 @@ export interface StoreMemo {
  * declare const readProcess: (store: unknown, pid: string) => Promise<unknown>;
  * const p = await memoRead(scope, ['processes'], `process:${pid}`, () => readProcess(scope.store, pid));
  */
-export function memoRead<T>(scope: { readonly memo?: StoreMemo }, tables: readonly string[], key: string, load: () => Promise<T>): Promise<T> {
+export function memoRead<T>(
+  scope: { readonly memo?: StoreMemo },
+  tables: readonly string[],
+  key: string,
+  load: () => Promise<T>,
+): Promise<T> {
   return scope.memo ? scope.memo.read(key, tables, load) : load();
 }

@@ -47,8 +47,10 @@ export type AnyTool = ToolDefinition<any, any>;
  * });
  */
 export function defineTool<I extends z.ZodType, O extends z.ZodType = z.ZodType>(def: ToolDefinition<I, O>): ToolDefinition<I, O> {
-  if (!TOOL_NAME_PATTERN.test(def.name)) throw new TypeError(`defineTool: name ${JSON.stringify(def.name)} must match ${TOOL_NAME_PATTERN}`);
-  if (typeof def.description !== 'string' || def.description.trim() === '') throw new TypeError(`defineTool(${def.name}): description is required`);
+  if (!TOOL_NAME_PATTERN.test(def.name))
+    throw new TypeError(`defineTool: name ${JSON.stringify(def.name)} must match ${TOOL_NAME_PATTERN}`);
+  if (typeof def.description !== 'string' || def.description.trim() === '')
+    throw new TypeError(`defineTool(${def.name}): description is required`);
   if (!(def.input instanceof z.ZodObject)) throw new TypeError(`defineTool(${def.name}): input must be a z.object schema`);
   return Object.freeze({ ...def });
 }

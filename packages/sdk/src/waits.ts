@@ -51,5 +51,7 @@ export class ToolWait {
 }
 
 export function isToolWait(value: unknown): value is ToolWait {
-  return value instanceof ToolWait || (typeof value === 'object' && value !== null && value.constructor?.name === 'ToolWait' && 'wait' in value);
+  return (
+    value instanceof ToolWait || (typeof value === 'object' && value !== null && value.constructor?.name === 'ToolWait' && 'wait' in value)
+  );
 }

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { tasks } from './plugin.js';
 import { OBJECT_TASKS_SKILL_URL } from './skill-files.js';
 
-const SIX = ['start_object_task', 'get_object_task', 'list_object_tasks', 'wait_object_task', 'watch_object_task_owner', 'cancel_object_task'];
+const SIX = [
+  'start_object_task',
+  'get_object_task',
+  'list_object_tasks',
+  'wait_object_task',
+  'watch_object_task_owner',
+  'cancel_object_task',
+];
 
 describe('the ObjectTasks plugin', () => {
   it('[OT-59] ships the agent-libos-object-tasks Skill naming exactly the six tools it defines', () => {

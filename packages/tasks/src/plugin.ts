@@ -34,17 +34,26 @@ export interface TasksOptions {
  */
 export function tasks(options: TasksOptions = {}): Plugin {
   const limits: TaskLimits = { ...DEFAULT_TASK_LIMITS, ...(options.limits ?? {}) };
-  if (!Number.isInteger(limits.maxActive) || limits.maxActive < 1) throw new TypeError('tasks: limits.maxActive must be a positive integer');
+  if (!Number.isInteger(limits.maxActive) || limits.maxActive < 1)
+    throw new TypeError('tasks: limits.maxActive must be a positive integer');
   if (!Number.isInteger(limits.maxActivePerOwner) || limits.maxActivePerOwner < 1 || limits.maxActivePerOwner > limits.maxActive) {
     throw new TypeError('tasks: limits.maxActivePerOwner must be a positive integer no larger than limits.maxActive');
   }
-  if (!(limits.maxWaitSeconds > 0 && Number.isFinite(limits.maxWaitSeconds))) throw new TypeError('tasks: limits.maxWaitSeconds must be a positive number');
+  if (!(limits.maxWaitSeconds > 0 && Number.isFinite(limits.maxWaitSeconds)))
+    throw new TypeError('tasks: limits.maxWaitSeconds must be a positive number');
   const state: TasksState = { limits, live: new Map(), testHooks: options.testHooks ?? {} };
   return definePlugin({
     name: '@libos/tasks',
     version: VERSION,
     skills: [skillFromFile(OBJECT_TASKS_SKILL_URL)],
-    tools: [startObjectTask(state), getObjectTask(state), listObjectTasks(state), waitObjectTask(state), watchObjectTaskOwner(state), cancelObjectTask(state)],
+    tools: [
+      startObjectTask(state),
+      getObjectTask(state),
+      listObjectTasks(state),
+      waitObjectTask(state),
+      watchObjectTaskOwner(state),
+      cancelObjectTask(state),
+    ],
     migrations,
     services: {
       [TASKS_OBSERVER_SERVICE]: (scope) => taskLifecycle(scope, state).observer,

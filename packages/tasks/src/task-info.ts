@@ -3,7 +3,14 @@ import { z } from 'zod';
 /** Active statuses (object-tasks seed): the task can still change. */
 export const ACTIVE_TASK_STATUSES = ['queued', 'running', 'waiting_human', 'waiting_process', 'waiting_message'] as const;
 /** Terminal statuses: the task never changes again (except the rewrites at reopen and restore). */
-export const TERMINAL_TASK_STATUSES = ['succeeded', 'failed', 'cancelled', 'abandoned', 'superseded_by_restore', 'result_unavailable_after_reopen'] as const;
+export const TERMINAL_TASK_STATUSES = [
+  'succeeded',
+  'failed',
+  'cancelled',
+  'abandoned',
+  'superseded_by_restore',
+  'result_unavailable_after_reopen',
+] as const;
 export const TASK_STATUSES = [...ACTIVE_TASK_STATUSES, ...TERMINAL_TASK_STATUSES] as const;
 
 export type ActiveTaskStatus = (typeof ACTIVE_TASK_STATUSES)[number];
@@ -69,7 +76,9 @@ export const taskInfoSchema = z
         error: z.string().nullable(),
       })
       .strict(),
-    owner_watch: z.object({ enabled: z.boolean(), events: z.array(z.enum(WATCH_EVENTS)), kind: z.enum(NOTIFY_KINDS), channel: z.string() }).strict(),
+    owner_watch: z
+      .object({ enabled: z.boolean(), events: z.array(z.enum(WATCH_EVENTS)), kind: z.enum(NOTIFY_KINDS), channel: z.string() })
+      .strict(),
     created_at: z.string(),
     updated_at: z.string(),
     started_at: z.string().nullable(),

@@ -22,7 +22,12 @@ if (!pid) {
   await rt.activateSkill(pid, 'agent-libos-object-memory');
 }
 const made = await rt.transaction((scope) =>
-  scope.store.selectFrom('om_objects').select((eb) => eb.fn.countAll().as('n')).where('name', 'like', 'c%').where('type', '=', 'observation').executeTakeFirstOrThrow(),
+  scope.store
+    .selectFrom('om_objects')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('name', 'like', 'c%')
+    .where('type', '=', 'observation')
+    .executeTakeFirstOrThrow(),
 );
 print({ event: 'ready' });
 for (let n = Number(made.n); n < total; n++) {

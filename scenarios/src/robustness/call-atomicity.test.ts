@@ -16,7 +16,9 @@ import type { Json } from '../support/kernel-harness.js';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const WORKLOAD = fileURLToPath(new URL('./call-atomicity-workload.mjs', import.meta.url));
-const BUILT = ['sdk', 'capabilities', 'object-memory', 'kernel'].map((p) => fileURLToPath(new URL(`../../../packages/${p}/dist/index.js`, import.meta.url)));
+const BUILT = ['sdk', 'capabilities', 'object-memory', 'kernel'].map((p) =>
+  fileURLToPath(new URL(`../../../packages/${p}/dist/index.js`, import.meta.url)),
+);
 const TOTAL = 200;
 const KILLS = Number(process.env.LIBOS_ATOMICITY_KILLS || 6);
 
@@ -55,17 +57,23 @@ async function check(rt: Runtime): Promise<{ readonly objects: number; readonly 
   if (!pid) return { objects: 0, violations: [] };
   const audit = (await rt.audit({ pid, action: 'tool.call', limit: 10_000 })).filter((a) => a.target === 'tool:create_memory_object');
   const events = await rt.events({ pid, limit: 10_000 });
-  const ids = (type: string) => new Set(events.filter((e) => e.type === type && e.data.tool === 'create_memory_object').map((e) => e.data.call_id));
+  const ids = (type: string) =>
+    new Set(events.filter((e) => e.type === type && e.data.tool === 'create_memory_object').map((e) => e.data.call_id));
   const audited = new Set(audit.filter((a) => a.decision === 'ok').map((a) => a.callId));
   const names = await rt.transaction<{ name: string }[]>((scope) =>
     (scope.store as Json).selectFrom('om_objects').select('name').where('type', '=', 'observation').where('name', 'like', 'c%').execute(),
   );
   const violations: string[] = [];
-  if (audit.some((a) => a.decision !== 'ok')) violations.push(`failed calls: ${audit.filter((a) => a.decision !== 'ok').map((a) => a.decision)}`);
-  for (const [type, set] of [['tool_called', ids('tool_called')], ['tool_completed', ids('tool_completed')]] as const) {
+  if (audit.some((a) => a.decision !== 'ok'))
+    violations.push(`failed calls: ${audit.filter((a) => a.decision !== 'ok').map((a) => a.decision)}`);
+  for (const [type, set] of [
+    ['tool_called', ids('tool_called')],
+    ['tool_completed', ids('tool_completed')],
+  ] as const) {
     const missing = [...audited].filter((id) => !set.has(id));
     const extra = [...set].filter((id) => !audited.has(id as string));
-    if (missing.length || extra.length) violations.push(`${type}: ${missing.length} audited calls without it, ${extra.length} without an audit row`);
+    if (missing.length || extra.length)
+      violations.push(`${type}: ${missing.length} audited calls without it, ${extra.length} without an audit row`);
   }
   const created = events.filter((e) => e.type === 'object_created').length;
   if (created !== names.length) violations.push(`${names.length} Objects but ${created} object_created events`);

@@ -276,75 +276,73 @@ async function killAsPlanned(w: Workload, plan: KillPlan, stats: Stats): Promise
 }
 
 describe('crash suite', () => {
-  it(
-    `SIGKILL at random points (${KILLS} kills): after each, the reopened store keeps every invariant`,
-    { timeout: 120_000 + KILLS * 8_000 },
-    async () => {
-      for (const file of BUILT)
-        if (!existsSync(file)) throw new Error(`${file} is missing: the crash workload runs the built packages (npm run build)`);
-      const rng = generator(SEED);
-      const violations: string[] = [];
-      const stats: Stats = {
-        calls: 0,
-        appends: 0,
-        children: 0,
-        answers: 0,
-        approvals: 0,
-        tasks: 0,
-        effects: 0,
-        recovered: 0,
-        interrupted: 0,
-        atEffect: 0,
-        duringOpen: 0,
-      };
-      const seen = { recovered: 0, interrupted: 0 };
-      let store = newStore();
-      let w = new Workload(store, 0, Math.floor(rng() * 2 ** 31));
-      // The check of one kill runs while the next workload works (never two checks at once).
-      let checking: Promise<void> = Promise.resolve();
-      let checkError: unknown = null;
-      for (let kill = 0; kill < KILLS; kill++) {
-        const epoch = kill % STORE_KILLS;
-        const plan = planKill(rng);
-        const nextStore = epoch === STORE_KILLS - 1 ? newStore() : store;
-        await w.loaded;
-        w.go();
-        // The next kill's workload loads its modules while this one works; it touches its store only on `go`.
-        const next = kill + 1 < KILLS ? new Workload(nextStore, (kill + 1) % STORE_KILLS, Math.floor(rng() * 2 ** 31)) : null;
-        const at = await killAsPlanned(w, plan, stats).catch((err: Error) => {
-          throw new Error(`kill ${kill}: ${err.message}`);
-        });
-        const remains = takeRemains(store);
-        const lastOfStore = nextStore !== store || kill === KILLS - 1;
-        if (lastOfStore) {
-          tally(stats, remains);
-          rmSync(store.dir, { recursive: true, force: true }); // no workload opens it again; its copy is in `remains`
-        }
-        await checking;
-        if (checkError) throw checkError;
-        const label = `kill ${kill} (store ${Math.floor(kill / STORE_KILLS)} epoch ${epoch}, ${at})`;
-        checking = check(remains).then(
-          (c) => {
-            violations.push(...[...new Set(c.violations)].map((v) => `${label}: ${v}`));
-            stats.recovered += c.recovered - seen.recovered;
-            stats.interrupted += c.interrupted - seen.interrupted;
-            Object.assign(seen, lastOfStore ? { recovered: 0, interrupted: 0 } : { recovered: c.recovered, interrupted: c.interrupted });
-          },
-          (err: unknown) => void (checkError = err),
-        );
-        store = nextStore;
-        if (next) w = next;
+  it(`SIGKILL at random points (${KILLS} kills): after each, the reopened store keeps every invariant`, {
+    timeout: 120_000 + KILLS * 8_000,
+  }, async () => {
+    for (const file of BUILT)
+      if (!existsSync(file)) throw new Error(`${file} is missing: the crash workload runs the built packages (npm run build)`);
+    const rng = generator(SEED);
+    const violations: string[] = [];
+    const stats: Stats = {
+      calls: 0,
+      appends: 0,
+      children: 0,
+      answers: 0,
+      approvals: 0,
+      tasks: 0,
+      effects: 0,
+      recovered: 0,
+      interrupted: 0,
+      atEffect: 0,
+      duringOpen: 0,
+    };
+    const seen = { recovered: 0, interrupted: 0 };
+    let store = newStore();
+    let w = new Workload(store, 0, Math.floor(rng() * 2 ** 31));
+    // The check of one kill runs while the next workload works (never two checks at once).
+    let checking: Promise<void> = Promise.resolve();
+    let checkError: unknown = null;
+    for (let kill = 0; kill < KILLS; kill++) {
+      const epoch = kill % STORE_KILLS;
+      const plan = planKill(rng);
+      const nextStore = epoch === STORE_KILLS - 1 ? newStore() : store;
+      await w.loaded;
+      w.go();
+      // The next kill's workload loads its modules while this one works; it touches its store only on `go`.
+      const next = kill + 1 < KILLS ? new Workload(nextStore, (kill + 1) % STORE_KILLS, Math.floor(rng() * 2 ** 31)) : null;
+      const at = await killAsPlanned(w, plan, stats).catch((err: Error) => {
+        throw new Error(`kill ${kill}: ${err.message}`);
+      });
+      const remains = takeRemains(store);
+      const lastOfStore = nextStore !== store || kill === KILLS - 1;
+      if (lastOfStore) {
+        tally(stats, remains);
+        rmSync(store.dir, { recursive: true, force: true }); // no workload opens it again; its copy is in `remains`
       }
       await checking;
       if (checkError) throw checkError;
-      console.log(figure(stats, violations.length));
-      expect(violations.slice(0, 20)).toEqual([]);
-      // The workload did what it is for: a run that never reached these paths would check nothing.
-      if (KILLS >= 25) {
-        for (const what of ['calls', 'appends', 'children', 'answers', 'approvals', 'tasks', 'effects', 'recovered'] as const) {
-          expect.soft(stats[what], `${what} in ${KILLS} kills`).toBeGreaterThan(0);
-        }
+      const label = `kill ${kill} (store ${Math.floor(kill / STORE_KILLS)} epoch ${epoch}, ${at})`;
+      checking = check(remains).then(
+        (c) => {
+          violations.push(...[...new Set(c.violations)].map((v) => `${label}: ${v}`));
+          stats.recovered += c.recovered - seen.recovered;
+          stats.interrupted += c.interrupted - seen.interrupted;
+          Object.assign(seen, lastOfStore ? { recovered: 0, interrupted: 0 } : { recovered: c.recovered, interrupted: c.interrupted });
+        },
+        (err: unknown) => void (checkError = err),
+      );
+      store = nextStore;
+      if (next) w = next;
+    }
+    await checking;
+    if (checkError) throw checkError;
+    console.log(figure(stats, violations.length));
+    expect(violations.slice(0, 20)).toEqual([]);
+    // The workload did what it is for: a run that never reached these paths would check nothing.
+    if (KILLS >= 25) {
+      for (const what of ['calls', 'appends', 'children', 'answers', 'approvals', 'tasks', 'effects', 'recovered'] as const) {
+        expect.soft(stats[what], `${what} in ${KILLS} kills`).toBeGreaterThan(0);
       }
-    },
-  );
+    }
+  });
 });

@@ -93,7 +93,10 @@ export class KnownPool {
 
   /** A value seen under a key that fits `key`: the first alias's newest first (generated indexes lean small). */
   readonly known: KnownStrings = (key, index, accept) => {
-    const candidates = [...(ALIASES[key] ?? [key])].reverse().flatMap((k) => this.#byKey.get(k) ?? []).filter(accept);
+    const candidates = [...(ALIASES[key] ?? [key])]
+      .reverse()
+      .flatMap((k) => this.#byKey.get(k) ?? [])
+      .filter(accept);
     return candidates.length > 0 ? candidates[candidates.length - 1 - (index % candidates.length)] : undefined;
   };
 }

@@ -66,7 +66,16 @@ interface Tally {
 }
 
 const newTally = (): Tally => ({
-  calls: 0, ms: 0, ok: 0, refused: 0, internal: 0, malformed: 0, throws: 0, hangs: 0, codes: new Map(), examples: new Map(),
+  calls: 0,
+  ms: 0,
+  ok: 0,
+  refused: 0,
+  internal: 0,
+  malformed: 0,
+  throws: 0,
+  hangs: 0,
+  codes: new Map(),
+  examples: new Map(),
 });
 
 /** Arguments as a short string, whatever they are (deep, huge, not JSON). */
@@ -214,7 +223,10 @@ describe('robustness: fuzz', () => {
     console.log(`fuzz calls ${sum('calls')}, internal_error ${sum('internal')}, throws ${sum('throws')}, hangs ${sum('hangs')}`);
     for (const s of SURFACES) {
       const t = tallies[s];
-      const codes = [...t.codes].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ');
+      const codes = [...t.codes]
+        .sort((a, b) => b[1] - a[1])
+        .map(([c, n]) => `${c} ${n}`)
+        .join(', ');
       console.log(`  ${s}: ${t.calls} calls in ${(t.ms / 1000).toFixed(1)} s, ok ${t.ok}, refused ${t.refused}; ${codes}`);
     }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);

@@ -84,8 +84,20 @@ const strangeStrings = [
 ];
 
 const hugeNumbers = [
-  0, -0.5, -1, 1.5, 2 ** 31, 2 ** 53, 2 ** 53 + 2, -(2 ** 53) - 2,
-  Number.MAX_SAFE_INTEGER, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 1e-7,
+  0,
+  -0.5,
+  -1,
+  1.5,
+  2 ** 31,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 53) - 2,
+  Number.MAX_SAFE_INTEGER,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MIN_VALUE,
+  1e21,
+  1e-7,
 ];
 const jsOnlyValues = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, undefined];
 
@@ -99,13 +111,15 @@ export interface HostileOptions {
 /** One hostile value. */
 export function hostileValue(opts: HostileOptions = {}): fc.Arbitrary<unknown> {
   // Past every bound (tool fields, 1 MiB of arguments, the REST body limit) now and then; mostly just long.
-  const long = fc.tuple(
-    fc.constantFrom('x', '\ud800', '🐱', 'é', '\u0000'),
-    fc.oneof(
-      { weight: 6, arbitrary: fc.constantFrom(1_000, 10_000, 33_000, 70_000) },
-      { weight: 1, arbitrary: fc.constantFrom(300_000, 1_100_000) },
-    ),
-  ).map(([unit, n]) => unit.repeat(n));
+  const long = fc
+    .tuple(
+      fc.constantFrom('x', '\ud800', '🐱', 'é', '\u0000'),
+      fc.oneof(
+        { weight: 6, arbitrary: fc.constantFrom(1_000, 10_000, 33_000, 70_000) },
+        { weight: 1, arbitrary: fc.constantFrom(300_000, 1_100_000) },
+      ),
+    )
+    .map(([unit, n]) => unit.repeat(n));
   const depth = fc.integer({ min: 100, max: Math.max(100, opts.maxDepth ?? 10_000) });
   const deep = fc.tuple(depth, fc.constantFrom('array' as const, 'object' as const, 'mixed' as const)).map(([d, s]) => nested(d, s));
   const wide = fc.oneof(

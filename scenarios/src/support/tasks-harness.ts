@@ -116,7 +116,15 @@ export function targetsPlugin(): Targets {
         description: 'Task, memory, mailbox and target tools, all visible at spawn.',
         systemPrompt: 'You are a task test agent.',
         promptMode: 'libos_default',
-        defaultSkills: ['agent-libos-skill-navigation', 'agent-libos-runtime-session', 'agent-libos-object-memory', 'agent-libos-child-processes', 'agent-libos-authority', TASKS_SKILL, TARGETS_SKILL],
+        defaultSkills: [
+          'agent-libos-skill-navigation',
+          'agent-libos-runtime-session',
+          'agent-libos-object-memory',
+          'agent-libos-child-processes',
+          'agent-libos-authority',
+          TASKS_SKILL,
+          TARGETS_SKILL,
+        ],
         defaultTools: TASK_TOOLS,
         // Exactly these tools: tt_hidden's Skill is loaded, yet tt_hidden stays outside the table (OT-5).
         toolTablePolicy: 'exact',
@@ -145,7 +153,9 @@ export function testClock(start = Date.parse('2026-01-01T00:00:00.000Z')): TestC
 }
 
 /** Opens the runtime (in memory unless `path`; a reopen passes `idStart` past the ids the first runtime used). */
-export async function openTaskHarness(opts: { path?: string; idStart?: number; tasks?: TasksOptions; clock?: TestClock } = {}): Promise<TaskHarness> {
+export async function openTaskHarness(
+  opts: { path?: string; idStart?: number; tasks?: TasksOptions; clock?: TestClock } = {},
+): Promise<TaskHarness> {
   const targets = targetsPlugin();
   const clock = opts.clock ?? testClock();
   const rt = await openRuntime({
@@ -163,7 +173,13 @@ export async function openTaskHarness(opts: { path?: string; idStart?: number; t
 export const idleProvider: LlmProvider = {
   name: 'idle',
   model: 'idle',
-  completeAction: async () => ({ content: null, toolCalls: [], api: 'idle', model: 'idle', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }),
+  completeAction: async () => ({
+    content: null,
+    toolCalls: [],
+    api: 'idle',
+    model: 'idle',
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  }),
 };
 
 /** Runs the scheduler for at most `quanta` quanta with the idle provider (runners settle; other processes idle). */
@@ -172,7 +188,11 @@ export async function drive(rt: Runtime, quanta = 24): Promise<RunReport> {
 }
 
 /** A task-agent root process holding `process:spawn` write, with a mutable owner Object named `owner` in its scope. */
-export async function creatorWithOwner(rt: Runtime, goal = 'creator', opts: { spawn?: boolean; parentPid?: string } = {}): Promise<{ pid: string; owner: string }> {
+export async function creatorWithOwner(
+  rt: Runtime,
+  goal = 'creator',
+  opts: { spawn?: boolean; parentPid?: string } = {},
+): Promise<{ pid: string; owner: string }> {
   const p = await rt.spawn({ goal, image: TASK_IMAGE, ...(opts.parentPid ? { parentPid: opts.parentPid } : {}) });
   if (opts.spawn !== false) await rt.grant(p.pid, 'process:spawn', ['write']);
   const r = await rt.call(p.pid, 'create_memory_object', { type: 'plan', name: 'owner', payload: { entries: [] }, immutable: false });

@@ -109,7 +109,7 @@ export function registerCode(program: Command, kit: CommandKit): void {
     .command('code <dir>')
     .description(
       'run coding-agent:v0 on a directory in one runtime: grants fs:<dir>/* and git:<dir> read+write (and --shell programs), runs it ' +
-      'to its exit',
+        'to its exit',
     )
     .requiredOption('--goal <text>', 'what the agent must achieve')
     .option(

@@ -32,7 +32,14 @@ describe('libos config show', { timeout: 120_000 }, () => {
   it('prints every default when there is no config file, and does not create the store', () => {
     const { db } = freshFolder();
     const shown = libosOn(db).json('config', 'show');
-    const defaults = { timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {}, mcp_servers: {}, plugins: [] };
+    const defaults = {
+      timezone: 'UTC',
+      sleep: { max_seconds: 60 },
+      llm_context: { policy: 'source_only' },
+      llm_profiles: {},
+      mcp_servers: {},
+      plugins: [],
+    };
     expect(shown).toEqual({ path: null, config: defaults });
     expect(existsSync(db)).toBe(false);
     const text = libosOn(db).run('config', 'show');

@@ -28,7 +28,10 @@ describe('libos events', { timeout: 120_000 }, () => {
     const line = follower.stdout.split('\n').find((l) => l.includes(messageId))!;
     expect(line).toMatch(new RegExp(`^\\d+  \\S+Z  ${pid}  message_posted  \\{.*"message_id":"${messageId}"`));
     // Each event once, in sequence order.
-    const seqs = follower.stdout.trim().split('\n').map((l) => Number(l.split('  ')[0]));
+    const seqs = follower.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split('  ')[0]));
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(follower.stderr).toBe('');
@@ -40,7 +43,12 @@ describe('libos events', { timeout: 120_000 }, () => {
     const last = all.at(-1).seq;
     const follower = startLibos(db, ['--json', 'events', '--follow', '--after', String(last - 2), '--follow-ms', '300']);
     expect(await follower.exited).toBe(0);
-    expect(follower.stdout.trim().split('\n').map((l) => JSON.parse(l).seq)).toEqual([last - 1, last]);
+    expect(
+      follower.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).seq),
+    ).toEqual([last - 1, last]);
     expect(json('events', '--after', String(last - 1))).toMatchObject([{ seq: last }]);
     expect(json('events', '--type', 'process_created').every((e: { type: string }) => e.type === 'process_created')).toBe(true);
   });

@@ -35,7 +35,13 @@ export function eventLine(e: RuntimeEvent): string {
  * one writer at a time, so each poll opens it, reads by sequence and closes it again; a poll that finds the lease
  * held by another runtime (a long `libos run`) is skipped and the next one catches up.
  */
-async function follow(o: GlobalOptions, q: EventQuery, after: number, intervalMs: number, stopAfterMs: number | undefined): Promise<number> {
+async function follow(
+  o: GlobalOptions,
+  q: EventQuery,
+  after: number,
+  intervalMs: number,
+  stopAfterMs: number | undefined,
+): Promise<number> {
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);
@@ -89,7 +95,12 @@ export function registerEvents(program: Command, kit: CommandKit): void {
         if (f.follow) return follow(o, q, after ?? 0, intervalMs, followMs);
         await withRuntime(o, async (rt) => {
           const rows = await rt.events({ ...q, limit, ...(after !== undefined ? { after } : {}) });
-          print(o, rows, () => table(rows.map((r) => ({ seq: r.seq, ts: r.ts, pid: r.pid, type: r.type, data: r.data })), ['seq', 'ts', 'pid', 'type', 'data']));
+          print(o, rows, () =>
+            table(
+              rows.map((r) => ({ seq: r.seq, ts: r.ts, pid: r.pid, type: r.type, data: r.data })),
+              ['seq', 'ts', 'pid', 'type', 'data'],
+            ),
+          );
         });
       }),
     );

@@ -100,11 +100,23 @@ describe('libos human', { timeout: 120_000 }, () => {
 
     expectRefused(run('human', 'answer', req.id, '--answer', 'x'), 2, 'give exactly one of --approve or --reject');
     expectRefused(run('human', 'answer', req.id, '--approve', '--reject', '--answer', 'x'), 2, 'give exactly one of --approve or --reject');
-    expectRefused(run('human', 'answer', req.id, '--approve', '--answer', 'x', '--decision', 'always_deny'), 2, '--approve contradicts --decision always_deny');
-    expectRefused(run('human', 'answer', req.id, '--reject', '--decision', 'always_allow'), 2, '--reject contradicts --decision always_allow');
+    expectRefused(
+      run('human', 'answer', req.id, '--approve', '--answer', 'x', '--decision', 'always_deny'),
+      2,
+      '--approve contradicts --decision always_deny',
+    );
+    expectRefused(
+      run('human', 'answer', req.id, '--reject', '--decision', 'always_allow'),
+      2,
+      '--reject contradicts --decision always_allow',
+    );
     expectRefused(run('human', 'answer', req.id, '--approve'), 2, '--approve of a question needs --answer <text>');
     expectRefused(run('human', 'answer', req.id, '--approve', '--answer', '   '), 2, '--approve of a question needs --answer <text>');
-    expectRefused(run('human', 'answer', req.id, '--reject', '--decision', 'ask_each_time'), 2, '--decision applies to permission requests');
+    expectRefused(
+      run('human', 'answer', req.id, '--reject', '--decision', 'ask_each_time'),
+      2,
+      '--decision applies to permission requests',
+    );
     expect(run('human', 'answer', req.id, '--approve', '--answer', 'x', '--decision', 'sometimes').code).toBe(2);
     expectRefused(run('human', 'answer', 'hreq_0000000000000000', '--reject'), 1, 'human_request_not_found');
     expect(run('human', 'list', '--status', 'maybe').code).toBe(2);
@@ -128,12 +140,25 @@ describe('libos human', { timeout: 120_000 }, () => {
     const script = writeScript(dir, 'permission.yaml', PERMISSION_SCRIPT);
     expect(run('run', '--script', script).stdout).toMatch(/q3 .* waiting_human +create_memory_namespace/);
     const [req] = json('human', 'list');
-    expect(req).toMatchObject({ pid, kind: 'permission', status: 'pending', details: { resource: 'object_namespace:team', rights: ['write'] } });
+    expect(req).toMatchObject({
+      pid,
+      kind: 'permission',
+      status: 'pending',
+      details: { resource: 'object_namespace:team', rights: ['write'] },
+    });
     expect(run('human', 'list').stdout).toContain('permission  pending  write on object_namespace:team');
 
     const before = json('audit', '--limit', '10000').length;
-    expectRefused(run('human', 'answer', req.id, '--approve', '--decision', 'always_deny'), 2, '--approve contradicts --decision always_deny');
-    expectRefused(run('human', 'answer', req.id, '--reject', '--decision', 'always_allow'), 2, '--reject contradicts --decision always_allow');
+    expectRefused(
+      run('human', 'answer', req.id, '--approve', '--decision', 'always_deny'),
+      2,
+      '--approve contradicts --decision always_deny',
+    );
+    expectRefused(
+      run('human', 'answer', req.id, '--reject', '--decision', 'always_allow'),
+      2,
+      '--reject contradicts --decision always_allow',
+    );
     expect(json('audit', '--limit', '10000').length).toBe(before);
 
     const ok = run('human', 'answer', req.id, '--approve', '--decision', 'ask_each_time');
@@ -186,11 +211,17 @@ describe('libos human', { timeout: 120_000 }, () => {
     const script = writeScript(dir, 'standing.yaml', STANDING_SCRIPT);
     expect(run('run', '--script', script).stdout).toMatch(/q2 .* waiting_human +request_permission/);
     const [req] = json('human', 'list', '--pid', pid);
-    expect(req).toMatchObject({ kind: 'permission', prompt: "I keep the team's notes", details: { resource: 'object_namespace:team', rights: ['write'] } });
+    expect(req).toMatchObject({
+      kind: 'permission',
+      prompt: "I keep the team's notes",
+      details: { resource: 'object_namespace:team', rights: ['write'] },
+    });
     const r = run('human', 'answer', req.id, '--reject', '--decision', 'always_deny');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(`${req.id} rejected (always_deny); ${pid} is runnable`);
-    expect(json('caps', pid)).toEqual(expect.arrayContaining([expect.objectContaining({ effect: 'deny', resource: 'object_namespace:team', rights: ['write'] })]));
+    expect(json('caps', pid)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ effect: 'deny', resource: 'object_namespace:team', rights: ['write'] })]),
+    );
     const resumed = run('run', '--script', script);
     expect(resumed.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +completed +request_permission`));
     expect(json('show', pid)).toMatchObject({ status: 'exited' });

@@ -19,10 +19,30 @@ export function registerLlmCalls(program: Command, kit: CommandKit): void {
           if (f.pid) await rt.process(f.pid);
           const rows = await rt.llmCalls({ limit, ...(f.pid ? { pid: f.pid } : {}) });
           // --json leaves out the stored prompts and replies (they can be large); the store keeps them.
-          const brief = rows.map((r) => ({ id: r.id, pid: r.pid, status: r.status, provider: r.provider, model: r.model, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, total_tokens: r.totalTokens, latency_ms: r.latencyMs, error: r.error, created_at: r.createdAt }));
+          const brief = rows.map((r) => ({
+            id: r.id,
+            pid: r.pid,
+            status: r.status,
+            provider: r.provider,
+            model: r.model,
+            prompt_tokens: r.promptTokens,
+            completion_tokens: r.completionTokens,
+            total_tokens: r.totalTokens,
+            latency_ms: r.latencyMs,
+            error: r.error,
+            created_at: r.createdAt,
+          }));
           print(o, brief, () =>
             table(
-              brief.map((r) => ({ id: r.id, pid: r.pid, status: r.status, model: `${r.provider}/${r.model}`, tokens: r.total_tokens === null ? null : `${r.prompt_tokens ?? '?'}+${r.completion_tokens ?? '?'}=${r.total_tokens}`, latency: `${r.latency_ms} ms`, error: r.error && r.error.length > 60 ? `${r.error.slice(0, 59)}…` : r.error })),
+              brief.map((r) => ({
+                id: r.id,
+                pid: r.pid,
+                status: r.status,
+                model: `${r.provider}/${r.model}`,
+                tokens: r.total_tokens === null ? null : `${r.prompt_tokens ?? '?'}+${r.completion_tokens ?? '?'}=${r.total_tokens}`,
+                latency: `${r.latency_ms} ms`,
+                error: r.error && r.error.length > 60 ? `${r.error.slice(0, 59)}…` : r.error,
+              })),
               ['id', 'pid', 'status', 'model', 'tokens', 'latency', 'error'],
             ),
           );

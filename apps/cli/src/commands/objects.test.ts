@@ -17,12 +17,25 @@ describe('libos objects', { timeout: 120_000 }, () => {
     const b = json('spawn', '--goal', 'other').pid;
     json('grant', a, 'skill:agent-libos-object-memory', 'execute');
     expect(run('call', a, 'activate_skill', '{"skill_id":"agent-libos-object-memory"}').code).toBe(0);
-    expect(run('call', a, 'create_memory_object', '{"type":"plan","name":"ledger","payload":{"entries":[]},"immutable":false}').code).toBe(0);
+    expect(run('call', a, 'create_memory_object', '{"type":"plan","name":"ledger","payload":{"entries":[]},"immutable":false}').code).toBe(
+      0,
+    );
 
     const mine = json('objects', '--pid', a);
     expect(mine.map((o: { name: string }) => o.name).sort()).toEqual(['goal', 'ledger']);
     expect(mine.every((o: { payload_available: boolean }) => o.payload_available === false)).toBe(true);
-    expect(Object.keys(mine[0]).sort()).toEqual(['immutable', 'labels', 'name', 'namespace', 'oid', 'owner', 'payload_available', 'type', 'updated_at', 'version']);
+    expect(Object.keys(mine[0]).sort()).toEqual([
+      'immutable',
+      'labels',
+      'name',
+      'namespace',
+      'oid',
+      'owner',
+      'payload_available',
+      'type',
+      'updated_at',
+      'version',
+    ]);
     expect(json('objects', '--ns', `process:${b}`).map((o: { name: string }) => o.name)).toEqual(['goal']);
     const text = run('objects', '--pid', a);
     expect(text.stdout).toMatch(/ledger +plan +1 +unavailable +normal/);

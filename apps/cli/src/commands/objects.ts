@@ -23,10 +23,29 @@ export function registerObjects(program: Command, kit: CommandKit): void {
         await withRuntime(o, async (rt) => {
           if (f.pid) await rt.process(f.pid);
           const rows = await rt.listObjects({ limit, ...(f.ns ? { namespace: f.ns } : {}), ...(f.pid ? { ownerPid: f.pid } : {}) });
-          const brief = rows.map((r) => ({ oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, version: r.version, owner: r.ownerId, immutable: r.immutable, payload_available: r.payloadAvailable, labels: r.labels, updated_at: r.updatedAt }));
+          const brief = rows.map((r) => ({
+            oid: r.oid,
+            namespace: r.namespace,
+            name: r.name,
+            type: r.type,
+            version: r.version,
+            owner: r.ownerId,
+            immutable: r.immutable,
+            payload_available: r.payloadAvailable,
+            labels: r.labels,
+            updated_at: r.updatedAt,
+          }));
           print(o, brief, () =>
             table(
-              brief.map((r) => ({ oid: r.oid, namespace: r.namespace, name: r.name, type: r.type, v: r.version, payload: r.payload_available ? 'available' : 'unavailable', sensitivity: r.labels.sensitivity })),
+              brief.map((r) => ({
+                oid: r.oid,
+                namespace: r.namespace,
+                name: r.name,
+                type: r.type,
+                v: r.version,
+                payload: r.payload_available ? 'available' : 'unavailable',
+                sensitivity: r.labels.sensitivity,
+              })),
               ['oid', 'namespace', 'name', 'type', 'v', 'payload', 'sensitivity'],
             ),
           );
@@ -47,14 +66,22 @@ export function registerObjects(program: Command, kit: CommandKit): void {
       kit.act(async (cmd: Command, name: string) => {
         const o = kit.g(cmd);
         // --pid and --ns also exist on `objects`; commander may hand them to the parent, so read them merged.
-        const f = cmd.optsWithGlobals() as { pid?: string; ns?: string; pointer: string; maxChars?: string; cursor?: string; sha256?: string };
-        if (!f.pid) throw new UsageError('objects read: --pid is required (a read uses that process\'s rights)');
+        const f = cmd.optsWithGlobals() as {
+          pid?: string;
+          ns?: string;
+          pointer: string;
+          maxChars?: string;
+          cursor?: string;
+          sha256?: string;
+        };
+        if (!f.pid) throw new UsageError("objects read: --pid is required (a read uses that process's rights)");
         const args: Record<string, unknown> = { name, json_pointer: f.pointer };
         if (f.ns) args.namespace = f.ns;
         if (f.maxChars) args.max_payload_chars = parsePositiveInt(f.maxChars, '--max-chars');
         if (f.cursor !== undefined) {
           const c = Number(f.cursor);
-          if (!Number.isInteger(c) || c < 0) throw new UsageError(`--cursor must be a non-negative integer (got ${JSON.stringify(f.cursor)})`);
+          if (!Number.isInteger(c) || c < 0)
+            throw new UsageError(`--cursor must be a non-negative integer (got ${JSON.stringify(f.cursor)})`);
           args.cursor = c;
         }
         if (f.sha256) args.expected_sha256 = f.sha256;
@@ -66,9 +93,22 @@ export function registerObjects(program: Command, kit: CommandKit): void {
             process.stderr.write(`libos: ${r.error.code}: ${r.error.message}\n`);
             return EXIT.toolError;
           }
-          const p = r.payload as { representation: string; payload: unknown; preview?: string; next_cursor?: number; sha256: string; version: number; type: string };
+          const p = r.payload as {
+            representation: string;
+            payload: unknown;
+            preview?: string;
+            next_cursor?: number;
+            sha256: string;
+            version: number;
+            type: string;
+          };
           print(o, p, () =>
-            [`${name} (${p.type}, version ${p.version}, sha256 ${p.sha256})`, p.representation === 'json_value' ? JSON.stringify(p.payload, null, 2) : `${p.preview}${p.next_cursor !== undefined ? `\n… continue with --cursor ${p.next_cursor} --sha256 ${p.sha256}` : ''}`].join('\n'),
+            [
+              `${name} (${p.type}, version ${p.version}, sha256 ${p.sha256})`,
+              p.representation === 'json_value'
+                ? JSON.stringify(p.payload, null, 2)
+                : `${p.preview}${p.next_cursor !== undefined ? `\n… continue with --cursor ${p.next_cursor} --sha256 ${p.sha256}` : ''}`,
+            ].join('\n'),
           );
           return EXIT.ok;
         });

@@ -68,7 +68,11 @@ describe('libos run', { timeout: 120_000 }, () => {
     const { run, json } = fresh();
     const a = json('spawn', '--goal', 'a').pid;
     const b = json('spawn', '--goal', 'b').pid;
-    const script = writeScript(dir, 'exit.json', JSON.stringify({ processes: { '*': [[{ tool: 'process_exit', args: { message: 'bye' } }]] } }));
+    const script = writeScript(
+      dir,
+      'exit.json',
+      JSON.stringify({ processes: { '*': [[{ tool: 'process_exit', args: { message: 'bye' } }]] } }),
+    );
     const r = run('run', '--script', script, '--pid', a);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain(a);
@@ -110,7 +114,19 @@ describe('libos run', { timeout: 120_000 }, () => {
           JSON.stringify({
             id: 'cmpl-1',
             model: 'tiny-test-model',
-            choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'process_exit', arguments: '{"message":"done by openai"}' } }] } }],
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'tool_calls',
+                message: {
+                  role: 'assistant',
+                  content: null,
+                  tool_calls: [
+                    { id: 'call_1', type: 'function', function: { name: 'process_exit', arguments: '{"message":"done by openai"}' } },
+                  ],
+                },
+              },
+            ],
             usage: { prompt_tokens: 30, completion_tokens: 5, total_tokens: 35 },
           }),
         );
@@ -121,7 +137,11 @@ describe('libos run', { timeout: 120_000 }, () => {
     try {
       const { port } = server.address() as { port: number };
       const db = `${dir}/openai.db`;
-      const env = { LIBOS_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, LIBOS_OPENAI_MODEL: 'tiny-test-model', LIBOS_OPENAI_API_KEY: 'sk-test' };
+      const env = {
+        LIBOS_OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        LIBOS_OPENAI_MODEL: 'tiny-test-model',
+        LIBOS_OPENAI_API_KEY: 'sk-test',
+      };
       const { json } = libosOn(db);
       const pid = json('spawn', '--goal', 'exit at once').pid;
       // The server lives in this process, so the binary must run asynchronously.
@@ -142,7 +162,9 @@ describe('resumeScript', () => {
   const b = [{ tool: 'b' }];
   it('drops the turns each pid consumed from its own queue or its copy of "*"', () => {
     const script = { processes: { p1: [a, b], '*': [b, a] } };
-    expect(resumeScript(script, ['p1', 'p2', 'p3'], (pid) => ({ p1: 1, p2: 2, p3: 0 })[pid] ?? 0)).toEqual({ processes: { p1: [b], '*': [b, a], p2: [] } });
+    expect(resumeScript(script, ['p1', 'p2', 'p3'], (pid) => ({ p1: 1, p2: 2, p3: 0 })[pid] ?? 0)).toEqual({
+      processes: { p1: [b], '*': [b, a], p2: [] },
+    });
   });
   it('drops the turns all pids consumed together from a shared queue', () => {
     expect(resumeScript([a, b, a], ['p1', 'p2'], () => 1)).toEqual([a]);

@@ -86,7 +86,12 @@ async function scriptFile(path: string): Promise<LlmScript> {
 
 const firstLine = (text: string) => text.split('\n').find((l) => l.trim() !== '') ?? text;
 
-export async function chooseProvider(flags: RunFlags, host: HostConfig, providerGiven: boolean, env: NodeJS.ProcessEnv): Promise<ProviderChoice> {
+export async function chooseProvider(
+  flags: RunFlags,
+  host: HostConfig,
+  providerGiven: boolean,
+  env: NodeJS.ProcessEnv,
+): Promise<ProviderChoice> {
   const profile = chooseProfile(flags, host, providerGiven);
   if (profile) return profileProvider(flags, profile, providerGiven, env);
   if (flags.provider === 'openai') {
@@ -98,7 +103,8 @@ export async function chooseProvider(flags: RunFlags, host: HostConfig, provider
       throw err;
     }
   }
-  if (flags.script === undefined) throw new UsageError('run: --provider scripted (the default) needs --script <file> (.json, .yaml or .yml); or use --provider openai');
+  if (flags.script === undefined)
+    throw new UsageError('run: --provider scripted (the default) needs --script <file> (.json, .yaml or .yml); or use --provider openai');
   return { kind: 'scripted', script: await scriptFile(flags.script), profile: null };
 }
 
@@ -107,7 +113,10 @@ export async function scriptedProvider(rt: Runtime, script: LlmScript, model?: s
   const pids = (await rt.processes()).map((p) => p.pid);
   const consumed = new Map<string, number>();
   for (const pid of pids) consumed.set(pid, (await rt.llmCalls({ pid, limit: 10_000 })).filter((c) => c.provider === 'scripted').length);
-  return new ScriptedProvider(resumeScript(script, pids, (pid) => consumed.get(pid) ?? 0), model !== undefined ? { model } : {});
+  return new ScriptedProvider(
+    resumeScript(script, pids, (pid) => consumed.get(pid) ?? 0),
+    model !== undefined ? { model } : {},
+  );
 }
 
 /** One progress line: quantum number, pid, kind, stop reason, tools (`!code` marks a failed one). */
@@ -134,7 +143,7 @@ function subtree(all: readonly ProcessInfo[], root: string): Set<string> {
   const ids = new Set([root]);
   for (let grew = true; grew; ) {
     grew = false;
-    for (const p of all) if (p.parentPid && ids.has(p.parentPid) && !ids.has(p.pid)) (ids.add(p.pid), (grew = true));
+    for (const p of all) if (p.parentPid && ids.has(p.parentPid) && !ids.has(p.pid)) ids.add(p.pid), (grew = true);
   }
   return ids;
 }
@@ -200,7 +209,15 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
     const log: Record<string, unknown>[] = [];
     const providerFailures = new Map<string, { code: string; message: string }>();
     const onQuantum = (q: QuantumResult) => {
-      log.push({ pid: q.pid, kind: q.kind, stop_reason: q.stopReason ?? null, executed: q.executed, skipped: q.skipped, errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])), ...(q.error ? { error: q.error } : {}) });
+      log.push({
+        pid: q.pid,
+        kind: q.kind,
+        stop_reason: q.stopReason ?? null,
+        executed: q.executed,
+        skipped: q.skipped,
+        errors: q.results.flatMap((r) => (r.ok ? [] : [r.error.code])),
+        ...(q.error ? { error: q.error } : {}),
+      });
       if (q.kind === 'paused' && q.error) providerFailures.set(q.pid, q.error);
       if (!o.json) process.stdout.write(`${quantumLine(log.length, q)}\n`);
     };
@@ -223,7 +240,14 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
     const all = await rt.processes();
     const scope = flags.pid ? all.filter((p) => subtree(all, flags.pid!).has(p.pid)) : all;
     const statuses = countStatuses(scope);
-    const failed = scope.filter((p) => p.status === 'failed' || p.status === 'killed').map((p) => ({ pid: p.pid, status: p.status, code: (p.outcome?.code as string | undefined) ?? null, message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null }));
+    const failed = scope
+      .filter((p) => p.status === 'failed' || p.status === 'killed')
+      .map((p) => ({
+        pid: p.pid,
+        status: p.status,
+        code: (p.outcome?.code as string | undefined) ?? null,
+        message: (p.outcome?.message ?? p.outcome?.reason ?? null) as string | null,
+      }));
     const pendingHuman = (await rt.humanRequests({ status: 'pending' })).filter((h) => scope.some((p) => p.pid === h.pid)).length;
     // A process the provider failed (after its retries) is paused with the error: the run exits 1 naming it.
     const stillPaused = new Set(scope.filter((p) => p.status === 'paused').map((p) => p.pid));
@@ -249,11 +273,18 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
       [
         `run: ${out.quanta} ${out.quanta === 1 ? 'quantum' : 'quanta'}, ${ended}`,
         ...(profileLine ? [profileLine] : []),
-        `processes: ${Object.entries(statuses).map(([s, c]) => `${s} ${c}`).join(', ') || 'none'}`,
+        `processes: ${
+          Object.entries(statuses)
+            .map(([s, c]) => `${s} ${c}`)
+            .join(', ') || 'none'
+        }`,
         ...failed.map((f) => `  ${f.pid} ${f.status}${f.code ? `: ${f.code}` : ''}${f.message ? `: ${firstLine(f.message)}` : ''}`),
         ...(pendingHuman ? [`human requests pending: ${pendingHuman} (libos human list)`] : []),
         ...(out.held.length ? [`held paused during the run and resumed: ${out.held.join(', ')}`] : []),
-        ...providerFailed.map((f) => `provider failed: ${f.pid} paused: ${f.code}: ${firstLine(f.message)} (fix the provider, then libos resume ${f.pid} and run again)`),
+        ...providerFailed.map(
+          (f) =>
+            `provider failed: ${f.pid} paused: ${f.code}: ${firstLine(f.message)} (fix the provider, then libos resume ${f.pid} and run again)`,
+        ),
       ].join('\n'),
     );
     return providerFailed.length > 0 ? EXIT.toolError : EXIT.ok;
@@ -266,9 +297,13 @@ export function registerRun(program: Command, kit: CommandKit): void {
     .command('run')
     .description('run the scheduler until nothing is runnable or --max-quanta is spent; one line per quantum, then a summary')
     .option('--max-quanta <n>', 'quanta this run may spend, shared by all processes (default: until idle)')
-    .addOption(new Option('--provider <name>', 'the model: scripted (needs --script) or openai (LIBOS_OPENAI_* / OPENAI_* env)').choices(['scripted', 'openai']).default('scripted'))
+    .addOption(
+      new Option('--provider <name>', 'the model: scripted (needs --script) or openai (LIBOS_OPENAI_* / OPENAI_* env)')
+        .choices(['scripted', 'openai'])
+        .default('scripted'),
+    )
     .option('--script <file>', 'scripted turns (.json, .yaml or .yml); a rerun continues each process where it stopped')
     .option('--pid <pid>', 'schedule only this process and its descendants (other runnable ones are held paused for the run)')
-    .option('--profile <name>', "an LLM profile of the host config (default: its default_profile unless --provider is given)")
+    .option('--profile <name>', 'an LLM profile of the host config (default: its default_profile unless --provider is given)')
     .action(kit.act(async (cmd: Command, flags: RunFlags) => runCommand(cmd, kit, flags)));
 }

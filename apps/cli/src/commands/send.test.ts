@@ -30,13 +30,22 @@ describe('libos send', { timeout: 120_000 }, () => {
 
     // A message on another channel does not match the wait: the process keeps waiting.
     const other = json('send', pid, '{"note": "not an order"}', '--channel', 'chat');
-    expect(other).toMatchObject({ sender: 'human:owner', recipient_pid: pid, channel: 'chat', delivery: 'normal', payload: { note: 'not an order' }, woke: false });
+    expect(other).toMatchObject({
+      sender: 'human:owner',
+      recipient_pid: pid,
+      channel: 'chat',
+      delivery: 'normal',
+      payload: { note: 'not an order' },
+      woke: false,
+    });
     expect(json('show', pid)).toMatchObject({ status: 'waiting_event' });
 
     // Text that is not JSON becomes {"text": ...}; this one matches and wakes it.
     const sent = run('send', pid, 'ship the blue one', '--channel', 'orders', '--from', 'human:alice', '--interrupt');
     expect(sent.code, sent.stderr).toBe(0);
-    expect(sent.stdout).toMatch(new RegExp(`^msg_[0-9a-f]{16} interrupt message from human:alice to ${pid} on channel orders; ${pid} woke \\(now runnable\\)\\n$`));
+    expect(sent.stdout).toMatch(
+      new RegExp(`^msg_[0-9a-f]{16} interrupt message from human:alice to ${pid} on channel orders; ${pid} woke \\(now runnable\\)\\n$`),
+    );
     expect(json('show', pid)).toMatchObject({ status: 'runnable' });
     const events = json('events', '--pid', pid, '--type', 'message_posted');
     expect(events.map((e: { data: { sender: string; channel: string } }) => [e.data.sender, e.data.channel])).toEqual([

@@ -25,14 +25,22 @@ const LABEL = /^[^\s]{1,64}$/;
 
 async function send(cmd: Command, kit: CommandKit, pid: string, text: string, flags: SendFlags): Promise<void> {
   const o = kit.g(cmd);
-  if (!HUMAN_SENDER.test(flags.from)) throw new UsageError(`--from must be human:<name> (lowercase letters, digits, . _ -), got ${JSON.stringify(flags.from)}`);
-  if (flags.channel !== undefined && !LABEL.test(flags.channel)) throw new UsageError(`--channel must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.channel)}`);
-  if (flags.kind !== undefined && !LABEL.test(flags.kind)) throw new UsageError(`--kind must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.kind)}`);
+  if (!HUMAN_SENDER.test(flags.from))
+    throw new UsageError(`--from must be human:<name> (lowercase letters, digits, . _ -), got ${JSON.stringify(flags.from)}`);
+  if (flags.channel !== undefined && !LABEL.test(flags.channel))
+    throw new UsageError(`--channel must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.channel)}`);
+  if (flags.kind !== undefined && !LABEL.test(flags.kind))
+    throw new UsageError(`--kind must be 1 to 64 characters without spaces, got ${JSON.stringify(flags.kind)}`);
   const payload = messagePayload(text);
   assertJsonBounds(payload, 'payload'); // before the store is opened (rt.sendMessage checks the same)
   await withRuntime(o, async (rt) => {
     const before = await rt.process(pid);
-    const m = await rt.sendMessage(pid, payload, { from: flags.from, delivery: flags.interrupt ? 'interrupt' : 'normal', ...(flags.channel ? { channel: flags.channel } : {}), ...(flags.kind ? { kind: flags.kind } : {}) });
+    const m = await rt.sendMessage(pid, payload, {
+      from: flags.from,
+      delivery: flags.interrupt ? 'interrupt' : 'normal',
+      ...(flags.channel ? { channel: flags.channel } : {}),
+      ...(flags.kind ? { kind: flags.kind } : {}),
+    });
     const after = await rt.process(pid);
     const woke = before.status !== 'runnable' && after.status === 'runnable';
     const wakes = woke ? `; ${pid} woke (now runnable)` : '';

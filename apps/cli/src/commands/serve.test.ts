@@ -22,7 +22,14 @@ describe('libos serve', { timeout: 60_000 }, () => {
     const { db, dir } = tempStore('libos-serve-');
     const server = startLibos(db, ['serve', '--port', '0']);
     const info = JSON.parse(await firstLine(server)) as { url: string; token: string; db: string };
-    expect(info).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), token: expect.stringMatching(/^[0-9a-f]{64}$/), db: realpathSync(db), pid: server.child.pid, scheduler: null, console: `${info.url}/#token=${info.token}` });
+    expect(info).toEqual({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      token: expect.stringMatching(/^[0-9a-f]{64}$/),
+      db: realpathSync(db),
+      pid: server.child.pid,
+      scheduler: null,
+      console: `${info.url}/#token=${info.token}`,
+    });
     // The web console is bundled with the server: its page needs no token (the page asks the API with the one in the fragment).
     const page = await fetch(`${info.url}/`);
     expect({ status: page.status, type: page.headers.get('content-type') }).toEqual({ status: 200, type: 'text/html; charset=utf-8' });
@@ -32,11 +39,19 @@ describe('libos serve', { timeout: 60_000 }, () => {
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ ok: true, db: info.db });
     expect((await fetch(`${info.url}/api/health`)).status).toBe(401);
-    const spawned = await fetch(`${info.url}/api/processes`, { method: 'POST', headers: { authorization: `Bearer ${info.token}` }, body: JSON.stringify({ goal: 'served' }) });
+    const spawned = await fetch(`${info.url}/api/processes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${info.token}` },
+      body: JSON.stringify({ goal: 'served' }),
+    });
     expect(spawned.status).toBe(201);
     // The server holds the store's writer lease: a command that needs the store to itself is refused, naming it.
     const script = writeScript(dir, 'turns.json', '[]');
-    expectRefused(libosOn(db).run('run', '--script', script), 1, `store_locked: store ${realpathSync(db)} is served by libos serve (pid ${server.child.pid}) at ${info.url}`);
+    expectRefused(
+      libosOn(db).run('run', '--script', script),
+      1,
+      `store_locked: store ${realpathSync(db)} is served by libos serve (pid ${server.child.pid}) at ${info.url}`,
+    );
 
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(0);

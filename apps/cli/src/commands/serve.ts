@@ -19,7 +19,8 @@ interface ServeFlags {
 
 function parsePort(text: string): number {
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n > 65_535) throw new UsageError(`--port must be an integer in 0..65535 (got ${JSON.stringify(text)}; 0 picks a free port)`);
+  if (!/^\d+$/.test(text) || n > 65_535)
+    throw new UsageError(`--port must be an integer in 0..65535 (got ${JSON.stringify(text)}; 0 picks a free port)`);
   return n;
 }
 
@@ -57,7 +58,12 @@ export function registerServe(program: Command, kit: CommandKit): void {
     .option('--port <n>', 'port (0 picks a free one)', '0')
     .option('--host <host>', 'a loopback host (127.0.0.1, ::1, localhost)', '127.0.0.1')
     .option('--token <token>', 'bearer token, 16+ visible characters (default: 32 random bytes as hex)')
-    .addOption(new Option('--provider <name>', 'run the scheduler in the background with this model: openai (LIBOS_OPENAI_* env) or script (needs --script)').choices(['openai', 'script', 'scripted']))
+    .addOption(
+      new Option(
+        '--provider <name>',
+        'run the scheduler in the background with this model: openai (LIBOS_OPENAI_* env) or script (needs --script)',
+      ).choices(['openai', 'script', 'scripted']),
+    )
     .option('--script <file>', 'with --provider script: the scripted turns (.json, .yaml or .yml)')
     .option('--profile <name>', 'run the scheduler in the background with this LLM profile of the host config')
     .action(

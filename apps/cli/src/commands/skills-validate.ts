@@ -16,7 +16,13 @@ function findSkillFiles(dir: string, depth = 0): string[] {
 }
 
 function isPlugin(v: unknown): v is Plugin {
-  return typeof v === 'object' && v !== null && typeof (v as Plugin).name === 'string' && Array.isArray((v as Plugin).skills) && Array.isArray((v as Plugin).tools);
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as Plugin).name === 'string' &&
+    Array.isArray((v as Plugin).skills) &&
+    Array.isArray((v as Plugin).tools)
+  );
 }
 
 /** Imports a plugin package's entry, if it has a built one, and returns its plugin. */
@@ -26,7 +32,8 @@ async function importPlugin(dir: string): Promise<Plugin | null> {
   const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { main?: string; module?: string; exports?: unknown };
   const exp = pkg.exports as Record<string, unknown> | string | undefined;
   const dot = typeof exp === 'string' ? exp : (exp?.['.'] as Record<string, unknown> | string | undefined);
-  const entry = typeof dot === 'string' ? dot : ((dot?.import as { default?: string } | string | undefined) ?? dot?.default ?? pkg.module ?? pkg.main);
+  const entry =
+    typeof dot === 'string' ? dot : ((dot?.import as { default?: string } | string | undefined) ?? dot?.default ?? pkg.module ?? pkg.main);
   const file = typeof entry === 'string' ? entry : (entry as { default?: string } | undefined)?.default;
   if (!file || !existsSync(join(dir, file))) return null;
   const mod = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
@@ -73,7 +80,8 @@ export async function validatePluginDir(dirArg: string): Promise<ValidationRepor
     } catch (err) {
       if (!isLibosError(err)) throw err;
       const listed = (err.details?.problems as SkillProblem[] | undefined) ?? [{ file: dir, field: 'plugin', message: err.message }];
-      for (const p of listed) if (!problems.some((q) => q.file === p.file && q.field === p.field && q.message === p.message)) problems.push(p);
+      for (const p of listed)
+        if (!problems.some((q) => q.file === p.file && q.field === p.field && q.message === p.message)) problems.push(p);
     }
   }
   return { dir, skills, plugin: pluginName, problems };

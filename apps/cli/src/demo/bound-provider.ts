@@ -4,7 +4,8 @@ import type { LlmProvider, LlmRequest, LlmResponse, LlmToolCall, ScriptedProvide
 export function bindPlaceholders(value: unknown, vars: ReadonlyMap<string, string>): unknown {
   if (typeof value === 'string') return value.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => vars.get(name) ?? whole);
   if (Array.isArray(value)) return value.map((v) => bindPlaceholders(v, vars));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bindPlaceholders(v, vars)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bindPlaceholders(v, vars)]));
   return value;
 }
 

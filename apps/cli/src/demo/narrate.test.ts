@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { describeResult } from './narrate.js';
 
 const role = (pid: unknown) => String(pid);
-const waiting = (wait: object) => ({ ok: true as const, call_id: 'call_1', tool: 't', payload: null, wait }) as Parameters<typeof describeResult>[1];
+const waiting = (wait: object) =>
+  ({ ok: true as const, call_id: 'call_1', tool: 't', payload: null, wait }) as Parameters<typeof describeResult>[1];
 
 describe('demo narration', () => {
   it('names a wait as the kernel names its stop: a sleep waits as waiting_timer, a task wait as waiting_task', () => {

@@ -74,7 +74,8 @@ export function startLibos(db: string, args: readonly string[], env: Record<stri
     /** Resolves once stdout contains `text`; rejects if the process ends first (so a broken follow fails, not hangs). */
     async waitFor(text: string): Promise<void> {
       while (!stdout.includes(text)) {
-        if (done) throw new Error(`libos ${args.join(' ')} ended before printing ${JSON.stringify(text)}; stdout: ${stdout}; stderr: ${stderr}`);
+        if (done)
+          throw new Error(`libos ${args.join(' ')} ended before printing ${JSON.stringify(text)}; stdout: ${stdout}; stderr: ${stderr}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -12,7 +12,8 @@ export function parseWith<S extends z.ZodType>(schema: S, raw: unknown, where: s
   const issue = r.error.issues[0]!;
   const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
   const field = keys.length > 0 ? [...issue.path, keys[0]].join('.') : issue.path.length > 0 ? issue.path.join('.') : where;
-  const message = keys.length > 0 ? `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
+  const message =
+    keys.length > 0 ? `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}` : issue.message;
   throw new LibosError('invalid_arguments', `${field}: ${message}`, {
     details: { field, issues: r.error.issues.map((i) => ({ path: i.path.join('.'), code: i.code, message: i.message })) },
   });
@@ -30,7 +31,10 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
     try {
       raw = JSON.parse(text) as unknown;
     } catch (err) {
-      throw new LibosError('invalid_arguments', `body: malformed JSON (${(err as Error).message})`, { details: { field: 'body' }, cause: err });
+      throw new LibosError('invalid_arguments', `body: malformed JSON (${(err as Error).message})`, {
+        details: { field: 'body' },
+        cause: err,
+      });
     }
   }
   // The shared JSON bounds, per field, before any (recursive) validation: too deep or too large is a 400, never a 500.
@@ -51,7 +55,9 @@ export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<
  * @example
  * new Hono().post('/processes', jsonBody(SpawnBody), (c) => c.json(c.req.valid('json')));
  */
-export function jsonBody<S extends z.ZodType>(schema: S): MiddlewareHandler<Env, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
+export function jsonBody<S extends z.ZodType>(
+  schema: S,
+): MiddlewareHandler<Env, string, { in: { json: z.input<S> }; out: { json: z.output<S> } }> {
   return async (c, next) => {
     c.req.addValidatedData('json', (await readBody(c, schema)) as object);
     await next();
@@ -59,7 +65,9 @@ export function jsonBody<S extends z.ZodType>(schema: S): MiddlewareHandler<Env,
 }
 
 /** Route middleware: the query string validated as `readQuery` does, then `c.req.valid('query')` in the handler. */
-export function queryOf<S extends z.ZodType>(schema: S): MiddlewareHandler<Env, string, { in: { query: z.input<S> }; out: { query: z.output<S> } }> {
+export function queryOf<S extends z.ZodType>(
+  schema: S,
+): MiddlewareHandler<Env, string, { in: { query: z.input<S> }; out: { query: z.output<S> } }> {
   return async (c, next) => {
     c.req.addValidatedData('query', readQuery(c, schema) as object);
     await next();

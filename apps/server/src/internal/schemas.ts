@@ -3,11 +3,7 @@ import type { HumanRequestStatus } from '@libos/sdk';
 
 /** A query-string integer in `[min, max]` (e.g. `limit=20`). */
 export const queryInt = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a non-negative integer')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, 'must be a non-negative integer').transform(Number).pipe(z.number().int().min(min).max(max));
 
 /** A query-string flag: `true` or `false`. */
 export const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');

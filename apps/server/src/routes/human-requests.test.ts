@@ -27,7 +27,11 @@ async function requestingProcess(rt: Runtime) {
   const p = await rt.spawn({ goal: 'ask for a permission' });
   await rt.grant(p.pid, 'human:owner', ['write']);
   await rt.activateSkill(p.pid, 'agent-libos-authority');
-  const asked = await rt.call(p.pid, 'request_permission', { resource: 'object_namespace:team', rights: ['write'], reason: "I keep the team's notes" });
+  const asked = await rt.call(p.pid, 'request_permission', {
+    resource: 'object_namespace:team',
+    rights: ['write'],
+    reason: "I keep the team's notes",
+  });
   expect(asked).toMatchObject({ ok: true, wait: { kind: 'human' } });
   const [req] = await rt.humanRequests({ pid: p.pid });
   return { pid: p.pid, req: req! };
@@ -36,17 +40,26 @@ async function requestingProcess(rt: Runtime) {
 describe('human requests', () => {
   it('respond answers a pending question and wakes its process; the answer reaches the resumed call', async () => {
     const { pid, req } = await askingProcess(h.rt);
-    expect((await h.api('/api/human-requests?status=pending')).body).toEqual([expect.objectContaining({ id: req.id, kind: 'question', prompt: 'Which region?', status: 'pending' })]);
+    expect((await h.api('/api/human-requests?status=pending')).body).toEqual([
+      expect.objectContaining({ id: req.id, kind: 'question', prompt: 'Which region?', status: 'pending' }),
+    ]);
     expect((await h.rt.process(pid)).status).toBe('waiting_human');
     const answered = await h.api(`/api/human-requests/${req.id}/respond`, { json: { approved: true, answer: 'the north coast' } });
-    expect(answered).toMatchObject({ status: 200, body: { id: req.id, status: 'approved', response: { approved: true, answer: 'the north coast', responder: 'human:owner' } } });
+    expect(answered).toMatchObject({
+      status: 200,
+      body: { id: req.id, status: 'approved', response: { approved: true, answer: 'the north coast', responder: 'human:owner' } },
+    });
     expect((await h.rt.process(pid)).status).toBe('runnable');
     expect((await h.api('/api/human-requests?status=pending')).body).toEqual([]);
     expect((await h.api(`/api/human-requests?pid=${pid}`)).body).toEqual([expect.objectContaining({ id: req.id, status: 'approved' })]);
     const provider = new ScriptedProvider([]);
     const report = await h.rt.run({ provider, maxQuanta: 1 });
     expect(provider.calls).toBe(0);
-    expect(report.results[0]!.results[0]).toMatchObject({ ok: true, tool: 'ask_human', payload: { request_id: req.id, status: 'approved', answer: 'the north coast' } });
+    expect(report.results[0]!.results[0]).toMatchObject({
+      ok: true,
+      tool: 'ask_human',
+      payload: { request_id: req.id, status: 'approved', answer: 'the north coast' },
+    });
   });
 
   it('[K-53] responding to a request that is not pending is 409, and changes nothing', async () => {
@@ -54,10 +67,19 @@ describe('human requests', () => {
     expect((await h.api(`/api/human-requests/${req.id}/respond`, { json: { approved: false } })).status).toBe(200);
     const before = await fingerprint(h.rt);
     const again = await h.api(`/api/human-requests/${req.id}/respond`, { json: { approved: true, answer: 'too late' } });
-    expect(again).toMatchObject({ status: 409, body: { error: { code: 'human_request_not_pending', details: { id: req.id, status: 'rejected' } } } });
-    expect(await h.api(`/api/human-requests/${req.id}/cancel`, { method: 'POST' })).toMatchObject({ status: 409, body: { error: { code: 'human_request_not_pending' } } });
+    expect(again).toMatchObject({
+      status: 409,
+      body: { error: { code: 'human_request_not_pending', details: { id: req.id, status: 'rejected' } } },
+    });
+    expect(await h.api(`/api/human-requests/${req.id}/cancel`, { method: 'POST' })).toMatchObject({
+      status: 409,
+      body: { error: { code: 'human_request_not_pending' } },
+    });
     expect(await fingerprint(h.rt)).toEqual(before);
-    expect(await h.api('/api/human-requests/hreq_0000000000000000/respond', { json: { approved: false } })).toMatchObject({ status: 404, body: { error: { code: 'human_request_not_found' } } });
+    expect(await h.api('/api/human-requests/hreq_0000000000000000/respond', { json: { approved: false } })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'human_request_not_found' } },
+    });
   });
 
   it('[K-53] approve + always_deny and reject + always_allow are 400 before anything changes; a consistent answer installs the policy', async () => {
@@ -71,12 +93,19 @@ describe('human requests', () => {
     ];
     for (const body of contradictions) {
       const r = await h.api(`/api/human-requests/${req.id}/respond`, { json: body });
-      expect({ body, status: r.status, code: r.body.error?.code, field: r.body.error?.details?.field }).toEqual({ body, status: 400, code: 'invalid_arguments', field: typeof body.decision === 'string' ? 'decision' : 'decision.policy' });
+      expect({ body, status: r.status, code: r.body.error?.code, field: r.body.error?.details?.field }).toEqual({
+        body,
+        status: 400,
+        code: 'invalid_arguments',
+        field: typeof body.decision === 'string' ? 'decision' : 'decision.policy',
+      });
     }
     expect(await fingerprint(h.rt)).toEqual(before);
     const ok = await h.api(`/api/human-requests/${req.id}/respond`, { json: { approved: true, decision: { policy: 'always_allow' } } });
     expect(ok).toMatchObject({ status: 200, body: { status: 'approved', response: { decision: 'always_allow' } } });
-    expect(await h.rt.capabilities(pid)).toEqual(expect.arrayContaining([expect.objectContaining({ effect: 'allow', resource: 'object_namespace:team', rights: ['write'] })]));
+    expect(await h.rt.capabilities(pid)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ effect: 'allow', resource: 'object_namespace:team', rights: ['write'] })]),
+    );
     expect((await h.rt.process(pid)).status).toBe('runnable');
   });
 
@@ -92,7 +121,10 @@ describe('human requests', () => {
       const r = await h.api(`/api/human-requests/${req.id}/respond`, { json: body });
       expect({ body, status: r.status, field: r.body.error?.details?.field }).toEqual({ body, status: 400, field });
     }
-    expect(await h.api(`/api/human-requests/${req.id}/respond`, { raw: '{"approved": tru' })).toMatchObject({ status: 400, body: { error: { details: { field: 'body' } } } });
+    expect(await h.api(`/api/human-requests/${req.id}/respond`, { raw: '{"approved": tru' })).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'body' } } },
+    });
     expect(await fingerprint(h.rt)).toEqual(before);
   });
 
@@ -101,6 +133,9 @@ describe('human requests', () => {
     const r = await h.api(`/api/human-requests/${req.id}/cancel`, { json: { reason: 'nobody is around' } });
     expect(r).toMatchObject({ status: 200, body: { id: req.id, status: 'cancelled', response: { reason: 'nobody is around' } } });
     expect((await h.rt.process(pid)).status).toBe('runnable');
-    expect(await h.api('/api/human-requests?status=maybe')).toMatchObject({ status: 400, body: { error: { details: { field: 'status' } } } });
+    expect(await h.api('/api/human-requests?status=maybe')).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'status' } } },
+    });
   });
 });

@@ -15,8 +15,10 @@ const RespondBody = z
   })
   .superRefine((b, ctx) => {
     const policy = b.decision?.policy;
-    if (b.approved && policy === 'always_deny') ctx.addIssue({ code: 'custom', path: ['decision', 'policy'], message: 'always_deny contradicts approved: true' });
-    if (!b.approved && policy === 'always_allow') ctx.addIssue({ code: 'custom', path: ['decision', 'policy'], message: 'always_allow contradicts approved: false' });
+    if (b.approved && policy === 'always_deny')
+      ctx.addIssue({ code: 'custom', path: ['decision', 'policy'], message: 'always_deny contradicts approved: true' });
+    if (!b.approved && policy === 'always_allow')
+      ctx.addIssue({ code: 'custom', path: ['decision', 'policy'], message: 'always_allow contradicts approved: false' });
   });
 const CancelBody = z.strictObject({ reason: z.string().min(1).max(2000).optional() });
 const ListQuery = z.strictObject({ status: humanStatus.optional(), pid: z.string().min(1).optional() });
@@ -27,7 +29,11 @@ async function pendingRequest(rt: Runtime, id: string): Promise<HumanRequest> {
   if (pending) return pending;
   const settled = (await rt.humanRequests()).find((r) => r.id === id);
   if (!settled) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
-  throw new LibosError('human_request_not_pending', `human request ${id} is already ${settled.status}; only a pending request can be answered`, { details: { id, status: settled.status } });
+  throw new LibosError(
+    'human_request_not_pending',
+    `human request ${id} is already ${settled.status}; only a pending request can be answered`,
+    { details: { id, status: settled.status } },
+  );
 }
 
 /**
@@ -48,9 +54,16 @@ export function humanRequestRoutes(ctx: ServerContext) {
       const id = c.req.param('id');
       const body = c.req.valid('json');
       const req = await pendingRequest(rt, id);
-      if (req.kind === 'question' && body.decision) throw new LibosError('invalid_arguments', `decision: applies to permission requests; ${id} is a question`, { details: { field: 'decision' } });
+      if (req.kind === 'question' && body.decision)
+        throw new LibosError('invalid_arguments', `decision: applies to permission requests; ${id} is a question`, {
+          details: { field: 'decision' },
+        });
       if (req.kind === 'question' && body.approved && (body.answer === undefined || body.answer.trim() === '')) {
-        throw new LibosError('invalid_arguments', `answer: approving a question needs a non-empty answer (${id} asks: ${req.prompt.split('\n')[0]})`, { details: { field: 'answer' } });
+        throw new LibosError(
+          'invalid_arguments',
+          `answer: approving a question needs a non-empty answer (${id} asks: ${req.prompt.split('\n')[0]})`,
+          { details: { field: 'answer' } },
+        );
       }
       const settled = await rt.answerHuman(id, {
         approved: body.approved,

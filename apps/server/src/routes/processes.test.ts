@@ -14,7 +14,10 @@ afterEach(async () => {
 describe('processes', () => {
   it('POST /api/processes spawns a root process (201); GET lists it and shows it with its budget', async () => {
     const created = await h.api('/api/processes', { json: { goal: 'Keep a ledger' } });
-    expect(created).toMatchObject({ status: 201, body: { imageId: 'base-agent:v0', status: 'runnable', goal: 'Keep a ledger', parentPid: null } });
+    expect(created).toMatchObject({
+      status: 201,
+      body: { imageId: 'base-agent:v0', status: 'runnable', goal: 'Keep a ledger', parentPid: null },
+    });
     const pid = created.body.pid as string;
     expect(await h.rt.process(pid)).toMatchObject({ status: 'runnable' });
     const list = await h.api('/api/processes');
@@ -22,12 +25,20 @@ describe('processes', () => {
     expect((await h.api('/api/processes?status=exited')).body).toEqual([]);
     const one = await h.api(`/api/processes/${pid}`);
     expect(one).toMatchObject({ status: 200, body: { pid, budget: { usage: expect.any(Object), limits: expect.any(Object) } } });
-    expect(await h.api('/api/processes/pid_0000000000000000')).toMatchObject({ status: 404, body: { error: { code: 'process_not_found' } } });
-    expect(await h.api('/api/processes', { json: { goal: 'x', image: 'no-such:v0' } })).toMatchObject({ status: 404, body: { error: { code: 'image_not_found' } } });
+    expect(await h.api('/api/processes/pid_0000000000000000')).toMatchObject({
+      status: 404,
+      body: { error: { code: 'process_not_found' } },
+    });
+    expect(await h.api('/api/processes', { json: { goal: 'x', image: 'no-such:v0' } })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'image_not_found' } },
+    });
   });
 
   it('POST /api/processes takes budget limits and an absolute working directory; a relative one or an unknown limit is 400', async () => {
-    const r = await h.api('/api/processes', { json: { goal: 'bounded', budget: { tool_calls: 7, llm_calls: null }, working_directory: tmpdir() } });
+    const r = await h.api('/api/processes', {
+      json: { goal: 'bounded', budget: { tool_calls: 7, llm_calls: null }, working_directory: tmpdir() },
+    });
     expect(r.status).toBe(201);
     expect((await h.api(`/api/processes/${r.body.pid}`)).body).toMatchObject({ budget: { limits: { tool_calls: 7 } } });
     expect(await h.api('/api/processes', { json: { goal: 'x', working_directory: 'relative/dir' } })).toMatchObject({
@@ -70,11 +81,24 @@ describe('processes', () => {
     });
     expect(await h.rt.process(p.pid)).toEqual(before);
     const audit = await h.rt.audit({ action: 'gui.confirmation_required' });
-    expect(audit).toEqual([expect.objectContaining({ actor: 'host', target: `process:${p.pid}`, decision: 'confirmation_required', details: expect.objectContaining({ via: 'http', action: 'tool:process_exit', args_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }) })]);
+    expect(audit).toEqual([
+      expect.objectContaining({
+        actor: 'host',
+        target: `process:${p.pid}`,
+        decision: 'confirmation_required',
+        details: expect.objectContaining({
+          via: 'http',
+          action: 'tool:process_exit',
+          args_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        }),
+      }),
+    ]);
     expect(JSON.stringify(audit[0]!.details)).not.toContain('done');
     // `confirmed: false` is no confirmation either.
     expect((await h.api(`/api/processes/${p.pid}/call`, { json: { tool: 'process_exit', args: {}, confirmed: false } })).status).toBe(409);
-    const exited = await h.api(`/api/processes/${p.pid}/call`, { json: { tool: 'process_exit', args: { message: 'done' }, confirmed: true } });
+    const exited = await h.api(`/api/processes/${p.pid}/call`, {
+      json: { tool: 'process_exit', args: { message: 'done' }, confirmed: true },
+    });
     expect(exited).toMatchObject({ status: 200, body: { ok: true } });
     expect((await h.rt.process(p.pid)).status).toBe('exited');
   });
@@ -93,18 +117,34 @@ describe('processes', () => {
     }
     expect(await h.rt.audit({ action: 'gui.confirmation_required' })).toHaveLength(3);
     expect((await h.rt.process(child.pid)).status).toBe('runnable');
-    const paused = await h.api(`/api/processes/${p.pid}/call`, { json: { tool: 'signal_child_process', args: { child_pid: child.pid, signal: 'pause' } } });
+    const paused = await h.api(`/api/processes/${p.pid}/call`, {
+      json: { tool: 'signal_child_process', args: { child_pid: child.pid, signal: 'pause' } },
+    });
     expect(paused).toMatchObject({ status: 200, body: { ok: true, payload: { status: 'paused' } } });
   });
 
   it('[K-53] POST /signal: pause and resume as they are; an unconfirmed terminate is 409 + audit, a confirmed one kills', async () => {
     const p = await h.rt.spawn({ goal: 'x' });
-    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'pause' } })).toMatchObject({ status: 200, body: { status: 'paused' } });
-    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'pause' } })).toMatchObject({ status: 409, body: { error: { code: 'invalid_state' } } });
-    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'resume' } })).toMatchObject({ status: 200, body: { status: 'runnable' } });
+    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'pause' } })).toMatchObject({
+      status: 200,
+      body: { status: 'paused' },
+    });
+    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'pause' } })).toMatchObject({
+      status: 409,
+      body: { error: { code: 'invalid_state' } },
+    });
+    expect(await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'resume' } })).toMatchObject({
+      status: 200,
+      body: { status: 'runnable' },
+    });
     const refused = await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'terminate', reason: 'stuck' } });
-    expect(refused).toMatchObject({ status: 409, body: { confirmation_required: true, action: 'signal:terminate', preview: { pid: p.pid, signal: 'terminate', reason: 'stuck' } } });
-    expect(await h.rt.audit({ action: 'gui.confirmation_required' })).toEqual([expect.objectContaining({ target: `process:${p.pid}`, details: expect.objectContaining({ action: 'signal:terminate' }) })]);
+    expect(refused).toMatchObject({
+      status: 409,
+      body: { confirmation_required: true, action: 'signal:terminate', preview: { pid: p.pid, signal: 'terminate', reason: 'stuck' } },
+    });
+    expect(await h.rt.audit({ action: 'gui.confirmation_required' })).toEqual([
+      expect.objectContaining({ target: `process:${p.pid}`, details: expect.objectContaining({ action: 'signal:terminate' }) }),
+    ]);
     expect((await h.rt.process(p.pid)).status).toBe('runnable');
     const killed = await h.api(`/api/processes/${p.pid}/signal`, { json: { signal: 'terminate', reason: 'stuck', confirmed: true } });
     expect(killed).toMatchObject({ status: 200, body: { status: 'killed', outcome: { kind: 'killed', code: 'terminated' } } });
@@ -143,7 +183,13 @@ describe('processes', () => {
     ];
     for (const [path, init, field] of cases) {
       const r = await h.api(path, init);
-      expect({ path, init, status: r.status, code: r.body.error?.code, field: r.body.error?.details?.field }).toEqual({ path, init, status: 400, code: 'invalid_arguments', field });
+      expect({ path, init, status: r.status, code: r.body.error?.code, field: r.body.error?.details?.field }).toEqual({
+        path,
+        init,
+        status: 400,
+        code: 'invalid_arguments',
+        field,
+      });
       expect(r.body.error.message).toContain(`${field}:`);
     }
     expect(await fingerprint(h.rt)).toEqual(before);
@@ -151,9 +197,18 @@ describe('processes', () => {
 
   it('bad query parameters are 400; the read routes 404 an unknown pid', async () => {
     const p = await h.rt.spawn({ goal: 'x' });
-    expect(await h.api(`/api/processes/${p.pid}/events?limit=0`)).toMatchObject({ status: 400, body: { error: { details: { field: 'limit' } } } });
-    expect(await h.api(`/api/processes/${p.pid}/audit?after=-1`)).toMatchObject({ status: 400, body: { error: { details: { field: 'after' } } } });
-    expect(await h.api(`/api/processes/${p.pid}/events?colour=red`)).toMatchObject({ status: 400, body: { error: { details: { field: 'colour' } } } });
+    expect(await h.api(`/api/processes/${p.pid}/events?limit=0`)).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'limit' } } },
+    });
+    expect(await h.api(`/api/processes/${p.pid}/audit?after=-1`)).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'after' } } },
+    });
+    expect(await h.api(`/api/processes/${p.pid}/events?colour=red`)).toMatchObject({
+      status: 400,
+      body: { error: { details: { field: 'colour' } } },
+    });
     expect(await h.api('/api/processes?status=sleeping')).toMatchObject({ status: 400, body: { error: { details: { field: 'status' } } } });
     for (const view of ['messages', 'llm-calls', 'audit', 'events', 'capabilities', 'human-requests']) {
       const r = await h.api(`/api/processes/pid_0000000000000000/${view}`);
@@ -166,13 +221,17 @@ describe('processes', () => {
     await h.rt.grant(p.pid, 'clock:now', ['read']);
     await h.rt.call(p.pid, 'get_current_time', {});
     const events = await h.api(`/api/processes/${p.pid}/events`);
-    expect(events.body.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['process_created', 'tool_called', 'tool_completed']));
+    expect(events.body.map((e: { type: string }) => e.type)).toEqual(
+      expect.arrayContaining(['process_created', 'tool_called', 'tool_completed']),
+    );
     const after = events.body[0].seq as number;
     expect((await h.api(`/api/processes/${p.pid}/events?after=${after}&limit=1`)).body).toEqual([events.body[1]]);
     expect((await h.api(`/api/processes/${p.pid}/events?type=tool_completed`)).body).toHaveLength(1);
     const audit = await h.api(`/api/processes/${p.pid}/audit?action=tool.call`);
     expect(audit.body).toEqual([expect.objectContaining({ actor: p.pid, action: 'tool.call', target: 'tool:get_current_time' })]);
-    expect((await h.api(`/api/processes/${p.pid}/capabilities`)).body).toEqual(expect.arrayContaining([expect.objectContaining({ subject: p.pid, resource: 'clock:now', rights: ['read'] })]));
+    expect((await h.api(`/api/processes/${p.pid}/capabilities`)).body).toEqual(
+      expect.arrayContaining([expect.objectContaining({ subject: p.pid, resource: 'clock:now', rights: ['read'] })]),
+    );
     expect((await h.api(`/api/processes/${p.pid}/llm-calls`)).body).toEqual([]);
     expect((await h.api(`/api/processes/${p.pid}/human-requests?status=pending`)).body).toEqual([]);
   });
@@ -182,6 +241,9 @@ describe('processes', () => {
     expect(big).toMatchObject({ status: 400, body: { error: { code: 'payload_too_large', details: { field: 'body' } } } });
     expect(await h.rt.processes()).toEqual([]);
     await h.rt.close();
-    expect(await h.api('/api/processes')).toMatchObject({ status: 503, body: { error: { code: 'store_closed', category: 'unavailable' } } });
+    expect(await h.api('/api/processes')).toMatchObject({
+      status: 503,
+      body: { error: { code: 'store_closed', category: 'unavailable' } },
+    });
   });
 });

@@ -10,7 +10,14 @@ const SpawnBody = z.strictObject({
   goal: z.string().refine((s) => s.trim() !== '', 'must be a non-empty string'),
   image: z.string().min(1).optional(),
   /** Budget limits of the new root, e.g. `{ "tool_calls": 50 }` (null: no limit of its own). */
-  budget: z.strictObject(Object.fromEntries(BUDGET_FIELDS.map((f) => [f, z.number().int().min(1).nullable().optional()])) as Record<BudgetField, z.ZodOptional<z.ZodNullable<z.ZodNumber>>>).optional(),
+  budget: z
+    .strictObject(
+      Object.fromEntries(BUDGET_FIELDS.map((f) => [f, z.number().int().min(1).nullable().optional()])) as Record<
+        BudgetField,
+        z.ZodOptional<z.ZodNullable<z.ZodNumber>>
+      >,
+    )
+    .optional(),
   /** Its working directory: an absolute path (the workspace tools resolve relative paths from it). */
   working_directory: z.string().min(1).max(4096).refine(isAbsolute, 'must be an absolute path').optional(),
 });

@@ -11,7 +11,8 @@ const PauseBody = z.strictObject({ reason: z.string().min(1).max(2000).optional(
 /** The background scheduler, or 409 naming how to get one. */
 function background(ctx: ServerContext): BackgroundScheduler {
   if (ctx.scheduler) return ctx.scheduler;
-  const message = 'scheduler: this server runs no background scheduler (start it with libos serve --provider, or serve({ provider, background: true }))';
+  const message =
+    'scheduler: this server runs no background scheduler (start it with libos serve --provider, or serve({ provider, background: true }))';
   throw new LibosError('conflict', message, { details: { missing: 'background_scheduler' } });
 }
 
@@ -31,12 +32,19 @@ export function schedulerRoutes(ctx: ServerContext) {
     .post('/scheduler/run', jsonBody(RunBody), async (c) => {
       const body = c.req.valid('json');
       const provider = ctx.provider;
-      if (!provider) throw new LibosError('conflict', 'provider: this server has no model provider (start it with serve({ provider })); nothing was run', { details: { missing: 'provider' } });
+      if (!provider)
+        throw new LibosError(
+          'conflict',
+          'provider: this server has no model provider (start it with serve({ provider })); nothing was run',
+          { details: { missing: 'provider' } },
+        );
       if (ctx.scheduler) {
-        const message = 'scheduler: this server runs its scheduler in the background (POST /api/scheduler/pause and /resume control it); nothing was run';
+        const message =
+          'scheduler: this server runs its scheduler in the background (POST /api/scheduler/pause and /resume control it); nothing was run';
         throw new LibosError('conflict', message, { details: { background: true } });
       }
-      if (running) throw new LibosError('conflict', 'scheduler: a run is already in progress on this server', { details: { running: true } });
+      if (running)
+        throw new LibosError('conflict', 'scheduler: a run is already in progress on this server', { details: { running: true } });
       running = true;
       try {
         return c.json(await ctx.rt.run({ provider, maxQuanta: body.max_quanta }));

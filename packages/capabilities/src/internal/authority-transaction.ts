@@ -13,16 +13,26 @@ export type { AuthorityCheck } from '../engine-requests.js';
  * reserves each selected finite record once, runs `fn`, then commits every reservation (a lost reservation
  * throws). Any throw leaves the caller's transaction to roll everything back.
  */
-export async function withAuthorityImpl<T>(env: EngineEnv, scope: ServiceScope, pid: string, checks: readonly AuthorityCheck[], fn: (decisions: readonly AuthorityDecision[]) => Promise<T>): Promise<T> {
+export async function withAuthorityImpl<T>(
+  env: EngineEnv,
+  scope: ServiceScope,
+  pid: string,
+  checks: readonly AuthorityCheck[],
+  fn: (decisions: readonly AuthorityDecision[]) => Promise<T>,
+): Promise<T> {
   const db = dbOf(scope);
   const decisions: AuthorityDecision[] = [];
   for (const c of checks) {
     const d = await authorizeIn(env, db, pid, c.resource, c.right, c.ctx ?? {});
     await auditDecision(scope, d);
     if (!d.allowed) {
-      throw new LibosError(d.effect === 'ask' ? 'approval_required' : 'permission_denied', `${pid} may not ${c.right} ${d.resource}: ${d.reason}`, {
-        details: { resource: d.resource, right: d.right, effect: d.effect, selectedId: d.selectedId ?? null },
-      });
+      throw new LibosError(
+        d.effect === 'ask' ? 'approval_required' : 'permission_denied',
+        `${pid} may not ${c.right} ${d.resource}: ${d.reason}`,
+        {
+          details: { resource: d.resource, right: d.right, effect: d.effect, selectedId: d.selectedId ?? null },
+        },
+      );
     }
     decisions.push(d);
   }
@@ -35,7 +45,9 @@ export async function withAuthorityImpl<T>(env: EngineEnv, scope: ServiceScope, 
   const out = await fn(decisions);
   for (const [capId, resId] of reserved) {
     if (!(await commitReservationImpl(env, scope, resId))) {
-      throw new LibosError('permission_denied', `the reserved use of ${capId} was invalidated before the effect committed`, { details: { capId, reservationId: resId } });
+      throw new LibosError('permission_denied', `the reserved use of ${capId} was invalidated before the effect committed`, {
+        details: { capId, reservationId: resId },
+      });
     }
   }
   return out;

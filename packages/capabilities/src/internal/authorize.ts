@@ -60,7 +60,10 @@ export async function decideAmong(
     effect: combined.effect,
     policy: policyOf(combined.effect, consumeId),
     reason: combined.reason,
-    matchedIds: verdicts.map((v) => v.record).sort(compareCandidates).map((r) => r.id),
+    matchedIds: verdicts
+      .map((v) => v.record)
+      .sort(compareCandidates)
+      .map((r) => r.id),
     ...(sel ? { selectedId: sel.id } : {}),
     ...(consumeId ? { consumeId } : {}),
     issuerChain: sel ? (chains.get(sel.id) ?? []).map((c) => ({ capId: c.id, issuer: c.issuer })) : [],
@@ -74,7 +77,14 @@ export async function decideAmong(
  * Loads the subject's candidates (stored and implicit owner records that can cover the resource) and decides.
  * Throws `resource_invalid` / `rights_invalid` on bad input.
  */
-export async function authorizeIn(env: EngineEnv, db: Db, subject: string, resource: string, right: Right, ctx: AuthorizeContext): Promise<AuthorityDecision> {
+export async function authorizeIn(
+  env: EngineEnv,
+  db: Db,
+  subject: string,
+  resource: string,
+  right: Right,
+  ctx: AuthorizeContext,
+): Promise<AuthorityDecision> {
   const parsed = parseResource(resource);
   const r = parseRight(right);
   const records = await coveringRecords(env.owners, db, subject, parsed);
@@ -102,16 +112,38 @@ export async function auditDecision(scope: ServiceScope, d: AuthorityDecision): 
  * Spends one use of the record a decision selected (CAS in the transaction). No-op without `consumeId`.
  * Throws `permission_denied` when the use is already gone or the decision is not the pid's allow.
  */
-export async function spendDecision(env: EngineEnv, scope: ServiceScope, db: Db, pid: string, d: AuthorityDecision | { readonly subject: string; readonly allowed: boolean; readonly consumeId?: string; readonly resource: string; readonly right: string }): Promise<void> {
+export async function spendDecision(
+  env: EngineEnv,
+  scope: ServiceScope,
+  db: Db,
+  pid: string,
+  d:
+    | AuthorityDecision
+    | {
+        readonly subject: string;
+        readonly allowed: boolean;
+        readonly consumeId?: string;
+        readonly resource: string;
+        readonly right: string;
+      },
+): Promise<void> {
   if (!d.consumeId) return;
   if (d.subject !== pid || !d.allowed) {
-    throw new LibosError('permission_denied', `consume: decision for ${d.subject} (${d.allowed ? 'allowed' : 'not allowed'}) cannot be spent by ${pid}`, { details: { capId: d.consumeId } });
+    throw new LibosError(
+      'permission_denied',
+      `consume: decision for ${d.subject} (${d.allowed ? 'allowed' : 'not allowed'}) cannot be spent by ${pid}`,
+      { details: { capId: d.consumeId } },
+    );
   }
   const left = await casSpend(db, d.consumeId, 1, env.clock.now().toISOString());
   if (left === null) {
-    throw new LibosError('permission_denied', `${pid} may not ${d.right} ${d.resource}: the one-use grant ${d.consumeId} is already spent or revoked`, {
-      details: { resource: d.resource, right: d.right, capId: d.consumeId },
-    });
+    throw new LibosError(
+      'permission_denied',
+      `${pid} may not ${d.right} ${d.resource}: the one-use grant ${d.consumeId} is already spent or revoked`,
+      {
+        details: { resource: d.resource, right: d.right, capId: d.consumeId },
+      },
+    );
   }
   await audit(scope, 'capability.consume', d.consumeId, 'consumed', { subject: pid, capId: d.consumeId, count: 1, usesRemaining: left });
   if (left === 0) await scope.events.emit('capability.revoked', { capId: d.consumeId, subject: pid, cause: 'exhausted' });

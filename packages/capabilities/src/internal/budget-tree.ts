@@ -24,14 +24,22 @@ const get = (c: Counters, f: BudgetField): number => c[f] ?? 0;
 
 /** Validates a usage delta: known fields, finite, ≥ 0, integral counts. Throws `invalid_arguments`. */
 export function parseUsage(value: unknown, field = 'usage'): Usage {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LibosError('invalid_arguments', `${field}: must be an object of budget fields`, { details: { field } });
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new LibosError('invalid_arguments', `${field}: must be an object of budget fields`, { details: { field } });
   const out: Usage = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (!(BUDGET_FIELDS as readonly string[]).includes(k)) throw new LibosError('invalid_arguments', `${field}.${k}: unknown budget field (known: ${BUDGET_FIELDS.join(', ')})`, { details: { field: `${field}.${k}` } });
+    if (!(BUDGET_FIELDS as readonly string[]).includes(k))
+      throw new LibosError('invalid_arguments', `${field}.${k}: unknown budget field (known: ${BUDGET_FIELDS.join(', ')})`, {
+        details: { field: `${field}.${k}` },
+      });
     const f = k as BudgetField;
     if (v === undefined) continue;
-    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new LibosError('invalid_arguments', `${field}.${k}: must be a finite number >= 0 (got ${String(v)})`, { details: { field: `${field}.${k}` } });
-    if (!REAL_FIELDS.has(f) && !Number.isInteger(v)) throw new LibosError('invalid_arguments', `${field}.${k}: must be an integer (got ${v})`, { details: { field: `${field}.${k}` } });
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      throw new LibosError('invalid_arguments', `${field}.${k}: must be a finite number >= 0 (got ${String(v)})`, {
+        details: { field: `${field}.${k}` },
+      });
+    if (!REAL_FIELDS.has(f) && !Number.isInteger(v))
+      throw new LibosError('invalid_arguments', `${field}.${k}: must be an integer (got ${v})`, { details: { field: `${field}.${k}` } });
     out[f] = v;
   }
   return out;
@@ -40,12 +48,16 @@ export function parseUsage(value: unknown, field = 'usage'): Usage {
 /** Validates limits: like usage, but null means unlimited. */
 export function parseLimits(value: unknown, field = 'limits'): Limits {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LibosError('invalid_arguments', `${field}: must be an object of budget fields`, { details: { field } });
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new LibosError('invalid_arguments', `${field}: must be an object of budget fields`, { details: { field } });
   const out: Limits = {};
   const finite: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (v === null) {
-      if (!(BUDGET_FIELDS as readonly string[]).includes(k)) throw new LibosError('invalid_arguments', `${field}.${k}: unknown budget field (known: ${BUDGET_FIELDS.join(', ')})`, { details: { field: `${field}.${k}` } });
+      if (!(BUDGET_FIELDS as readonly string[]).includes(k))
+        throw new LibosError('invalid_arguments', `${field}.${k}: unknown budget field (known: ${BUDGET_FIELDS.join(', ')})`, {
+          details: { field: `${field}.${k}` },
+        });
       out[k as BudgetField] = null;
     } else finite[k] = v;
   }

@@ -11,15 +11,29 @@ import type { DeriveRequest } from '../engine-requests.js';
 export type { DeriveRequest } from '../engine-requests.js';
 
 /** Delegation of one record (docs/behaviour/capabilities.md). */
-export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCapId: string, childSubject: string, spec: DelegationSpec, actor: string): Promise<CapabilityRecord> {
+export async function delegateImpl(
+  env: EngineEnv,
+  scope: ServiceScope,
+  parentCapId: string,
+  childSubject: string,
+  spec: DelegationSpec,
+  actor: string,
+): Promise<CapabilityRecord> {
   const db = dbOf(scope);
   const parent = await getRecord(env.owners, db, parentCapId);
-  if (!parent) throw new LibosError('capability_not_found', `parentCapId: no capability ${parentCapId}`, { details: { field: 'parentCapId', capId: parentCapId } });
+  if (!parent)
+    throw new LibosError('capability_not_found', `parentCapId: no capability ${parentCapId}`, {
+      details: { field: 'parentCapId', capId: parentCapId },
+    });
   if (actor !== 'host' && actor !== parent.subject) {
-    throw new LibosError('delegation_denied', `actor: ${actor} does not hold ${parentCapId} (held by ${parent.subject})`, { details: { field: 'actor', capId: parentCapId } });
+    throw new LibosError('delegation_denied', `actor: ${actor} does not hold ${parentCapId} (held by ${parent.subject})`, {
+      details: { field: 'actor', capId: parentCapId },
+    });
   }
   if (!(await validChain(env.owners, db, parent, env.clock.now(), new Map()))) {
-    throw new LibosError('delegation_denied', `parentCapId: ${parentCapId} or one of its ancestors is revoked, disabled or expired`, { details: { field: 'parentCapId', capId: parentCapId } });
+    throw new LibosError('delegation_denied', `parentCapId: ${parentCapId} or one of its ancestors is revoked, disabled or expired`, {
+      details: { field: 'parentCapId', capId: parentCapId },
+    });
   }
   const { subject: _ignored, ...rest } = spec;
   const draft = parseDraft(rest as Record<string, unknown>, env.registry, env.clock.now(), childSubject);
@@ -27,7 +41,11 @@ export async function delegateImpl(env: EngineEnv, scope: ServiceScope, parentCa
   await assertNoLaundering(env, db, parent.subject, draft.resource, draft.rights);
   const record = makeRecord(env, draft, { issuer: actor, issuerCapId: parent.id, parentCapId: parent.id }, shape);
   await publish(scope, db, record, draft.resource.kind);
-  await audit(scope, 'capability.delegate', record.resource, 'delegated', { ...issueDetails(record), parentCapId: parent.id, childCapId: record.id });
+  await audit(scope, 'capability.delegate', record.resource, 'delegated', {
+    ...issueDetails(record),
+    parentCapId: parent.id,
+    childCapId: record.id,
+  });
   return record;
 }
 
@@ -42,8 +60,16 @@ function atIndex(i: number, err: unknown): unknown {
 }
 
 /** Validates every spec of a derivation without writing anything. */
-export async function planDerive(env: EngineEnv, db: Db, source: string, target: string, specs: readonly DelegationSpec[], ceiling?: readonly DelegationSpec[]): Promise<DerivePlan> {
-  if (!Array.isArray(specs) || specs.length > 256) throw new LibosError('invalid_arguments', 'specs: must be an array of at most 256 grant specs', { details: { field: 'specs' } });
+export async function planDerive(
+  env: EngineEnv,
+  db: Db,
+  source: string,
+  target: string,
+  specs: readonly DelegationSpec[],
+  ceiling?: readonly DelegationSpec[],
+): Promise<DerivePlan> {
+  if (!Array.isArray(specs) || specs.length > 256)
+    throw new LibosError('invalid_arguments', 'specs: must be an array of at most 256 grant specs', { details: { field: 'specs' } });
   const now = env.clock.now();
   const items: { parent: CapabilityRecord; draft: GrantDraft; shape: AttenuatedShape }[] = [];
   for (let i = 0; i < specs.length; i++) {
@@ -51,11 +77,17 @@ export async function planDerive(env: EngineEnv, db: Db, source: string, target:
       const { subject: _s, ...rest } = specs[i]!;
       const draft = parseDraft(rest as Record<string, unknown>, env.registry, now, target);
       if (ceiling && !ceiling.some((c) => specCovers(c, specs[i]!))) {
-        throw new LibosError('delegation_denied', `${draft.resource.canonical} ${draft.rights.join(',')} is outside the ceiling`, { details: { field: 'ceiling' } });
+        throw new LibosError('delegation_denied', `${draft.resource.canonical} ${draft.rights.join(',')} is outside the ceiling`, {
+          details: { field: 'ceiling' },
+        });
       }
       const parent = await chooseParent(env, db, source, draft);
       if (!parent) {
-        throw new LibosError('delegation_denied', `${source} holds no allow covering ${draft.rights.join(',')} on ${draft.resource.canonical}`, { details: { field: 'resource' } });
+        throw new LibosError(
+          'delegation_denied',
+          `${source} holds no allow covering ${draft.rights.join(',')} on ${draft.resource.canonical}`,
+          { details: { field: 'resource' } },
+        );
       }
       const shape = checkAttenuation(parent, draft, env.registry);
       await assertNoLaundering(env, db, source, draft.resource, draft.rights);

@@ -12,6 +12,17 @@ export interface EngineEnv {
 }
 
 /** Records one audit entry (ids, hashes, sizes, labels only). */
-export async function audit(scope: ServiceScope, action: string, target: string | undefined, decision: string | undefined, details: Record<string, unknown>): Promise<void> {
-  await scope.audit.record({ action, ...(target === undefined ? {} : { target }), ...(decision === undefined ? {} : { decision }), details });
+export async function audit(
+  scope: ServiceScope,
+  action: string,
+  target: string | undefined,
+  decision: string | undefined,
+  details: Record<string, unknown>,
+): Promise<void> {
+  await scope.audit.record({
+    action,
+    ...(target === undefined ? {} : { target }),
+    ...(decision === undefined ? {} : { decision }),
+    details,
+  });
 }

@@ -50,9 +50,26 @@ function parseMetadata(value: unknown): Readonly<Record<string, string>> {
  * Validates a grant spec at issue/delegation time. Expiry must parse and lie in the future;
  * `usesRemaining` only on allow; `maxDepth` an integer 0..16.
  */
-export function parseDraft(spec: Record<string, unknown>, registry: ConstraintRegistry, now: Date, subject: unknown = spec.subject): GrantDraft {
+export function parseDraft(
+  spec: Record<string, unknown>,
+  registry: ConstraintRegistry,
+  now: Date,
+  subject: unknown = spec.subject,
+): GrantDraft {
   if (typeof spec !== 'object' || spec === null) throw bad('spec', 'must be an object');
-  const known = ['subject', 'resource', 'rights', 'effect', 'usesRemaining', 'expiresAt', 'delegable', 'revocable', 'maxDepth', 'constraints', 'metadata'];
+  const known = [
+    'subject',
+    'resource',
+    'rights',
+    'effect',
+    'usesRemaining',
+    'expiresAt',
+    'delegable',
+    'revocable',
+    'maxDepth',
+    'constraints',
+    'metadata',
+  ];
   for (const k of Object.keys(spec)) if (!known.includes(k)) throw bad(k, 'unknown grant field');
   const resource = parseResource(spec.resource);
   const rights = parseRights(spec.rights);
@@ -61,7 +78,8 @@ export function parseDraft(spec: Record<string, unknown>, registry: ConstraintRe
   let usesRemaining: number | null = null;
   if (spec.usesRemaining !== undefined && spec.usesRemaining !== null) {
     const u = spec.usesRemaining;
-    if (typeof u !== 'number' || !Number.isInteger(u) || u < 1 || u > MAX_USES) throw bad('usesRemaining', `must be an integer 1..${MAX_USES} (got ${String(u)})`);
+    if (typeof u !== 'number' || !Number.isInteger(u) || u < 1 || u > MAX_USES)
+      throw bad('usesRemaining', `must be an integer 1..${MAX_USES} (got ${String(u)})`);
     if (effect !== 'allow') throw bad('usesRemaining', `only an allow grant may carry finite uses (effect is ${effect})`);
     usesRemaining = u;
   }
@@ -70,15 +88,18 @@ export function parseDraft(spec: Record<string, unknown>, registry: ConstraintRe
   else if (spec.expiresAt === null) expiresAt = null;
   else {
     expiresAt = parseExpiry(spec.expiresAt);
-    if (Date.parse(expiresAt) <= now.getTime()) throw bad('expiresAt', `must be in the future (got ${expiresAt}, now ${now.toISOString()})`);
+    if (Date.parse(expiresAt) <= now.getTime())
+      throw bad('expiresAt', `must be in the future (got ${expiresAt}, now ${now.toISOString()})`);
   }
-  for (const k of ['delegable', 'revocable'] as const) if (spec[k] !== undefined && typeof spec[k] !== 'boolean') throw bad(k, 'must be a boolean');
+  for (const k of ['delegable', 'revocable'] as const)
+    if (spec[k] !== undefined && typeof spec[k] !== 'boolean') throw bad(k, 'must be a boolean');
   let maxDepth: number | null | undefined;
   if (spec.maxDepth === undefined) maxDepth = undefined;
   else if (spec.maxDepth === null) maxDepth = null;
   else {
     const d = spec.maxDepth;
-    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > MAX_DEPTH_LIMIT) throw bad('maxDepth', `must be an integer 0..${MAX_DEPTH_LIMIT} (got ${String(d)})`);
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0 || d > MAX_DEPTH_LIMIT)
+      throw bad('maxDepth', `must be an integer 0..${MAX_DEPTH_LIMIT} (got ${String(d)})`);
     maxDepth = d;
   }
   return Object.freeze({

@@ -40,7 +40,15 @@ export function makeRecord(env: EngineEnv, draft: GrantDraft, lineage: Lineage, 
 }
 
 export function grantedEvent(r: CapabilityRecord): Record<string, unknown> {
-  return { capId: r.id, subject: r.subject, resource: r.resource, rights: r.rights, effect: r.effect, issuer: r.issuer, parentCapId: r.parentCapId };
+  return {
+    capId: r.id,
+    subject: r.subject,
+    resource: r.resource,
+    rights: r.rights,
+    effect: r.effect,
+    issuer: r.issuer,
+    parentCapId: r.parentCapId,
+  };
 }
 
 export function issueDetails(r: CapabilityRecord): Record<string, unknown> {
@@ -77,26 +85,43 @@ export function hasRestrictiveRules(constraints: Readonly<Record<string, unknown
  * Anti-laundering (CAP-30): refuse when `holder` has an active, chain-valid deny/ask (or restrictive-rule)
  * record overlapping `resource` with intersecting rights.
  */
-export async function assertNoLaundering(env: EngineEnv, db: Db, holder: string, resource: ParsedResource, rights: readonly Right[]): Promise<void> {
+export async function assertNoLaundering(
+  env: EngineEnv,
+  db: Db,
+  holder: string,
+  resource: ParsedResource,
+  rights: readonly Right[],
+): Promise<void> {
   const now = env.clock.now();
   const cache = new Map<string, CapabilityRecord | null>();
   for (const rec of await activeGrantsOf(db, holder, resource.kind)) {
     if (rec.effect === 'allow' && !hasRestrictiveRules(rec.constraints)) continue;
     if (!overlaps(rec.resource, resource) || !rec.rights.some((r) => rights.includes(r))) continue;
     if (!(await validChain(env.owners, db, rec, now, cache))) continue;
-    throw new LibosError('delegation_denied', `resource: ${holder} holds ${rec.effect} record ${rec.id} on ${rec.resource} overlapping ${resource.canonical}; passing on the wider allow would launder it`, {
-      details: { field: 'resource', conflictCapId: rec.id },
-    });
+    throw new LibosError(
+      'delegation_denied',
+      `resource: ${holder} holds ${rec.effect} record ${rec.id} on ${rec.resource} overlapping ${resource.canonical}; passing on the wider allow would launder it`,
+      {
+        details: { field: 'resource', conflictCapId: rec.id },
+      },
+    );
   }
 }
 
 /** The best allow record of `holder` that covers the draft's resource and rights (longest, newest, smallest id). */
-export async function chooseParent(env: EngineEnv, db: Db, holder: string, draft: GrantDraft, pred: (r: CapabilityRecord) => boolean = () => true): Promise<CapabilityRecord | null> {
+export async function chooseParent(
+  env: EngineEnv,
+  db: Db,
+  holder: string,
+  draft: GrantDraft,
+  pred: (r: CapabilityRecord) => boolean = () => true,
+): Promise<CapabilityRecord | null> {
   const now = env.clock.now();
   const cache = new Map<string, CapabilityRecord | null>();
   const ok: CapabilityRecord[] = [];
   for (const rec of await coveringRecords(env.owners, db, holder, draft.resource)) {
-    if (rec.effect !== 'allow' || !pred(rec) || !covers(rec.resource, draft.resource) || !draft.rights.every((r) => rec.rights.includes(r))) continue;
+    if (rec.effect !== 'allow' || !pred(rec) || !covers(rec.resource, draft.resource) || !draft.rights.every((r) => rec.rights.includes(r)))
+      continue;
     if (await validChain(env.owners, db, rec, now, cache)) ok.push(rec);
   }
   return ok.sort(compareCandidates)[0] ?? null;

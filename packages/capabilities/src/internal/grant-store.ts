@@ -119,7 +119,13 @@ export function grantsCovering(db: Db, subject: string, resource: ParsedResource
 }
 
 export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {
-  const rows = (await db.selectFrom(T.grants).selectAll().where('subject', '=', subject).orderBy('issued_at').orderBy('id').execute()) as GrantRow[];
+  const rows = (await db
+    .selectFrom(T.grants)
+    .selectAll()
+    .where('subject', '=', subject)
+    .orderBy('issued_at')
+    .orderBy('id')
+    .execute()) as GrantRow[];
   return rows.map(recordFromRow);
 }
 
@@ -136,7 +142,9 @@ export async function casSpend(db: Db, id: string, n: number, nowIso: string): P
     .where('uses_remaining', '>=', n)
     .executeTakeFirst();
   if (changed(res) !== 1) return null;
-  const row = (await db.selectFrom(T.grants).select('uses_remaining').where('id', '=', id).executeTakeFirstOrThrow()) as { uses_remaining: number };
+  const row = (await db.selectFrom(T.grants).select('uses_remaining').where('id', '=', id).executeTakeFirstOrThrow()) as {
+    uses_remaining: number;
+  };
   const left = Number(row.uses_remaining);
   if (left === 0) {
     await db.updateTable(T.grants).set({ status: 'revoked', revoke_cause: 'exhausted', revoked_at: nowIso }).where('id', '=', id).execute();

@@ -20,7 +20,7 @@ async function recordOwnership(env: EngineEnv, scope: ServiceScope, spec: IssueS
   const bad = (field: string, msg: string) => new LibosError('capability_invalid', `${field}: ${msg}`, { details: { field } });
   const given = spec as unknown as Record<string, unknown>;
   const extra = Object.keys(given).filter((k) => !['subject', 'resource', 'rights', 'ownership'].includes(k) && given[k] !== undefined);
-  if (extra.length > 0) throw bad(extra[0]!, 'an owner\'s rights are a plain allow of subject, resource and rights; nothing else is set');
+  if (extra.length > 0) throw bad(extra[0]!, "an owner's rights are a plain allow of subject, resource and rights; nothing else is set");
   const subject = parseSubject(spec.subject);
   if (parseSubject(issuer, 'issuer') !== subject) {
     throw bad('issuer', `${issuer} cannot record rights that ${subject} holds by ownership; only the owner does`);
@@ -74,18 +74,30 @@ export async function issueCheckedImpl(env: EngineEnv, scope: ServiceScope, acto
   const grant = await authorizeIn(env, db, actor, draft.resource.canonical, 'grant', ctx);
   await auditDecision(scope, grant);
   if (!grant.allowed) {
-    throw new LibosError('permission_denied', `${actor} may not issue ${draft.resource.canonical}: holds neither a covering admin nor grant right (${grant.reason})`, {
-      details: { resource: draft.resource.canonical, actor },
-    });
+    throw new LibosError(
+      'permission_denied',
+      `${actor} may not issue ${draft.resource.canonical}: holds neither a covering admin nor grant right (${grant.reason})`,
+      {
+        details: { resource: draft.resource.canonical, actor },
+      },
+    );
   }
   if (draft.effect !== 'allow') {
-    throw new LibosError('permission_denied', `${actor} may not issue a ${draft.effect} record: a grant right only transfers allow authority the actor holds`, { details: { field: 'effect' } });
+    throw new LibosError(
+      'permission_denied',
+      `${actor} may not issue a ${draft.effect} record: a grant right only transfers allow authority the actor holds`,
+      { details: { field: 'effect' } },
+    );
   }
   const parent = await chooseParent(env, db, actor, draft, (r) => r.usesRemaining === null);
   if (!parent) {
-    throw new LibosError('permission_denied', `${actor} may not issue ${draft.rights.join(',')} on ${draft.resource.canonical}: no held, unlimited allow covers it`, {
-      details: { resource: draft.resource.canonical, rights: draft.rights },
-    });
+    throw new LibosError(
+      'permission_denied',
+      `${actor} may not issue ${draft.rights.join(',')} on ${draft.resource.canonical}: no held, unlimited allow covers it`,
+      {
+        details: { resource: draft.resource.canonical, rights: draft.rights },
+      },
+    );
   }
   const shape = checkAttenuation(parent, draft, env.registry, { requireDelegable: false });
   await assertNoLaundering(env, db, actor, draft.resource, draft.rights);

@@ -14,7 +14,12 @@ const byIssue = (a: CapabilityRecord, b: CapabilityRecord): number =>
  * Grants of a subject, oldest first: its stored records and the implicit owner records of what it owns (unless a
  * stored row replaces one, e.g. a revoked owner record); by default only active, unexpired, chain-valid ones.
  */
-export async function listImpl(env: EngineEnv, scope: ServiceScope, subject: string, includeInactive: boolean): Promise<CapabilityRecord[]> {
+export async function listImpl(
+  env: EngineEnv,
+  scope: ServiceScope,
+  subject: string,
+  includeInactive: boolean,
+): Promise<CapabilityRecord[]> {
   const db = dbOf(scope);
   const stored = await allGrantsOf(db, subject);
   const implicit = await ownerRecordsOf(env.owners, db, subject, new Set(stored.map((r) => r.id)));

@@ -1,6 +1,14 @@
 import { LibosError, type ServiceScope } from '@libos/sdk';
 import type { CapabilityRecord } from '../capability-record.js';
-import { assertChildManifest, effectPermitted, manifestActive, manifestSpec, parseManifest, type AuthorityManifest, type ParsedManifest } from '../manifest.js';
+import {
+  assertChildManifest,
+  effectPermitted,
+  manifestActive,
+  manifestSpec,
+  parseManifest,
+  type AuthorityManifest,
+  type ParsedManifest,
+} from '../manifest.js';
 import { audit, type EngineEnv } from './env.js';
 import { parseDraft } from './grant-draft.js';
 import { issueTrustedImpl } from './issue.js';
@@ -11,7 +19,9 @@ export type { BindOptions } from '../engine-requests.js';
 
 /** The manifest bound to a pid, or null. */
 export async function manifestOfImpl(db: Db, pid: string): Promise<ParsedManifest | null> {
-  const row = (await db.selectFrom(T.manifests).selectAll().where('pid', '=', pid).executeTakeFirst()) as { manifest_id: string; sha256: string; manifest: string } | undefined;
+  const row = (await db.selectFrom(T.manifests).selectAll().where('pid', '=', pid).executeTakeFirst()) as
+    | { manifest_id: string; sha256: string; manifest: string }
+    | undefined;
   if (!row) return null;
   return { manifest: parseJsonColumn<AuthorityManifest>(row.manifest, 'cap_manifests.manifest'), sha256: row.sha256, id: row.manifest_id };
 }
@@ -20,12 +30,22 @@ export async function manifestOfImpl(db: Db, pid: string): Promise<ParsedManifes
  * Binds one manifest to a pid (one per process) and compiles its authorized capabilities into grants issued by
  * `authority_manifest:<id>` (expiry capped by the manifest's). Everything validates before anything is written.
  */
-export async function bindManifestImpl(env: EngineEnv, scope: ServiceScope, pid: string, value: unknown, opts: BindOptions = {}): Promise<{ manifest: ParsedManifest; records: CapabilityRecord[] }> {
+export async function bindManifestImpl(
+  env: EngineEnv,
+  scope: ServiceScope,
+  pid: string,
+  value: unknown,
+  opts: BindOptions = {},
+): Promise<{ manifest: ParsedManifest; records: CapabilityRecord[] }> {
   const db = dbOf(scope);
   const parsed = parseManifest(value);
   const m = parsed.manifest;
-  if (await manifestOfImpl(db, pid)) throw new LibosError('conflict', `pid: ${pid} already has an authority manifest`, { details: { field: 'pid', pid } });
-  if (!manifestActive(m, env.clock.now())) throw new LibosError('invalid_arguments', `manifest.expires_at: ${m.expires_at} has passed`, { details: { field: 'manifest.expires_at' } });
+  if (await manifestOfImpl(db, pid))
+    throw new LibosError('conflict', `pid: ${pid} already has an authority manifest`, { details: { field: 'pid', pid } });
+  if (!manifestActive(m, env.clock.now()))
+    throw new LibosError('invalid_arguments', `manifest.expires_at: ${m.expires_at} has passed`, {
+      details: { field: 'manifest.expires_at' },
+    });
   if (opts.parentPid) {
     const parent = await manifestOfImpl(db, opts.parentPid);
     if (parent) assertChildManifest(parent.manifest, m);
@@ -37,7 +57,10 @@ export async function bindManifestImpl(env: EngineEnv, scope: ServiceScope, pid:
     parseDraft(full as unknown as Record<string, unknown>, env.registry, env.clock.now());
     return full;
   });
-  await db.insertInto(T.manifests).values({ pid, manifest_id: parsed.id, sha256: parsed.sha256, manifest: JSON.stringify(m), bound_at: env.clock.now().toISOString() }).execute();
+  await db
+    .insertInto(T.manifests)
+    .values({ pid, manifest_id: parsed.id, sha256: parsed.sha256, manifest: JSON.stringify(m), bound_at: env.clock.now().toISOString() })
+    .execute();
   const records: CapabilityRecord[] = [];
   for (const spec of specs) records.push(await issueTrustedImpl(env, scope, spec, `authority_manifest:${parsed.id}`));
   await audit(scope, 'authority_manifest.bind', pid, 'bound', {

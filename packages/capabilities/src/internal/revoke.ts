@@ -25,19 +25,43 @@ async function storeRevoked(env: EngineEnv, db: Db, rec: CapabilityRecord): Prom
   return changed(res);
 }
 
-async function markRevoked(env: EngineEnv, scope: ServiceScope, db: Db, rec: CapabilityRecord, actor: string, reason: string): Promise<void> {
+async function markRevoked(
+  env: EngineEnv,
+  scope: ServiceScope,
+  db: Db,
+  rec: CapabilityRecord,
+  actor: string,
+  reason: string,
+): Promise<void> {
   if ((await storeRevoked(env, db, rec)) !== 1) {
     throw new LibosError('capability_invalid', `capId: ${rec.id} is no longer active`, { details: { field: 'capId', capId: rec.id } });
   }
-  const inv = await db.updateTable(T.reservations).set({ status: 'invalidated', settled_at: env.clock.now().toISOString() }).where('cap_id', '=', rec.id).where('status', '=', 'reserved').executeTakeFirst();
+  const inv = await db
+    .updateTable(T.reservations)
+    .set({ status: 'invalidated', settled_at: env.clock.now().toISOString() })
+    .where('cap_id', '=', rec.id)
+    .where('status', '=', 'reserved')
+    .executeTakeFirst();
   await scope.events.emit('capability.revoked', { capId: rec.id, subject: rec.subject, cause: 'explicit', actor });
-  await audit(scope, 'capability.revoke', rec.resource, 'revoked', { capId: rec.id, subject: rec.subject, actor, reason, effect: rec.effect, invalidatedReservations: changed(inv) });
+  await audit(scope, 'capability.revoke', rec.resource, 'revoked', {
+    capId: rec.id,
+    subject: rec.subject,
+    actor,
+    reason,
+    effect: rec.effect,
+    invalidatedReservations: changed(inv),
+  });
 }
 
 async function loadActive(env: EngineEnv, db: Db, capId: string): Promise<CapabilityRecord> {
   const rec = await getRecord(env.owners, db, capId);
   if (!rec) throw new LibosError('capability_not_found', `capId: no capability ${capId}`, { details: { field: 'capId', capId } });
-  if (rec.status !== 'active') throw new LibosError('capability_invalid', `capId: ${capId} is already ${rec.status}${rec.revokeCause ? ` (${rec.revokeCause})` : ''}`, { details: { field: 'capId', capId } });
+  if (rec.status !== 'active')
+    throw new LibosError(
+      'capability_invalid',
+      `capId: ${capId} is already ${rec.status}${rec.revokeCause ? ` (${rec.revokeCause})` : ''}`,
+      { details: { field: 'capId', capId } },
+    );
   return rec;
 }
 
@@ -49,7 +73,9 @@ export async function revokeImpl(env: EngineEnv, scope: ServiceScope, actor: str
   if (actor === 'host') return markRevoked(env, scope, db, rec, actor, 'host');
   if (actor === rec.subject) {
     if (rec.effect !== 'allow') {
-      throw new LibosError('permission_denied', `${actor} may not drop its own ${rec.effect} record ${capId}`, { details: { field: 'capId', capId } });
+      throw new LibosError('permission_denied', `${actor} may not drop its own ${rec.effect} record ${capId}`, {
+        details: { field: 'capId', capId },
+      });
     }
     return markRevoked(env, scope, db, rec, actor, 'relinquished');
   }
@@ -62,9 +88,13 @@ export async function revokeImpl(env: EngineEnv, scope: ServiceScope, actor: str
       return markRevoked(env, scope, db, rec, actor, `holder of ${right}`);
     }
   }
-  throw new LibosError('permission_denied', `${actor} may not revoke ${capId}: not its issuer, not its allow-holder, and holds no covering revoke or admin`, {
-    details: { field: 'capId', capId },
-  });
+  throw new LibosError(
+    'permission_denied',
+    `${actor} may not revoke ${capId}: not its issuer, not its allow-holder, and holds no covering revoke or admin`,
+    {
+      details: { field: 'capId', capId },
+    },
+  );
 }
 
 /** Host-only revoke that also removes non-revocable records. */

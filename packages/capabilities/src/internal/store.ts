@@ -61,5 +61,9 @@ export function parseJsonColumn<T>(text: unknown, column: string): T {
 /** Number of rows an update/delete changed. */
 export function changed(result: { numUpdatedRows?: bigint; numDeletedRows?: bigint } | readonly { numUpdatedRows?: bigint }[]): number {
   const r = Array.isArray(result) ? result[0] : result;
-  return Number((r as { numUpdatedRows?: bigint; numDeletedRows?: bigint } | undefined)?.numUpdatedRows ?? (r as { numDeletedRows?: bigint } | undefined)?.numDeletedRows ?? 0n);
+  return Number(
+    (r as { numUpdatedRows?: bigint; numDeletedRows?: bigint } | undefined)?.numUpdatedRows ??
+      (r as { numDeletedRows?: bigint } | undefined)?.numDeletedRows ??
+      0n,
+  );
 }

@@ -16,7 +16,13 @@ export type { DuplicationResult } from '../engine-requests.js';
  * follow; deny/ask records always follow; an allow loses every right that one of those restrictions
  * overlaps. One `capability.transition_filter` audit.
  */
-export async function duplicateAuthorityImpl(env: EngineEnv, scope: ServiceScope, source: string, target: string, kind: 'fork' | 'checkpoint_restore'): Promise<DuplicationResult> {
+export async function duplicateAuthorityImpl(
+  env: EngineEnv,
+  scope: ServiceScope,
+  source: string,
+  target: string,
+  kind: 'fork' | 'checkpoint_restore',
+): Promise<DuplicationResult> {
   const db = dbOf(scope);
   const live = await listImpl(env, scope, source, false);
   const restrictions = live.filter((r) => r.effect !== 'allow' || hasRestrictiveRules(r.constraints));

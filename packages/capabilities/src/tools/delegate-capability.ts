@@ -16,11 +16,19 @@ export const delegateCapability = defineTool({
     uses_remaining: z.number().int().min(1).max(1_000_000).optional(),
     delegable: z.boolean().default(false),
   }),
-  output: z.object({ capability_id: z.string(), child_pid: z.string(), resource: z.string(), rights: z.array(z.string()), expires_at: z.string().nullable() }),
+  output: z.object({
+    capability_id: z.string(),
+    child_pid: z.string(),
+    resource: z.string(),
+    rights: z.array(z.string()),
+    expires_at: z.string().nullable(),
+  }),
   async run(args, ctx) {
     const child = await ctx.service<ProcessService>(SERVICE_NAMES.processes).get(args.child_pid);
     if (child.parentPid !== ctx.pid || isTerminalProcessStatus(child.status)) {
-      throw new LibosError('not_direct_child', `child_pid: ${args.child_pid} is not a live direct child of ${ctx.pid}`, { details: { field: 'child_pid' } });
+      throw new LibosError('not_direct_child', `child_pid: ${args.child_pid} is not a live direct child of ${ctx.pid}`, {
+        details: { field: 'child_pid' },
+      });
     }
     const rec = await ctx.service<CapabilityService>(CAPABILITY_SERVICE_NAME).delegate(ctx.pid, args.capability_id, args.child_pid, {
       resource: args.resource,

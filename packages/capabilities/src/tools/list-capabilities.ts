@@ -8,7 +8,12 @@ export const listCapabilities = defineTool({
     'List the capabilities your process holds: id, resource, rights, effect (allow/deny/ask), remaining uses and expiry. Seeing a grant here is not using it; revoked, expired and exhausted grants are hidden unless include_inactive is true.',
   input: z.object({
     include_inactive: z.boolean().default(false),
-    kind: z.string().regex(/^[a-z][a-z0-9_]*$/).max(64).optional().describe('only resources of this kind, e.g. "object"'),
+    kind: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*$/)
+      .max(64)
+      .optional()
+      .describe('only resources of this kind, e.g. "object"'),
   }),
   output: z.object({
     capabilities: z.array(
@@ -29,7 +34,16 @@ export const listCapabilities = defineTool({
     return {
       capabilities: caps
         .filter((c) => kind === undefined || c.resource.startsWith(`${kind}:`))
-        .map((c) => ({ id: c.id, resource: c.resource, rights: [...c.rights], effect: c.effect, uses_remaining: c.usesRemaining, expires_at: c.expiresAt, delegable: c.delegable, status: c.status })),
+        .map((c) => ({
+          id: c.id,
+          resource: c.resource,
+          rights: [...c.rights],
+          effect: c.effect,
+          uses_remaining: c.usesRemaining,
+          expires_at: c.expiresAt,
+          delegable: c.delegable,
+          status: c.status,
+        })),
     };
   },
 });

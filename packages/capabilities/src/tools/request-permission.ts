@@ -16,9 +16,18 @@ export const requestPermission = defineTool({
     resource: z.string().min(1).max(2048),
     rights: z.array(z.enum(RIGHTS)).min(1).max(16),
     reason: z.string().min(1).max(2000),
-    human: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('owner'),
+    human: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/)
+      .max(64)
+      .default('owner'),
   }),
-  output: z.object({ request_id: z.string(), resource: z.string(), rights: z.array(z.string()), status: z.enum(['approved', 'rejected', 'cancelled']) }),
+  output: z.object({
+    request_id: z.string(),
+    resource: z.string(),
+    rights: z.array(z.string()),
+    status: z.enum(['approved', 'rejected', 'cancelled']),
+  }),
   async run({ resource, rights, reason, human }, ctx) {
     const caps = ctx.service<CapabilityService>(CAPABILITY_SERVICE_NAME);
     const humans = ctx.service<HumanService>(SERVICE_NAMES.human);
@@ -38,11 +47,20 @@ export const requestPermission = defineTool({
           },
         );
       }
-      return { request_id: r.id, resource: mine.resource, rights: [...mine.rights], status: r.status as 'approved' | 'rejected' | 'cancelled' };
+      return {
+        request_id: r.id,
+        resource: mine.resource,
+        rights: [...mine.rights],
+        status: r.status as 'approved' | 'rejected' | 'cancelled',
+      };
     }
     const req = await caps.checkPermissionRequest(ctx.pid, resource, rights);
     await ctx.authority.require(resources.human(human), 'write');
-    const r = await humans.create(ctx.pid, { kind: 'permission', prompt: reason, details: { human, resource: req.resource, rights: req.rights } });
+    const r = await humans.create(ctx.pid, {
+      kind: 'permission',
+      prompt: reason,
+      details: { human, resource: req.resource, rights: req.rights },
+    });
     await caps.recordPermissionRequest(ctx.pid, r.id, req.resource, req.rights, human);
     await ctx.events.emit('human_request_created', { pid: ctx.pid, request_id: r.id, kind: 'permission' });
     return ctx.wait({ kind: 'human', request_ids: [r.id] });

@@ -1,4 +1,13 @@
-import { isToolWait, type HumanRequest, type HumanService, type ProcessService, type ProcessSummary, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
+import {
+  isToolWait,
+  type HumanRequest,
+  type HumanService,
+  type ProcessService,
+  type ProcessSummary,
+  type ServiceScope,
+  type ToolContext,
+  type WaitSpec,
+} from '@libos/sdk';
 import { systemClock, ToolWait } from '@libos/sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { permissionEffect } from '../permission-requests.js';
@@ -19,7 +28,11 @@ beforeEach(async () => {
   o = ops(s);
   processes.clear();
   humanRequests.clear();
-  for (const [pid, parentPid, status] of [[A, null, 'running'], [B, A, 'runnable'], [C, B, 'exited']] as const) {
+  for (const [pid, parentPid, status] of [
+    [A, null, 'running'],
+    [B, A, 'runnable'],
+    [C, B, 'exited'],
+  ] as const) {
     processes.set(pid, { pid, parentPid, imageId: 'base-agent:v0', status, goalOid: null, imageMetadata: {}, toolTable: [] });
   }
 });
@@ -27,7 +40,17 @@ afterEach(() => s.close());
 
 const humans: HumanService = {
   async create(pid, req) {
-    const r: HumanRequest = { id: `hr_${humanRequests.size + 1}`, pid, kind: req.kind, prompt: req.prompt, status: 'pending', details: req.details ?? {}, response: null, createdAt: '', answeredAt: null };
+    const r: HumanRequest = {
+      id: `hr_${humanRequests.size + 1}`,
+      pid,
+      kind: req.kind,
+      prompt: req.prompt,
+      status: 'pending',
+      details: req.details ?? {},
+      response: null,
+      createdAt: '',
+      answeredAt: null,
+    };
     humanRequests.set(r.id, r);
     return r;
   },
@@ -63,38 +86,45 @@ const procs: ProcessService = {
 };
 
 /** Runs one tool call as `pid` in its own transaction, with the kernel's services faked (a wait commits, then throws). */
-async function call(tool: { run(args: never, ctx: ToolContext): unknown; input: { parse(v: unknown): unknown } }, pid: string, args: unknown, resumed = false): Promise<unknown> {
-  return s.run(async (scope: ServiceScope) => {
-    const ctx: ToolContext = {
-      ...scope,
-      service<T>(name: string): T {
-        if (name === 'processes') return procs as T;
-        if (name === 'human') return humans as T;
-        return scope.service<T>(name);
-      },
-      pid,
-      callId: 'call_1',
-      toolName: 'x',
-      authority: s.engine.authority(scope, pid),
-      budgets: s.engine.budgets(scope),
-      flow: s.engine.flow(scope, pid),
-      signal: new AbortController().signal,
-      resumed,
-      wait(spec: WaitSpec): never {
-        throw new ToolWait(spec);
-      },
-    };
-    // Like the broker: a wait commits the call's transaction, then parks the process.
-    try {
-      return await tool.run(tool.input.parse(args) as never, ctx);
-    } catch (err) {
-      if (isToolWait(err)) return err;
-      throw err;
-    }
-  }).then((r) => {
-    if (isToolWait(r)) throw r;
-    return r;
-  });
+async function call(
+  tool: { run(args: never, ctx: ToolContext): unknown; input: { parse(v: unknown): unknown } },
+  pid: string,
+  args: unknown,
+  resumed = false,
+): Promise<unknown> {
+  return s
+    .run(async (scope: ServiceScope) => {
+      const ctx: ToolContext = {
+        ...scope,
+        service<T>(name: string): T {
+          if (name === 'processes') return procs as T;
+          if (name === 'human') return humans as T;
+          return scope.service<T>(name);
+        },
+        pid,
+        callId: 'call_1',
+        toolName: 'x',
+        authority: s.engine.authority(scope, pid),
+        budgets: s.engine.budgets(scope),
+        flow: s.engine.flow(scope, pid),
+        signal: new AbortController().signal,
+        resumed,
+        wait(spec: WaitSpec): never {
+          throw new ToolWait(spec);
+        },
+      };
+      // Like the broker: a wait commits the call's transaction, then parks the process.
+      try {
+        return await tool.run(tool.input.parse(args) as never, ctx);
+      } catch (err) {
+        if (isToolWait(err)) return err;
+        throw err;
+      }
+    })
+    .then((r) => {
+      if (isToolWait(r)) throw r;
+      return r;
+    });
 }
 
 describe('authority tools', () => {
@@ -106,11 +136,13 @@ describe('authority tools', () => {
   });
 
   it('the plugin refuses options it could not honour (the kernel runs the engine with the runtime clock and ids)', () => {
-    expect(() => capabilities({ engine: s.engine } as never)).toThrow(expect.objectContaining({ code: 'invalid_arguments', details: { field: 'engine', accepted: [] } }));
+    expect(() => capabilities({ engine: s.engine } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments', details: { field: 'engine', accepted: [] } }),
+    );
     expect(() => capabilities({ clock: systemClock } as never)).toThrow(/option "clock" is not accepted/);
   });
 
-  it('list_capabilities shows only the caller\'s grants', async () => {
+  it("list_capabilities shows only the caller's grants", async () => {
     await o.grant({ subject: A, resource: 'object:a', rights: ['read'] });
     await o.grant({ subject: B, resource: 'object:b', rights: ['read'] });
     const out = (await call(listCapabilities, A, {})) as { capabilities: { resource: string }[] };
@@ -119,13 +151,21 @@ describe('authority tools', () => {
 
   it('delegate_capability reaches only a live direct child', async () => {
     const p = await o.grant({ subject: A, resource: 'object:*', rights: ['read', 'write'], delegable: true });
-    await expect(call(delegateCapability, A, { child_pid: C, capability_id: p.id, resource: 'object:a', rights: ['read'] })).rejects.toMatchObject({ code: 'not_direct_child' });
+    await expect(
+      call(delegateCapability, A, { child_pid: C, capability_id: p.id, resource: 'object:a', rights: ['read'] }),
+    ).rejects.toMatchObject({ code: 'not_direct_child' });
     const q = await o.grant({ subject: B, resource: 'object:*', rights: ['read'], delegable: true });
-    await expect(call(delegateCapability, B, { child_pid: C, capability_id: q.id, resource: 'object:a', rights: ['read'] })).rejects.toMatchObject({ code: 'not_direct_child' });
-    const out = (await call(delegateCapability, A, { child_pid: B, capability_id: p.id, resource: 'object:a', rights: ['read'] })) as { capability_id: string };
+    await expect(
+      call(delegateCapability, B, { child_pid: C, capability_id: q.id, resource: 'object:a', rights: ['read'] }),
+    ).rejects.toMatchObject({ code: 'not_direct_child' });
+    const out = (await call(delegateCapability, A, { child_pid: B, capability_id: p.id, resource: 'object:a', rights: ['read'] })) as {
+      capability_id: string;
+    };
     expect((await o.check(B, 'object:a', 'read')).selectedId).toBe(out.capability_id);
     // Someone else's grant id is not the caller's to delegate.
-    await expect(call(delegateCapability, A, { child_pid: B, capability_id: q.id, resource: 'object:a', rights: ['read'] })).rejects.toMatchObject({ code: 'delegation_denied' });
+    await expect(
+      call(delegateCapability, A, { child_pid: B, capability_id: q.id, resource: 'object:a', rights: ['read'] }),
+    ).rejects.toMatchObject({ code: 'delegation_denied' });
   });
 
   it('revoke_capability revokes what the caller issued, not what it merely sees', async () => {
@@ -138,8 +178,15 @@ describe('authority tools', () => {
 
   it('[CAP-39] privileged or broad requests are refused before any prompt', async () => {
     await o.grant({ subject: A, resource: 'human:owner', rights: ['write'] });
-    for (const [resource, rights] of [['capability:*', ['admin']], ['shell:*', ['execute']], ['filesystem:*', ['write']], ['filesystem:workspace:*', ['delete']]] as const) {
-      await expect(call(requestPermission, A, { resource, rights, reason: 'please' }), resource).rejects.toMatchObject({ code: 'permission_denied' });
+    for (const [resource, rights] of [
+      ['capability:*', ['admin']],
+      ['shell:*', ['execute']],
+      ['filesystem:*', ['write']],
+      ['filesystem:workspace:*', ['delete']],
+    ] as const) {
+      await expect(call(requestPermission, A, { resource, rights, reason: 'please' }), resource).rejects.toMatchObject({
+        code: 'permission_denied',
+      });
     }
     expect(humanRequests.size).toBe(0);
   });
@@ -153,14 +200,21 @@ describe('authority tools', () => {
         issued_by: 'host',
       }),
     );
-    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['write'], reason: 'need to edit' })).rejects.toMatchObject({ code: 'permission_denied', message: expect.stringContaining('ceiling') });
+    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['write'], reason: 'need to edit' })).rejects.toMatchObject({
+      code: 'permission_denied',
+      message: expect.stringContaining('ceiling'),
+    });
     expect(humanRequests.size).toBe(0);
-    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'need to read' })).rejects.toSatisfy(isToolWait);
+    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'need to read' })).rejects.toSatisfy(
+      isToolWait,
+    );
     expect(humanRequests.size).toBe(1);
   });
 
   it('needs human:<name> write, spent when queued; the answer installs one record for the caller', async () => {
-    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r' })).rejects.toMatchObject({ code: 'permission_denied' });
+    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r' })).rejects.toMatchObject({
+      code: 'permission_denied',
+    });
     const w = await o.grant({ subject: A, resource: 'human:owner', rights: ['write'], usesRemaining: 1 });
     const wait = await call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r' }).catch((e: unknown) => e);
     expect(isToolWait(wait)).toBe(true);
@@ -169,7 +223,11 @@ describe('authority tools', () => {
     expect(humanRequests.get('hr_1')!.details).toMatchObject({ resource: 'object:a', rights: ['read'] });
     // Still pending: the resumed call waits again.
     await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r' }, true)).rejects.toSatisfy(isToolWait);
-    humanRequests.set('hr_1', { ...humanRequests.get('hr_1')!, status: 'approved', response: { approved: true, decision: 'ask_each_time', responder: 'human:owner' } });
+    humanRequests.set('hr_1', {
+      ...humanRequests.get('hr_1')!,
+      status: 'approved',
+      response: { approved: true, decision: 'ask_each_time', responder: 'human:owner' },
+    });
     const out = await call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r' }, true);
     expect(out).toEqual({ request_id: 'hr_1', resource: 'object:a', rights: ['read'], status: 'approved' });
     const d = await o.check(A, 'object:a', 'read');
@@ -182,8 +240,12 @@ describe('authority tools', () => {
   it('[CAP-40] two answers to one request install exactly one record', async () => {
     const req = { requestId: 'hr_9', pid: A, resource: 'object:a', rights: ['read'] };
     const [x, y] = await Promise.all([
-      s.run((scope) => s.engine.applyPermissionDecision(scope, req, { approved: true, decision: 'always_allow', responder: 'human:owner' })),
-      s.run((scope) => s.engine.applyPermissionDecision(scope, req, { approved: false, decision: 'always_deny', responder: 'human:owner' })),
+      s.run((scope) =>
+        s.engine.applyPermissionDecision(scope, req, { approved: true, decision: 'always_allow', responder: 'human:owner' }),
+      ),
+      s.run((scope) =>
+        s.engine.applyPermissionDecision(scope, req, { approved: false, decision: 'always_deny', responder: 'human:owner' }),
+      ),
     ]);
     expect(x.id).toBe(y.id);
     expect((await o.list(A, true)).filter((r) => r.metadata.human_request_id === 'hr_9')).toHaveLength(1);
@@ -192,9 +254,15 @@ describe('authority tools', () => {
 
   it('[CAP-41] the subject of a request is always the caller: a named victim gets nothing', async () => {
     await o.grant({ subject: A, resource: 'human:owner', rights: ['write'] });
-    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r', subject: B })).rejects.toSatisfy(isToolWait);
+    await expect(call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r', subject: B })).rejects.toSatisfy(
+      isToolWait,
+    );
     const id = [...humanRequests.keys()][0]!;
-    humanRequests.set(id, { ...humanRequests.get(id)!, status: 'approved', response: { approved: true, decision: 'always_allow', responder: 'human:owner' } });
+    humanRequests.set(id, {
+      ...humanRequests.get(id)!,
+      status: 'approved',
+      response: { approved: true, decision: 'always_allow', responder: 'human:owner' },
+    });
     await call(requestPermission, A, { resource: 'object:a', rights: ['read'], reason: 'r', subject: B }, true);
     expect((await o.check(A, 'object:a', 'read')).allowed).toBe(true);
     expect(await o.list(B, true)).toHaveLength(0);
@@ -204,6 +272,10 @@ describe('authority tools', () => {
     expect(() => permissionEffect(true, 'always_deny')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
     expect(() => permissionEffect(false, 'always_allow')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
     expect(() => permissionEffect(true, 'allow_once')).toThrowError(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect([permissionEffect(true, undefined), permissionEffect(false, undefined), permissionEffect(false, 'ask_each_time')]).toEqual(['allow', 'deny', 'ask']);
+    expect([permissionEffect(true, undefined), permissionEffect(false, undefined), permissionEffect(false, 'ask_each_time')]).toEqual([
+      'allow',
+      'deny',
+      'ask',
+    ]);
   });
 });

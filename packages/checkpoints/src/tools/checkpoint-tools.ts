@@ -3,10 +3,7 @@ import { CHECKPOINTS_SERVICE, type CheckpointsService } from '../checkpoints-ser
 import { idPattern } from '@libos/sdk';
 
 const service = (ctx: ToolContext) => ctx.service<CheckpointsService>(CHECKPOINTS_SERVICE);
-const checkpointId = z
-  .string()
-  .regex(idPattern('ckpt'))
-  .describe('a checkpoint id (ckpt_<16 hex>)');
+const checkpointId = z.string().regex(idPattern('ckpt')).describe('a checkpoint id (ckpt_<16 hex>)');
 const pid = z.string().regex(idPattern('pid'));
 
 /** `create_checkpoint`: captures a process subtree (default the caller's own) in one transaction. */

@@ -15,7 +15,10 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  */
 export function parseArguments(tool: AnyTool, raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new LibosError('invalid_arguments', `arguments of ${tool.name} must be a JSON object (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`);
+    throw new LibosError(
+      'invalid_arguments',
+      `arguments of ${tool.name} must be a JSON object (got ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : typeof raw})`,
+    );
   }
   // Each argument is held to the shared JSON bounds first (iteratively), so the serialization below cannot overflow.
   for (const [field, value] of Object.entries(raw)) if (value !== undefined) assertJsonBounds(value, field);
@@ -26,7 +29,9 @@ export function parseArguments(tool: AnyTool, raw: unknown): unknown {
     throw new LibosError('invalid_arguments', `arguments of ${tool.name} are not JSON: ${(err as Error).message}`, { cause: err });
   }
   if (bytes > MAX_ARGUMENT_BYTES) {
-    throw new LibosError('invalid_arguments', `arguments of ${tool.name} are ${bytes} bytes; at most ${MAX_ARGUMENT_BYTES} are accepted`, { details: { bytes, max: MAX_ARGUMENT_BYTES } });
+    throw new LibosError('invalid_arguments', `arguments of ${tool.name} are ${bytes} bytes; at most ${MAX_ARGUMENT_BYTES} are accepted`, {
+      details: { bytes, max: MAX_ARGUMENT_BYTES },
+    });
   }
   const r = (tool.input as z.ZodType).safeParse(raw);
   if (!r.success) {

@@ -3,7 +3,17 @@ import { notesPluginWithImage, notesStore } from '../internal/testing/notes-plug
 import { openRuntime, type Runtime } from '../runtime.js';
 
 let rt: Runtime;
-const noteCount = () => rt.transaction(async (s) => Number((await notesStore(s.store).selectFrom('test_notes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n));
+const noteCount = () =>
+  rt.transaction(async (s) =>
+    Number(
+      (
+        await notesStore(s.store)
+          .selectFrom('test_notes')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
+  );
 
 beforeEach(async () => {
   rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage()] });

@@ -20,5 +20,12 @@ export interface ToolNotice {
  * if (r.ok) console.log(r.payload); else console.error(r.error.code, r.error.message);
  */
 export type ToolCallResult =
-  | { readonly ok: true; readonly call_id: string; readonly tool: string; readonly payload: unknown; readonly wait?: WaitSpec; readonly notices?: readonly ToolNotice[] }
+  | {
+      readonly ok: true;
+      readonly call_id: string;
+      readonly tool: string;
+      readonly payload: unknown;
+      readonly wait?: WaitSpec;
+      readonly notices?: readonly ToolNotice[];
+    }
   | { readonly ok: false; readonly call_id: string; readonly tool: string; readonly error: ErrorPayload };

@@ -1,5 +1,16 @@
 import type { z } from 'zod';
-import { isToolWait, LibosError, resources, ToolWait, type Authority, type CheckOptions, type ErrorPayload, type ServiceScope, type ToolContext, type WaitSpec } from '@libos/sdk';
+import {
+  isToolWait,
+  LibosError,
+  resources,
+  ToolWait,
+  type Authority,
+  type CheckOptions,
+  type ErrorPayload,
+  type ServiceScope,
+  type ToolContext,
+  type WaitSpec,
+} from '@libos/sdk';
 import type { TxScope } from '../store/transaction.js';
 import { isResumption, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';

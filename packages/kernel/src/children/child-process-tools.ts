@@ -15,8 +15,16 @@ const nowIso = (ctx: ToolContext) => ctx.clock.now().toISOString();
 
 /** The caller's direct child, or `not_direct_child` (the same answer for a pid that does not exist). */
 async function directChild(ctx: ToolContext, childPid: string): Promise<ProcessInfo> {
-  const child = await scopeOf(ctx).store.selectFrom('processes').select('pid').where('pid', '=', childPid).where('parent_pid', '=', ctx.pid).executeTakeFirst();
-  if (!child) throw new LibosError('not_direct_child', `child_pid: ${childPid} is not a direct child of ${ctx.pid}`, { details: { child_pid: childPid } });
+  const child = await scopeOf(ctx)
+    .store.selectFrom('processes')
+    .select('pid')
+    .where('pid', '=', childPid)
+    .where('parent_pid', '=', ctx.pid)
+    .executeTakeFirst();
+  if (!child)
+    throw new LibosError('not_direct_child', `child_pid: ${childPid} is not a direct child of ${ctx.pid}`, {
+      details: { child_pid: childPid },
+    });
   return getProcess(scopeOf(ctx).store, childPid);
 }
 
@@ -29,12 +37,12 @@ const budgetInput = z
   })
   .strict();
 
-
 /** The child-process and mailbox tools (Skill `agent-libos-child-processes`). */
 export function childProcessTools(deps: () => KernelDeps) {
   const spawnChild = defineTool({
     name: 'spawn_child_process',
-    description: 'Spawn a child process with its own goal, namespace and budget (carved from yours). It inherits only the exact grants you pass.',
+    description:
+      'Spawn a child process with its own goal, namespace and budget (carved from yours). It inherits only the exact grants you pass.',
     input: z.object({
       goal: z.string().min(1).max(32_000),
       image: z.string().min(1).optional().describe('image id; default is your own image'),
@@ -77,35 +85,74 @@ export function childProcessTools(deps: () => KernelDeps) {
       const child = await directChild(ctx, child_pid);
       if (!TERMINAL_PROCESS_STATUSES.has(child.status)) {
         if (block) ctx.wait({ kind: 'child', child_pid });
-        return { child_pid, status: child.status, ready: false, result_oid: null, wait_state: child.waitState, outcome: null, state_generation: child.stateGeneration };
+        return {
+          child_pid,
+          status: child.status,
+          ready: false,
+          result_oid: null,
+          wait_state: child.waitState,
+          outcome: null,
+          state_generation: child.stateGeneration,
+        };
       }
       const resultOid = (child.outcome?.result_oid as string | null | undefined) ?? null;
       if (resultOid && deps().registry.services.has(SERVICE_NAMES.objects)) {
         await ctx.authority.grantTrusted({ subject: ctx.pid, resource: resources.object(resultOid), rights: ['read', 'materialize'] });
         await ctx.service<ObjectsService>(SERVICE_NAMES.objects).attachRoot(ctx.pid, resultOid);
       }
-      return { child_pid, status: child.status, ready: true, result_oid: resultOid, wait_state: null, outcome: child.outcome, state_generation: child.stateGeneration };
+      return {
+        child_pid,
+        status: child.status,
+        ready: true,
+        result_oid: resultOid,
+        wait_state: null,
+        outcome: child.outcome,
+        state_generation: child.stateGeneration,
+      };
     },
   });
   const signalChild = defineTool({
     name: 'signal_child_process',
     description: 'Pause, resume, cancel or terminate a direct child. To interrupt one, send it an interrupt message.',
-    input: z.object({ child_pid: z.string().min(1), signal: z.enum(['pause', 'resume', 'cancel', 'terminate', 'interrupt']), reason: z.string().max(2000).optional() }),
+    input: z.object({
+      child_pid: z.string().min(1),
+      signal: z.enum(['pause', 'resume', 'cancel', 'terminate', 'interrupt']),
+      reason: z.string().max(2000).optional(),
+    }),
     async run({ child_pid, signal, reason }, ctx) {
-      if (signal === 'interrupt') throw new LibosError('invalid_arguments', 'signal: interrupt is not a signal; send_process_message with delivery "interrupt" instead');
+      if (signal === 'interrupt')
+        throw new LibosError(
+          'invalid_arguments',
+          'signal: interrupt is not a signal; send_process_message with delivery "interrupt" instead',
+        );
       const child = await directChild(ctx, child_pid);
-      if (TERMINAL_PROCESS_STATUSES.has(child.status)) throw new LibosError('invalid_state', `child_pid: ${child_pid} is already ${child.status}`);
+      if (TERMINAL_PROCESS_STATUSES.has(child.status))
+        throw new LibosError('invalid_state', `child_pid: ${child_pid} is already ${child.status}`);
       const db = scopeOf(ctx).store;
       let after: ProcessInfo;
       if (signal === 'pause') {
-        after = await transition(db, child_pid, { from: ['runnable', 'created'], to: 'paused', wait: { kind: 'paused', ...(reason ? { reason } : {}) } }, nowIso(ctx));
+        after = await transition(
+          db,
+          child_pid,
+          { from: ['runnable', 'created'], to: 'paused', wait: { kind: 'paused', ...(reason ? { reason } : {}) } },
+          nowIso(ctx),
+        );
       } else if (signal === 'resume') {
         after = await transition(db, child_pid, { from: ['paused'], to: 'runnable' }, nowIso(ctx));
       } else {
-        after = await endProcess(deps(), scopeOf(ctx), child_pid, { kind: 'killed', code: signal === 'cancel' ? 'cancelled' : 'terminated', ...(reason ? { reason } : {}) });
+        after = await endProcess(deps(), scopeOf(ctx), child_pid, {
+          kind: 'killed',
+          code: signal === 'cancel' ? 'cancelled' : 'terminated',
+          ...(reason ? { reason } : {}),
+        });
       }
       await ctx.events.emit('process_signalled', { pid: child_pid, signal, by: ctx.pid });
-      await ctx.audit.record({ action: 'process.signal', target: resources.process(child_pid), decision: signal, details: { status: after.status } });
+      await ctx.audit.record({
+        action: 'process.signal',
+        target: resources.process(child_pid),
+        decision: signal,
+        details: { status: after.status },
+      });
       return { child_pid, signal, status: after.status, state_generation: after.stateGeneration };
     },
   });
@@ -114,16 +161,35 @@ export function childProcessTools(deps: () => KernelDeps) {
     name: 'ask_human',
     description:
       'Ask a human one question and wait for the answer. Fails if rejected, cancelled, or the human is not cleared for what you read.',
-    input: z.object({ question: z.string().min(1).max(8000), human: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('owner') }),
+    input: z.object({
+      question: z.string().min(1).max(8000),
+      human: z
+        .string()
+        .regex(/^[a-z0-9][a-z0-9._-]*$/)
+        .max(64)
+        .default('owner'),
+    }),
     async run({ question, human }, ctx) {
       const db = scopeOf(ctx).store;
       if (ctx.resumed) {
         // The answer arrived (or the request ended): find the request this call made.
-        const row = await db.selectFrom('human_requests').select('id').where('pid', '=', ctx.pid).where('kind', '=', 'question').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+        const row = await db
+          .selectFrom('human_requests')
+          .select('id')
+          .where('pid', '=', ctx.pid)
+          .where('kind', '=', 'question')
+          .orderBy('seq', 'desc')
+          .limit(1)
+          .executeTakeFirst();
         const req = row ? await getHumanRequest(db, row.id) : null;
         if (!req) throw new LibosError('human_request_not_found', `the question of ${ctx.pid} is gone`);
         if (req.status === 'pending') ctx.wait({ kind: 'human', request_ids: [req.id] });
-        if (req.status !== 'approved') throw new LibosError(req.status === 'cancelled' ? 'cancelled' : 'permission_denied', `human ${human} ${req.status} the question ${req.id}`, { details: { request_id: req.id, status: req.status } });
+        if (req.status !== 'approved')
+          throw new LibosError(
+            req.status === 'cancelled' ? 'cancelled' : 'permission_denied',
+            `human ${human} ${req.status} the question ${req.id}`,
+            { details: { request_id: req.id, status: req.status } },
+          );
         return { request_id: req.id, status: req.status, answer: (req.response?.answer as string | undefined) ?? null };
       }
       await ctx.authority.require(resources.human(human), 'write');

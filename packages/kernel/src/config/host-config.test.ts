@@ -19,7 +19,14 @@ function problem(value: unknown): { message: string; paths: string[]; code: stri
 
 describe('parseHostConfig', () => {
   it('fills every default into an empty config', () => {
-    const defaults = { timezone: 'UTC', sleep: { max_seconds: 60 }, llm_context: { policy: 'source_only' }, llm_profiles: {}, mcp_servers: {}, plugins: [] };
+    const defaults = {
+      timezone: 'UTC',
+      sleep: { max_seconds: 60 },
+      llm_context: { policy: 'source_only' },
+      llm_profiles: {},
+      mcp_servers: {},
+      plugins: [],
+    };
     expect(parseHostConfig({})).toEqual(defaults);
   });
 

@@ -28,13 +28,19 @@ describe('llm_calls: prompts stored by hash', () => {
       { role: 'system', content: 'You are a libOS process.' },
       { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n- tool_called get_current_time\n\n` },
     ];
-    const second: LlmMessage[] = [first[0]!, { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n- tool_completed` }];
+    const second: LlmMessage[] = [
+      first[0]!,
+      { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n- tool_completed` },
+    ];
     await recordLlmCall(s.db, call('llm_1', first));
     await recordLlmCall(s.db, call('llm_2', second));
     const rows = await queryLlmCalls(s.db);
     expect(rows.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([first, second]);
     expect(rows[0]!.request).toMatchObject({ tools: ['process_exit'], parallel_tool_calls: true });
-    const stored = await s.db.selectFrom('llm_texts').select((eb) => eb.fn.sum<number>(eb.fn('length', ['text'])).as('n')).executeTakeFirstOrThrow();
+    const stored = await s.db
+      .selectFrom('llm_texts')
+      .select((eb) => eb.fn.sum<number>(eb.fn('length', ['text'])).as('n'))
+      .executeTakeFirstOrThrow();
     const sent = [...first, ...second].reduce((n, m) => n + m.content.length, 0);
     expect(Number(stored.n)).toBeLessThan(sent * 0.55); // the shared Skill paragraphs once, not twice
     const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_2').executeTakeFirstOrThrow();

@@ -104,7 +104,12 @@ async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>): 
   const memo = memoOf(db);
   const known = memo ? await memo.read(STORED_TEXTS, ['llm_texts'], async () => new Set<string>()) : new Set<string>();
   const rows = [...texts].filter(([sha256]) => !known.has(sha256)).map(([sha256, text]) => ({ sha256, text }));
-  if (rows.length > 0) await db.insertInto('llm_texts').values(rows).onConflict((oc) => oc.column('sha256').doNothing()).execute();
+  if (rows.length > 0)
+    await db
+      .insertInto('llm_texts')
+      .values(rows)
+      .onConflict((oc) => oc.column('sha256').doNothing())
+      .execute();
   if (!memo) return;
   if (known.size + rows.length > STORED_TEXTS_MAX) known.clear();
   for (const r of rows) known.add(r.sha256);
@@ -118,12 +123,17 @@ async function sentRequest(db: KernelStore, stored: unknown): Promise<unknown> {
   const hashes = [...new Set(s.messages.flatMap((m) => m.text_sha256))];
   const texts = new Map<string, string>();
   for (let i = 0; i < hashes.length; i += 500) {
-    const rows = await db.selectFrom('llm_texts').select(['sha256', 'text']).where('sha256', 'in', hashes.slice(i, i + 500)).execute();
+    const rows = await db
+      .selectFrom('llm_texts')
+      .select(['sha256', 'text'])
+      .where('sha256', 'in', hashes.slice(i, i + 500))
+      .execute();
     for (const r of rows) texts.set(r.sha256, r.text);
   }
   const messages = s.messages.map((m) => {
     const missing = m.text_sha256.filter((h) => !texts.has(h));
-    if (missing.length > 0) throw new LibosError('store_corrupt', `llm_texts lacks ${missing.length} paragraph(s) of a stored prompt (e.g. ${missing[0]})`);
+    if (missing.length > 0)
+      throw new LibosError('store_corrupt', `llm_texts lacks ${missing.length} paragraph(s) of a stored prompt (e.g. ${missing[0]})`);
     const content = m.text_sha256.map((h) => texts.get(h)!).join(PROMPT_CHUNK_SEPARATOR);
     return { role: m.role, content, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
   });
@@ -133,7 +143,15 @@ async function sentRequest(db: KernelStore, stored: unknown): Promise<unknown> {
 
 export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<void> {
   const request = await storedRequest(db, c);
-  const response = c.response ? { content: c.response.content, tool_calls: c.response.toolCalls, api: c.response.api, model: c.response.model, usage: c.response.usage } : null;
+  const response = c.response
+    ? {
+        content: c.response.content,
+        tool_calls: c.response.toolCalls,
+        api: c.response.api,
+        model: c.response.model,
+        usage: c.response.usage,
+      }
+    : null;
   await db
     .insertInto('llm_calls')
     .values({
@@ -160,24 +178,27 @@ export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<v
 export async function queryLlmCalls(db: KernelStore, q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {
   let sel = db.selectFrom('llm_calls').selectAll();
   if (q.pid) sel = sel.where('pid', '=', q.pid);
-  const rows = await sel.orderBy('seq').limit(Math.max(1, Math.min(10_000, q.limit ?? 100))).execute();
+  const rows = await sel
+    .orderBy('seq')
+    .limit(Math.max(1, Math.min(10_000, q.limit ?? 100)))
+    .execute();
   const out: LlmCallRecord[] = [];
   for (const r of rows) {
     out.push({
-    id: r.id,
-    pid: r.pid,
-    imageId: r.image_id,
-    purpose: r.purpose,
-    status: r.status,
-    provider: r.provider,
-    model: r.model,
-    promptTokens: r.prompt_tokens,
-    completionTokens: r.completion_tokens,
-    totalTokens: r.total_tokens,
-    inputEstimateTokens: r.input_estimate_tokens ?? null,
-    latencyMs: r.latency_ms,
-    error: r.error,
-    createdAt: r.created_at,
+      id: r.id,
+      pid: r.pid,
+      imageId: r.image_id,
+      purpose: r.purpose,
+      status: r.status,
+      provider: r.provider,
+      model: r.model,
+      promptTokens: r.prompt_tokens,
+      completionTokens: r.completion_tokens,
+      totalTokens: r.total_tokens,
+      inputEstimateTokens: r.input_estimate_tokens ?? null,
+      latencyMs: r.latency_ms,
+      error: r.error,
+      createdAt: r.created_at,
       request: await sentRequest(db, JSON.parse(r.request)),
       response: r.response ? JSON.parse(r.response) : null,
     });

@@ -90,7 +90,12 @@ async function pauseForProvider(deps: KernelDeps, pid: string, provider: LlmProv
     const reason = `model provider failed: ${e.code}: ${e.message}`.slice(0, 2000);
     await transition(scope.store, pid, { from: ['running'], to: 'paused', wait: { kind: 'paused', reason } }, iso(deps));
     const error = { code: e.code, message: e.message.slice(0, 2000) };
-    await scope.audit.record({ action: 'llm.provider_failed', target: resources.process(pid), decision: 'paused', details: { pid, provider: provider.name, model: provider.model, error } });
+    await scope.audit.record({
+      action: 'llm.provider_failed',
+      target: resources.process(pid),
+      decision: 'paused',
+      details: { pid, provider: provider.name, model: provider.model, error },
+    });
     await scope.events.emit('process_paused', { pid, reason, error });
   });
 }
@@ -98,7 +103,13 @@ async function pauseForProvider(deps: KernelDeps, pid: string, provider: LlmProv
 /** A provider's retry as a durable `llm_retry` event of the pid (the progress a host shows while it waits). */
 async function recordRetry(deps: KernelDeps, pid: string, provider: LlmProvider, retry: LlmRetry): Promise<void> {
   await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
-    scope.events.emit('llm_retry', { pid, provider: provider.name, model: provider.model, ...retry, error: { code: retry.error.code, message: retry.error.message.slice(0, 500) } }),
+    scope.events.emit('llm_retry', {
+      pid,
+      provider: provider.name,
+      model: provider.model,
+      ...retry,
+      error: { code: retry.error.code, message: retry.error.message.slice(0, 500) },
+    }),
   );
 }
 
@@ -107,12 +118,26 @@ async function recordRetry(deps: KernelDeps, pid: string, provider: LlmProvider,
  * fails closed with the audit `llm.pending_action_resume_interrupted`, and the call is never replayed. (A resumed
  * call that merely fails is an ordinary tool failure: the broker returns it and settles the saved call.)
  */
-async function failInterruptedResume(deps: KernelDeps, pid: string, call: { readonly tool: string; readonly callId: string }, e: LibosError): Promise<void> {
+async function failInterruptedResume(
+  deps: KernelDeps,
+  pid: string,
+  call: { readonly tool: string; readonly callId: string },
+  e: LibosError,
+): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);
     if (!p || TERMINAL_PROCESS_STATUSES.has(p.status)) return;
-    await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: resources.process(pid), decision: 'failed', details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() } });
-    await endProcess(deps, scope, pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `${call.tool} failed to resume (${e.code}: ${e.message})`.slice(0, 2000) });
+    await scope.audit.record({
+      action: 'llm.pending_action_resume_interrupted',
+      target: resources.process(pid),
+      decision: 'failed',
+      details: { pid, tool: call.tool, call_id: call.callId, error: e.toJSON() },
+    });
+    await endProcess(deps, scope, pid, {
+      kind: 'failed',
+      code: 'pending_action_resume_interrupted',
+      message: `${call.tool} failed to resume (${e.code}: ${e.message})`.slice(0, 2000),
+    });
   });
 }
 
@@ -120,7 +145,8 @@ async function killForBudget(deps: KernelDeps, pids: readonly string[], message:
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     for (const pid of pids) {
       const p = await findProcess(scope.store, pid);
-      if (p && !TERMINAL_PROCESS_STATUSES.has(p.status)) await endProcess(deps, scope, pid, { kind: 'killed', code: 'resource_limit_exceeded', reason: message.slice(0, 2000) });
+      if (p && !TERMINAL_PROCESS_STATUSES.has(p.status))
+        await endProcess(deps, scope, pid, { kind: 'killed', code: 'resource_limit_exceeded', reason: message.slice(0, 2000) });
     }
   });
 }
@@ -155,7 +181,13 @@ async function dispatchBatch(
     for (; i < calls.length; i++) {
       const call = calls[i]!;
       const r = call.argumentsError
-        ? await callTool(deps, pid, call.name, { __unparsable_arguments__: call.rawArguments ?? null }, { rejectArguments: call.argumentsError })
+        ? await callTool(
+            deps,
+            pid,
+            call.name,
+            { __unparsable_arguments__: call.rawArguments ?? null },
+            { rejectArguments: call.argumentsError },
+          )
         : await callTool(deps, pid, call.name, call.arguments, { origin: { kind: 'model' } });
       executed.push(call.name);
       results.push(r);
@@ -202,12 +234,24 @@ async function chargeTokens(deps: KernelDeps, pid: string, r: LlmResponse, token
   const charged = inconsistent ? parts : tokens;
   let killPids: readonly string[] = [];
   if (charged !== null) {
-    const outcome = await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).chargeOverage(pid, { llm_total_tokens: charged }));
+    const outcome = await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
+      deps.engine.budgets(scope).chargeOverage(pid, { llm_total_tokens: charged }),
+    );
     killPids = outcome.killPids;
   }
-  if (budgeted && tokens === null) throw new LibosError('resource_limit_exceeded', `the provider reported no token usage while ${pid} has a token budget; failing closed`);
-  if (budgeted && inconsistent) throw new LibosError('resource_limit_exceeded', `the provider reported inconsistent token usage (total ${tokens} < prompt ${p} + completion ${c}) while ${pid} has a token budget; failing closed`);
-  if (killPids.length > 0) throw new LibosError('resource_limit_exceeded', `llm_total_tokens: the reply's ${charged} tokens overran a token budget; nothing is dispatched`, { details: { killPids } });
+  if (budgeted && tokens === null)
+    throw new LibosError('resource_limit_exceeded', `the provider reported no token usage while ${pid} has a token budget; failing closed`);
+  if (budgeted && inconsistent)
+    throw new LibosError(
+      'resource_limit_exceeded',
+      `the provider reported inconsistent token usage (total ${tokens} < prompt ${p} + completion ${c}) while ${pid} has a token budget; failing closed`,
+    );
+  if (killPids.length > 0)
+    throw new LibosError(
+      'resource_limit_exceeded',
+      `llm_total_tokens: the reply's ${charged} tokens overran a token budget; nothing is dispatched`,
+      { details: { killPids } },
+    );
 }
 
 /**
@@ -245,7 +289,14 @@ async function prepareModelCall(deps: KernelDeps, turn: ModelTurn, opts: Quantum
   const maintained = await maintainContext(deps, turn.process, rendered, { profile: opts.profile ?? null, model: opts.provider.model });
   if (maintained.kind === 'dispatched') {
     const { pid } = turn.process;
-    const result = { pid, kind: 'turn', stopReason: maintained.stopReason, executed: [maintained.tool], skipped: [], results: [maintained.result] } as const;
+    const result = {
+      pid,
+      kind: 'turn',
+      stopReason: maintained.stopReason,
+      executed: [maintained.tool],
+      skipped: [],
+      results: [maintained.result],
+    } as const;
     return { kind: 'done', result };
   }
   const prompt = maintained.prompt;
@@ -265,7 +316,9 @@ async function chargeAttempt(deps: KernelDeps, req: ModelRequest): Promise<void>
   const extra = messages.slice(prompt.messages.length).reduce((n, m) => n + m.content.length, 0);
   const contextTokens = req.attempt === 1 ? prompt.tokens : prompt.tokens + Math.ceil(extra / 4);
   const pid = req.turn.process.pid;
-  await inTransaction(deps.db, deps.scopes, pid, null, (scope) => deps.engine.budgets(scope).charge(pid, { llm_calls: 1, context_total_tokens: contextTokens }));
+  await inTransaction(deps.db, deps.scopes, pid, null, (scope) =>
+    deps.engine.budgets(scope).charge(pid, { llm_calls: 1, context_total_tokens: contextTokens }),
+  );
 }
 
 /** The provider's answer to one attempt, got outside any transaction. */
@@ -301,14 +354,32 @@ async function callProvider(deps: KernelDeps, req: ModelRequest, opts: QuantumOp
  * that names tools the process cannot see gets one corrective retry (the next attempt, charged here); otherwise the
  * reply is the turn's.
  */
-async function takeAnswer(deps: KernelDeps, req: ModelRequest, answer: ModelAnswer, opts: QuantumOptions): Promise<LlmResponse | ModelRequest> {
+async function takeAnswer(
+  deps: KernelDeps,
+  req: ModelRequest,
+  answer: ModelAnswer,
+  opts: QuantumOptions,
+): Promise<LlmResponse | ModelRequest> {
   const p = req.turn.process;
   const pid = p.pid;
   const { response, error } = answer;
   const id = deps.ids.next('llm');
   const tokens = totalTokens(response);
   await inTransaction(deps.db, deps.scopes, pid, null, async (scope) => {
-    await recordLlmCall(scope.store, { id, pid, imageId: p.imageId, provider: opts.provider.name, model: response?.model ?? opts.provider.model, request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) }, response, error: error ? `${error.code}: ${error.message}` : null, latencyMs: answer.latencyMs, createdAt: iso(deps), inputEstimateTokens: req.attempt === 1 ? req.inputEstimate : null, persistFullIo: opts.persistFullIo ?? true });
+    await recordLlmCall(scope.store, {
+      id,
+      pid,
+      imageId: p.imageId,
+      provider: opts.provider.name,
+      model: response?.model ?? opts.provider.model,
+      request: { messages: req.messages, tools: req.prompt.tools, parallelToolCalls: parallelToolCallsOf(opts) },
+      response,
+      error: error ? `${error.code}: ${error.message}` : null,
+      latencyMs: answer.latencyMs,
+      createdAt: iso(deps),
+      inputEstimateTokens: req.attempt === 1 ? req.inputEstimate : null,
+      persistFullIo: opts.persistFullIo ?? true,
+    });
     await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
   });
   if (error) {
@@ -320,8 +391,18 @@ async function takeAnswer(deps: KernelDeps, req: ModelRequest, answer: ModelAnsw
   const visible = new Set(p.visibleTools);
   const unknown = r.toolCalls.filter((c) => !visible.has(c.name)).map((c) => c.name);
   if (unknown.length === 0) return r;
-  if (req.attempt >= MAX_ATTEMPTS) throw new LibosError('tool_not_in_process_table', `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`);
-  const messages = [...req.messages, { role: 'user' as const, content: `These tools are not available to you: ${unknown.join(', ')}. Call only these: ${[...visible].sort().join(', ')}.` }];
+  if (req.attempt >= MAX_ATTEMPTS)
+    throw new LibosError(
+      'tool_not_in_process_table',
+      `the model asked for tools it cannot see (${unknown.join(', ')}) in ${MAX_ATTEMPTS} attempts`,
+    );
+  const messages = [
+    ...req.messages,
+    {
+      role: 'user' as const,
+      content: `These tools are not available to you: ${unknown.join(', ')}. Call only these: ${[...visible].sort().join(', ')}.`,
+    },
+  ];
   const next: ModelRequest = { ...req, messages, attempt: req.attempt + 1 };
   await chargeAttempt(deps, next);
   return next;
@@ -396,7 +477,8 @@ async function dispatchReply(deps: KernelDeps, pid: string, response: LlmRespons
   if (response.toolCalls.length === 0) {
     const n = (opts.emptyReplies?.get(pid) ?? 0) + 1;
     opts.emptyReplies?.set(pid, n);
-    if (n >= (opts.maxEmptyReplies ?? 3)) throw new LibosError('invalid_state', `the model replied without a tool call ${n} times in a row`);
+    if (n >= (opts.maxEmptyReplies ?? 3))
+      throw new LibosError('invalid_state', `the model replied without a tool call ${n} times in a row`);
     return { pid, kind: 'turn', stopReason: 'empty_reply', executed: [], skipped: [], results: [] };
   }
   opts.emptyReplies?.delete(pid);
@@ -410,7 +492,10 @@ async function dispatchReply(deps: KernelDeps, pid: string, response: LlmRespons
   const maxStalled = opts.maxStalledTurns ?? DEFAULT_MAX_STALLED_TURNS;
   if (stalled >= maxStalled) {
     const last = result.results.map((r) => (r.ok ? 'ok' : r.error.code)).join(', ');
-    throw new LibosError('invalid_state', `no progress: every call of ${pid}'s last ${stalled} model turns was refused (the last: ${last})`);
+    throw new LibosError(
+      'invalid_state',
+      `no progress: every call of ${pid}'s last ${stalled} model turns was refused (the last: ${last})`,
+    );
   }
   return result;
 }
@@ -540,7 +625,11 @@ async function closeQuantum(deps: KernelDeps, run: QuantumRun, result: QuantumRe
   });
   if (!over?.exceeded) return result;
   // A process over its runtime budget is killed (it is never handed back first).
-  await killForBudget(deps, over.killPids, `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`);
+  await killForBudget(
+    deps,
+    over.killPids,
+    `runtime_seconds: the quantum of ${pid} took ${seconds.toFixed(3)} s and went over a runtime budget`,
+  );
   await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const p = await findProcess(scope.store, pid);
     if (p?.status === 'running') await transition(scope.store, pid, { from: ['running'], to: 'runnable' }, iso(deps));

@@ -27,7 +27,8 @@ function assertAnswerShape(a: HumanAnswer): void {
   const bad = (field: string, why: string) => new LibosError('invalid_arguments', `${field}: ${why}`, { details: { field } });
   if (typeof a.approved !== 'boolean') throw bad('approved', `must be true or false (got ${typeof a.approved})`);
   if (a.answer !== undefined) {
-    if (typeof a.answer !== 'string') throw bad('answer', `must be a string (got ${Array.isArray(a.answer) ? 'an array' : typeof a.answer})`);
+    if (typeof a.answer !== 'string')
+      throw bad('answer', `must be a string (got ${Array.isArray(a.answer) ? 'an array' : typeof a.answer})`);
     if (a.answer.length > MAX_ANSWER_CHARS) throw bad('answer', `must be at most ${MAX_ANSWER_CHARS} characters (got ${a.answer.length})`);
   }
   if (a.decision !== undefined && !DECISIONS.includes(a.decision)) throw bad('decision', `must be one of ${DECISIONS.join(', ')}`);
@@ -49,18 +50,41 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
       throw new LibosError('invalid_arguments', 'answer: an approved question needs a non-empty answer');
     }
     if (req.kind === 'permission') {
-      if (a.decision === 'always_deny' && a.approved) throw new LibosError('invalid_arguments', 'decision: always_deny contradicts approved=true');
-      if (a.decision === 'always_allow' && !a.approved) throw new LibosError('invalid_arguments', 'decision: always_allow contradicts approved=false');
+      if (a.decision === 'always_deny' && a.approved)
+        throw new LibosError('invalid_arguments', 'decision: always_deny contradicts approved=true');
+      if (a.decision === 'always_allow' && !a.approved)
+        throw new LibosError('invalid_arguments', 'decision: always_allow contradicts approved=false');
     }
     const response: Record<string, unknown> = { approved: a.approved, responder: a.responder ?? 'human:owner' };
     if (a.answer !== undefined) response.answer = a.answer;
     if (a.decision !== undefined) response.decision = a.decision;
-    const settled = await settleHumanRequest(scope.store, id, a.approved ? 'approved' : 'rejected', response, scope.clock.now().toISOString());
-    if (req.kind === 'permission') await installPermissionDecision(deps, scope, settled, a.approved, a.decision, a.responder ?? 'human:owner');
+    const settled = await settleHumanRequest(
+      scope.store,
+      id,
+      a.approved ? 'approved' : 'rejected',
+      response,
+      scope.clock.now().toISOString(),
+    );
+    if (req.kind === 'permission')
+      await installPermissionDecision(deps, scope, settled, a.approved, a.decision, a.responder ?? 'human:owner');
     await scope.events.emit('human_request_answered', { pid: req.pid, request_id: id, status: settled.status });
-    await scope.audit.record({ action: 'human.answer', target: resources.humanRequest(id), decision: settled.status, details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null } });
-    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id));
-    await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} ${settled.status}`);
+    await scope.audit.record({
+      action: 'human.answer',
+      target: resources.humanRequest(id),
+      decision: settled.status,
+      details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null },
+    });
+    const pending = new Set(
+      (
+        await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()
+      ).map((r) => r.id),
+    );
+    await wakeIfWaiting(
+      scope,
+      req.pid,
+      waitsForHuman((rid) => !pending.has(rid)),
+      `human request ${id} ${settled.status}`,
+    );
     return settled;
   });
 }
@@ -74,11 +98,31 @@ export async function cancelHuman(deps: KernelDeps, id: string, reason: string, 
   return inTransaction(deps.db, deps.scopes, actor, null, async (scope) => {
     const req = await getHumanRequest(scope.store, id);
     if (!req) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
-    const settled = await settleHumanRequest(scope.store, id, 'cancelled', { reason, cancelled_by: actor }, scope.clock.now().toISOString());
+    const settled = await settleHumanRequest(
+      scope.store,
+      id,
+      'cancelled',
+      { reason, cancelled_by: actor },
+      scope.clock.now().toISOString(),
+    );
     await scope.events.emit('human_request_cancelled', { pid: req.pid, request_id: id });
-    await scope.audit.record({ action: 'human.cancel', target: resources.humanRequest(id), decision: 'cancelled', details: { pid: req.pid, kind: req.kind } });
-    const pending = new Set((await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()).map((r) => r.id));
-    await wakeIfWaiting(scope, req.pid, waitsForHuman((rid) => !pending.has(rid)), `human request ${id} cancelled`);
+    await scope.audit.record({
+      action: 'human.cancel',
+      target: resources.humanRequest(id),
+      decision: 'cancelled',
+      details: { pid: req.pid, kind: req.kind },
+    });
+    const pending = new Set(
+      (
+        await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()
+      ).map((r) => r.id),
+    );
+    await wakeIfWaiting(
+      scope,
+      req.pid,
+      waitsForHuman((rid) => !pending.has(rid)),
+      `human request ${id} cancelled`,
+    );
     return settled;
   });
 }

@@ -29,21 +29,46 @@ export async function installPermissionDecision(
   responder: string,
 ): Promise<CapabilityRecord[]> {
   const d = req.details as Partial<PerUseDetails> & { resource?: unknown; rights?: unknown };
-  if (typeof d.resource !== 'string' || !Array.isArray(d.rights)) throw new LibosError('internal_error', `human request ${req.id} is a permission request without resource and rights`);
+  if (typeof d.resource !== 'string' || !Array.isArray(d.rights))
+    throw new LibosError('internal_error', `human request ${req.id} is a permission request without resource and rights`);
   if (d.mode !== 'per_use') {
     // A standing request (request_permission): the engine installs exactly one record per request.
-    return [await deps.engine.applyPermissionDecision(scope, { requestId: req.id, pid: req.pid, resource: d.resource, rights: d.rights as string[] }, { approved, ...(decision ? { decision } : {}), responder })];
+    return [
+      await deps.engine.applyPermissionDecision(
+        scope,
+        { requestId: req.id, pid: req.pid, resource: d.resource, rights: d.rights as string[] },
+        { approved, ...(decision ? { decision } : {}), responder },
+      ),
+    ];
   }
   const chosen = decision ?? 'ask_each_time';
   const installed: CapabilityRecord[] = [];
   const issue = async (effect: 'allow' | 'deny') =>
-    installed.push(await deps.engine.issueTrusted(scope, { subject: req.pid, resource: d.resource as string, rights: d.rights as Right[], effect, metadata: { human_request: req.id, decision: chosen } }, responder));
+    installed.push(
+      await deps.engine.issueTrusted(
+        scope,
+        {
+          subject: req.pid,
+          resource: d.resource as string,
+          rights: d.rights as Right[],
+          effect,
+          metadata: { human_request: req.id, decision: chosen },
+        },
+        responder,
+      ),
+    );
   if (chosen === 'always_allow') await issue('allow');
   else if (chosen === 'always_deny') await issue('deny');
   else if (approved) {
     if (!d.args_hash) throw new LibosError('internal_error', `per-use permission request ${req.id} has no arguments hash`);
-    for (const right of d.rights as Right[]) installed.push(await deps.engine.approveOnce(scope, req.pid, d.resource, right, { canonicalArgsHash: d.args_hash }, responder));
+    for (const right of d.rights as Right[])
+      installed.push(await deps.engine.approveOnce(scope, req.pid, d.resource, right, { canonicalArgsHash: d.args_hash }, responder));
   }
-  await scope.audit.record({ action: 'capability.permission_policy', target: d.resource, decision: chosen, details: { request_id: req.id, pid: req.pid, mode: 'per_use', approved, rights: d.rights, installed: installed.map((c) => c.id) } });
+  await scope.audit.record({
+    action: 'capability.permission_policy',
+    target: d.resource,
+    decision: chosen,
+    details: { request_id: req.id, pid: req.pid, mode: 'per_use', approved, rights: d.rights, installed: installed.map((c) => c.id) },
+  });
   return installed;
 }

@@ -57,7 +57,12 @@ export const humanCallHook: CallHook = {
         right,
         request_id: req.id,
       };
-      await scope.audit.record({ action: 'tool.call', target: resources.tool(call.toolName), decision: 'approval_required', details: audit });
+      await scope.audit.record({
+        action: 'tool.call',
+        target: resources.tool(call.toolName),
+        decision: 'approval_required',
+        details: audit,
+      });
       return wait;
     },
   },

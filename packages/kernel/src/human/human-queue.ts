@@ -18,11 +18,30 @@ const toRequest = (r: Selectable<HumanRequestsTable>): HumanRequest => ({
 export const MAX_HUMAN_PROMPT_CHARS = 8_000;
 
 /** Creates a pending request in the durable human queue. */
-export async function createHumanRequest(db: KernelStore, pid: string, req: { kind: HumanRequestKind; prompt: string; details?: Readonly<Record<string, unknown>> }, nowIso: string): Promise<HumanRequest> {
+export async function createHumanRequest(
+  db: KernelStore,
+  pid: string,
+  req: { kind: HumanRequestKind; prompt: string; details?: Readonly<Record<string, unknown>> },
+  nowIso: string,
+): Promise<HumanRequest> {
   if (req.prompt.trim() === '') throw new LibosError('invalid_arguments', 'prompt: must not be blank');
-  if (req.prompt.length > MAX_HUMAN_PROMPT_CHARS) throw new LibosError('invalid_arguments', `prompt: must be at most ${MAX_HUMAN_PROMPT_CHARS} characters (got ${req.prompt.length})`);
+  if (req.prompt.length > MAX_HUMAN_PROMPT_CHARS)
+    throw new LibosError('invalid_arguments', `prompt: must be at most ${MAX_HUMAN_PROMPT_CHARS} characters (got ${req.prompt.length})`);
   const id = newId('hreq');
-  await db.insertInto('human_requests').values({ id, pid, kind: req.kind, prompt: req.prompt, details: JSON.stringify(req.details ?? {}), status: 'pending', response: null, created_at: nowIso, answered_at: null }).execute();
+  await db
+    .insertInto('human_requests')
+    .values({
+      id,
+      pid,
+      kind: req.kind,
+      prompt: req.prompt,
+      details: JSON.stringify(req.details ?? {}),
+      status: 'pending',
+      response: null,
+      created_at: nowIso,
+      answered_at: null,
+    })
+    .execute();
   return (await getHumanRequest(db, id))!;
 }
 
@@ -39,7 +58,13 @@ export async function listHumanRequests(db: KernelStore, q: { status?: HumanRequ
 }
 
 /** Settles a pending request (compare-and-swap on `pending`: of two concurrent answers exactly one commits). */
-export async function settleHumanRequest(db: KernelStore, id: string, status: Exclude<HumanRequestStatus, 'pending'>, response: Record<string, unknown> | null, nowIso: string): Promise<HumanRequest> {
+export async function settleHumanRequest(
+  db: KernelStore,
+  id: string,
+  status: Exclude<HumanRequestStatus, 'pending'>,
+  response: Record<string, unknown> | null,
+  nowIso: string,
+): Promise<HumanRequest> {
   const r = await db
     .updateTable('human_requests')
     .set({ status, response: response ? JSON.stringify(response) : null, answered_at: nowIso })
@@ -49,14 +74,20 @@ export async function settleHumanRequest(db: KernelStore, id: string, status: Ex
   if (Number(r.numUpdatedRows) !== 1) {
     const cur = await getHumanRequest(db, id);
     if (!cur) throw new LibosError('human_request_not_found', `human request ${id} does not exist`, { details: { id } });
-    throw new LibosError('human_request_not_pending', `human request ${id} is already ${cur.status}; only a pending request can be answered`, { details: { id, status: cur.status } });
+    throw new LibosError(
+      'human_request_not_pending',
+      `human request ${id} is already ${cur.status}; only a pending request can be answered`,
+      { details: { id, status: cur.status } },
+    );
   }
   return (await getHumanRequest(db, id))!;
 }
 
 /** Cancels every pending request of a process (it ended). Returns the ids cancelled. */
 export async function cancelHumanRequestsOf(db: KernelStore, pid: string, nowIso: string): Promise<string[]> {
-  const ids = (await db.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute()).map((r) => r.id);
+  const ids = (await db.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute()).map(
+    (r) => r.id,
+  );
   if (ids.length) await db.updateTable('human_requests').set({ status: 'cancelled', answered_at: nowIso }).where('id', 'in', ids).execute();
   return ids;
 }

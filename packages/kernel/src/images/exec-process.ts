@@ -1,4 +1,14 @@
-import { definePlugin, defineTool, LibosError, SERVICE_NAMES, skillFromFile, z, type ObjectsService, type Plugin, type ToolContext } from '@libos/sdk';
+import {
+  definePlugin,
+  defineTool,
+  LibosError,
+  SERVICE_NAMES,
+  skillFromFile,
+  z,
+  type ObjectsService,
+  type Plugin,
+  type ToolContext,
+} from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LoadedSkill } from '../processes/process-record.js';
 import { getProcess } from '../processes/process-store.js';
@@ -18,7 +28,8 @@ const scopeOf = (ctx: ToolContext) => kernelScope(ctx);
 export function execProcessTool(deps: () => KernelDeps) {
   return defineTool({
     name: 'exec_process',
-    description: 'Replace the image this process runs, keeping pid, budget and usage. Call it alone; never while waiting. preserve_capabilities=false (default) drops grants issued to you by others.',
+    description:
+      'Replace the image this process runs, keeping pid, budget and usage. Call it alone; never while waiting. preserve_capabilities=false (default) drops grants issued to you by others.',
     input: z.object({
       image: z.string().min(1),
       goal: z.string().min(1).max(32_000).optional().describe('new goal; omitted keeps the current one'),
@@ -72,13 +83,31 @@ export function execProcessTool(deps: () => KernelDeps) {
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${ctx.pid} changed concurrently; exec was not applied`);
       await ctx.events.emit('process_exec', { pid: ctx.pid, from_image: before.imageId, to_image: image });
-      await ctx.audit.record({ action: 'process.exec', target: resources.process(ctx.pid), decision: 'ok', details: { from_image: before.imageId, to_image: image, revoked, goal_changed: goal !== undefined } });
-      return { pid: ctx.pid, image, previous_image: before.imageId, tool_table: table, skills: Object.keys(loaded), revoked_capabilities: revoked, goal_oid: goalOid };
+      await ctx.audit.record({
+        action: 'process.exec',
+        target: resources.process(ctx.pid),
+        decision: 'ok',
+        details: { from_image: before.imageId, to_image: image, revoked, goal_changed: goal !== undefined },
+      });
+      return {
+        pid: ctx.pid,
+        image,
+        previous_image: before.imageId,
+        tool_table: table,
+        skills: Object.keys(loaded),
+        revoked_capabilities: revoked,
+        goal_oid: goalOid,
+      };
     },
   });
 }
 
 /** The kernel's agent-images Skill: `exec_process`. */
 export function agentImagesPlugin(deps: () => KernelDeps): Plugin {
-  return definePlugin({ name: '@libos/kernel:agent-images', version: VERSION, skills: [skillFromFile(AGENT_IMAGES_SKILL_URL)], tools: [execProcessTool(deps)] });
+  return definePlugin({
+    name: '@libos/kernel:agent-images',
+    version: VERSION,
+    skills: [skillFromFile(AGENT_IMAGES_SKILL_URL)],
+    tools: [execProcessTool(deps)],
+  });
 }

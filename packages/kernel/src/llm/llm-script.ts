@@ -49,7 +49,10 @@ const callSchema = z.strictObject({
 });
 const turnsSchema = z.array(z.array(callSchema));
 const turnsObjectSchema = z.strictObject({ turns: turnsSchema });
-const processesSchema = z.strictObject({ processes: z.record(z.string(), turnsSchema).default({}), images: z.record(z.string(), turnsSchema).optional() });
+const processesSchema = z.strictObject({
+  processes: z.record(z.string(), turnsSchema).default({}),
+  images: z.record(z.string(), turnsSchema).optional(),
+});
 
 /**
  * Validates a script given in code or decoded from a file. Throws `invalid_arguments` naming the bad field,

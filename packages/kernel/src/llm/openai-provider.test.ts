@@ -45,7 +45,10 @@ async function startServer(reply: (index: number) => Reply): Promise<{ baseUrl: 
   return { baseUrl: `http://127.0.0.1:${port}/v1`, seen };
 }
 
-function completion(calls: { id: string; name: string; arguments: string }[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+function completion(
+  calls: { id: string; name: string; arguments: string }[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     id: 'chatcmpl-1',
     object: 'chat.completion',
@@ -74,7 +77,9 @@ const REQUEST: LlmRequest = {
     { role: 'system', content: 'You are a libOS process.' },
     { role: 'user', content: 'Goal: finish.' },
   ],
-  tools: [{ name: 'process_exit', description: 'Ends the process.', parameters: { type: 'object', properties: { message: { type: 'string' } } } }],
+  tools: [
+    { name: 'process_exit', description: 'Ends the process.', parameters: { type: 'object', properties: { message: { type: 'string' } } } },
+  ],
   parallelToolCalls: false,
 };
 
@@ -156,7 +161,11 @@ describe('OpenAiProvider against a local chat-completions server', () => {
     expect(res.usage).toEqual({ prompt_tokens: null, completion_tokens: null, total_tokens: null });
     expect(server.seen[0].url).toBe('/v1/chat/completions');
     expect(server.seen[0].headers.authorization).toBeUndefined();
-    expect(server.seen[0].body).toEqual({ model: 'gpt-test', messages: [{ role: 'tool', content: '{"ok":true}', tool_call_id: 'call_1' }], temperature: 0 });
+    expect(server.seen[0].body).toEqual({
+      model: 'gpt-test',
+      messages: [{ role: 'tool', content: '{"ok":true}', tool_call_id: 'call_1' }],
+      temperature: 0,
+    });
   });
 
   test('retries a 429 after its Retry-After and returns the success', async () => {
@@ -171,7 +180,9 @@ describe('OpenAiProvider against a local chat-completions server', () => {
   });
 
   test('caps a huge Retry-After at 30 s', async () => {
-    const server = await startServer((i) => (i === 0 ? { status: 429, body: '{}', headers: { 'retry-after': '3600' } } : { status: 200, body: OK }));
+    const server = await startServer((i) =>
+      i === 0 ? { status: 429, body: '{}', headers: { 'retry-after': '3600' } } : { status: 200, body: OK },
+    );
     const { provider: p, sleeps } = provider(server.baseUrl);
     await p.completeAction(REQUEST);
     expect(sleeps).toEqual([30_000]);
@@ -227,7 +238,13 @@ describe('OpenAiProvider against a local chat-completions server', () => {
     const [bad, array, empty, good] = res.toolCalls;
     expect(bad).toMatchObject({ id: 'call_bad', name: 'write_object', arguments: {}, rawArguments: '{"name": "notes", "payload": ' });
     expect(bad.argumentsError).toMatch(/^arguments are not a JSON object: .+/);
-    expect(array).toEqual({ id: 'call_array', name: 'write_object', arguments: {}, argumentsError: 'arguments are not a JSON object: got an array', rawArguments: '[1, 2]' });
+    expect(array).toEqual({
+      id: 'call_array',
+      name: 'write_object',
+      arguments: {},
+      argumentsError: 'arguments are not a JSON object: got an array',
+      rawArguments: '[1, 2]',
+    });
     expect(empty).toEqual({ id: 'call_empty', name: 'whoami', arguments: {} });
     expect(good).toEqual({ id: 'call_good', name: 'read_object', arguments: { name: 'notes' } });
   });
@@ -265,7 +282,10 @@ describe('OpenAiProvider against a local chat-completions server', () => {
     const notJson = await startServer(() => ({ status: 200, body: '<html>gateway</html>' }));
     const a = provider(notJson.baseUrl);
     const errA = await rejection(a.provider.completeAction(REQUEST));
-    expect(errA).toMatchObject({ code: 'provider_error', message: 'openai provider: malformed response: body is not JSON: <html>gateway</html>' });
+    expect(errA).toMatchObject({
+      code: 'provider_error',
+      message: 'openai provider: malformed response: body is not JSON: <html>gateway</html>',
+    });
     expect(notJson.seen).toHaveLength(1);
 
     const noChoices = await startServer(() => ({ status: 200, body: { object: 'chat.completion', choices: [] } }));
@@ -279,7 +299,10 @@ describe('OpenAiProvider against a local chat-completions server', () => {
   test('fails a tool call without a function name with provider_error', async () => {
     const server = await startServer(() => ({ status: 200, body: completion([{ id: 'c', name: '', arguments: '{}' }]) }));
     const err = await rejection(provider(server.baseUrl).provider.completeAction(REQUEST));
-    expect(err).toMatchObject({ code: 'provider_error', message: 'openai provider: malformed response: choices[0].message.tool_calls[0].function.name is missing' });
+    expect(err).toMatchObject({
+      code: 'provider_error',
+      message: 'openai provider: malformed response: choices[0].message.tool_calls[0].function.name is missing',
+    });
   });
 
   test('retries network errors and then fails with provider_error', async () => {
@@ -325,12 +348,23 @@ describe('OpenAiProvider against a local chat-completions server', () => {
   });
 
   test('validates its options with invalid_arguments', () => {
-    expect(() => new OpenAiProvider({ model: '' })).toThrow(expect.objectContaining({ code: 'invalid_arguments', message: 'openai provider: model: required' }));
+    expect(() => new OpenAiProvider({ model: '' })).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments', message: 'openai provider: model: required' }),
+    );
     expect(() => new OpenAiProvider({ model: 'm', baseUrl: 'not a url' })).toThrow(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect(() => new OpenAiProvider({ model: 'm', baseUrl: 'ftp://example.com' })).toThrow(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect(() => new OpenAiProvider({ model: 'm', timeoutMs: 0 })).toThrow(expect.objectContaining({ message: 'openai provider: timeoutMs: must be a positive number (got 0)' }));
+    expect(() => new OpenAiProvider({ model: 'm', baseUrl: 'ftp://example.com' })).toThrow(
+      expect.objectContaining({ code: 'invalid_arguments' }),
+    );
+    expect(() => new OpenAiProvider({ model: 'm', timeoutMs: 0 })).toThrow(
+      expect.objectContaining({ message: 'openai provider: timeoutMs: must be a positive number (got 0)' }),
+    );
     expect(() => new OpenAiProvider({ model: 'm', maxRetries: 1.5 })).toThrow(expect.objectContaining({ code: 'invalid_arguments' }));
-    expect(new OpenAiProvider({ model: 'm' })).toMatchObject({ baseUrl: 'https://api.openai.com/v1', timeoutMs: 60_000, maxRetries: 3, temperature: 0.2 });
+    expect(new OpenAiProvider({ model: 'm' })).toMatchObject({
+      baseUrl: 'https://api.openai.com/v1',
+      timeoutMs: 60_000,
+      maxRetries: 3,
+      temperature: 0.2,
+    });
   });
 });
 
@@ -357,7 +391,12 @@ describe('openAiProviderFromEnv', () => {
 
   test('falls back to OPENAI_* when LIBOS_OPENAI_* are unset or empty', async () => {
     const plain = await startServer(() => ({ status: 200, body: OK }));
-    const p = openAiProviderFromEnv({ LIBOS_OPENAI_MODEL: '', OPENAI_BASE_URL: plain.baseUrl, OPENAI_MODEL: 'plain-model', OPENAI_API_KEY: 'plain-key' });
+    const p = openAiProviderFromEnv({
+      LIBOS_OPENAI_MODEL: '',
+      OPENAI_BASE_URL: plain.baseUrl,
+      OPENAI_MODEL: 'plain-model',
+      OPENAI_API_KEY: 'plain-key',
+    });
     await p.completeAction(REQUEST);
     expect(plain.seen[0].body.model).toBe('plain-model');
     expect(plain.seen[0].headers.authorization).toBe('Bearer plain-key');
@@ -376,7 +415,11 @@ describe('openAiProviderFromEnv', () => {
 
   test('fails with invalid_arguments naming LIBOS_OPENAI_MODEL when no model is configured', () => {
     expect(() => openAiProviderFromEnv({ OPENAI_API_KEY: 'k' })).toThrow(
-      expect.objectContaining({ code: 'invalid_arguments', message: expect.stringContaining('LIBOS_OPENAI_MODEL'), details: { variable: 'LIBOS_OPENAI_MODEL' } }),
+      expect.objectContaining({
+        code: 'invalid_arguments',
+        message: expect.stringContaining('LIBOS_OPENAI_MODEL'),
+        details: { variable: 'LIBOS_OPENAI_MODEL' },
+      }),
     );
   });
 });

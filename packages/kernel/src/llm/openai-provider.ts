@@ -64,9 +64,16 @@ export class OpenAiProvider implements LlmProvider {
     this.baseUrl = normalizeBaseUrl(options.baseUrl ?? OPENAI_DEFAULT_BASE_URL);
     this.timeoutMs = requireNumber('timeoutMs', options.timeoutMs ?? 60_000, (n) => Number.isFinite(n) && n > 0, 'a positive number');
     this.maxRetries = requireNumber('maxRetries', options.maxRetries ?? 3, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0');
-    this.temperature = requireNumber('temperature', options.temperature ?? 0.2, (n) => Number.isFinite(n) && n >= 0 && n <= 2, 'between 0 and 2');
+    this.temperature = requireNumber(
+      'temperature',
+      options.temperature ?? 0.2,
+      (n) => Number.isFinite(n) && n >= 0 && n <= 2,
+      'between 0 and 2',
+    );
     this.maxTokens =
-      options.maxTokens === undefined ? undefined : requireNumber('maxTokens', options.maxTokens, (n) => Number.isInteger(n) && n > 0, 'a positive integer');
+      options.maxTokens === undefined
+        ? undefined
+        : requireNumber('maxTokens', options.maxTokens, (n) => Number.isInteger(n) && n > 0, 'a positive integer');
     this.#apiKey = options.apiKey === '' ? undefined : options.apiKey;
     this.#fetch = options.fetch ?? ((url, init) => fetch(url, init));
     this.#sleep = options.sleep ?? defaultSleep;
@@ -121,9 +128,13 @@ export class OpenAiProvider implements LlmProvider {
       const text = await res.text();
       if (res.ok) return this.#decode(text);
       const retryable = res.status === 429 || res.status >= 500;
-      const error = new LibosError('provider_error', `openai provider: HTTP ${res.status}: ${this.#redact(text.slice(0, BODY_EXCERPT_CHARS))}`, {
-        details: { status: res.status },
-      });
+      const error = new LibosError(
+        'provider_error',
+        `openai provider: HTTP ${res.status}: ${this.#redact(text.slice(0, BODY_EXCERPT_CHARS))}`,
+        {
+          details: { status: res.status },
+        },
+      );
       return { ok: false, error, retryable, retryAfter: res.headers.get('retry-after') };
     } catch (err) {
       if (signal?.aborted) throw cancelled(signal);
@@ -134,7 +145,9 @@ export class OpenAiProvider implements LlmProvider {
         });
         return { ok: false, error, retryable: true, retryAfter: null };
       }
-      const error = new LibosError('provider_error', `openai provider: network error: ${this.#redact(describeNetworkError(err))}`, { cause: err });
+      const error = new LibosError('provider_error', `openai provider: network error: ${this.#redact(describeNetworkError(err))}`, {
+        cause: err,
+      });
       return { ok: false, error, retryable: true, retryAfter: null };
     } finally {
       clearTimeout(timer);
@@ -207,12 +220,14 @@ function normalizeBaseUrl(baseUrl: string): string {
   } catch (err) {
     throw new LibosError('invalid_arguments', 'openai provider: baseUrl: not a URL', { cause: err });
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LibosError('invalid_arguments', 'openai provider: baseUrl: must be http or https');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new LibosError('invalid_arguments', 'openai provider: baseUrl: must be http or https');
   return baseUrl.replace(/\/+$/, '');
 }
 
 function requireNumber(field: string, value: number, ok: (n: number) => boolean, expected: string): number {
-  if (typeof value !== 'number' || !ok(value)) throw new LibosError('invalid_arguments', `openai provider: ${field}: must be ${expected} (got ${String(value)})`);
+  if (typeof value !== 'number' || !ok(value))
+    throw new LibosError('invalid_arguments', `openai provider: ${field}: must be ${expected} (got ${String(value)})`);
   return value;
 }
 

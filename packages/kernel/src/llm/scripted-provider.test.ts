@@ -38,7 +38,10 @@ function catchError(fn: () => unknown): unknown {
 describe('ScriptedProvider', () => {
   test('returns a flat script turn by turn in order across calls, whatever the pid, with mock_<n> ids and usage {1,1,2}', async () => {
     const provider = new ScriptedProvider([
-      [{ tool: 'list_objects', args: { limit: 5 } }, { tool: 'read_object', args: { name: 'a' } }],
+      [
+        { tool: 'list_objects', args: { limit: 5 } },
+        { tool: 'read_object', args: { name: 'a' } },
+      ],
       [{ tool: 'process_exit', args: { message: 'bye' } }],
     ]);
     const first = await provider.completeAction(request('pid_a'));
@@ -111,7 +114,7 @@ describe('ScriptedProvider', () => {
     expect(provider.requests[1].pid).toBe('pid_b');
   });
 
-  test('hands out copies of scripted args, so one process mutating them does not change another process\'s turn', async () => {
+  test("hands out copies of scripted args, so one process mutating them does not change another process's turn", async () => {
     const provider = new ScriptedProvider({ processes: { '*': [[{ tool: 'write_object', args: { payload: { n: 1 } } }]] } });
     const a = await provider.completeAction(request('pid_a'));
     (a.toolCalls[0].arguments.payload as { n: number }).n = 99;
@@ -119,7 +122,7 @@ describe('ScriptedProvider', () => {
     expect(b.toolCalls[0].arguments).toEqual({ payload: { n: 1 } });
   });
 
-  test('[K-43] returns tool names outside the request\'s tools as scripted, so the executor can reject and retry them', async () => {
+  test("[K-43] returns tool names outside the request's tools as scripted, so the executor can reject and retry them", async () => {
     const provider = new ScriptedProvider([[{ tool: 'no_such_tool' }], [{ tool: 'no_such_tool' }]]);
     expect(await names(provider)).toEqual(['no_such_tool']);
     expect(await names(provider)).toEqual(['no_such_tool']);
@@ -142,9 +145,7 @@ describe('script validation', () => {
   });
 
   test('names unknown keys, wrong types and empty names, and lists every issue in details', () => {
-    const err = catchError(() =>
-      parseLlmScript([[{ tool: 'a', arg: 1 }], [{ tool: 'b', args: [1] }], [{ tool: '' }]]),
-    ) as LibosError;
+    const err = catchError(() => parseLlmScript([[{ tool: 'a', arg: 1 }], [{ tool: 'b', args: [1] }], [{ tool: '' }]])) as LibosError;
     expect(err.code).toBe('invalid_arguments');
     expect(err.message).toBe('script[0][0].arg: unknown key (and 2 more)');
     expect(err.details?.issues).toEqual([
@@ -160,7 +161,10 @@ describe('script validation', () => {
   });
 
   test('rejects a script that is neither an array, { turns } nor { processes }', () => {
-    expect(catchError(() => parseLlmScript('turns'))).toMatchObject({ code: 'invalid_arguments', message: expect.stringMatching(/^script: must be an array of turns/) });
+    expect(catchError(() => parseLlmScript('turns'))).toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringMatching(/^script: must be an array of turns/),
+    });
     expect(catchError(() => parseLlmScript({}))).toMatchObject({ code: 'invalid_arguments', message: 'script.turns: required' });
   });
 });
@@ -178,10 +182,14 @@ describe('script files', () => {
     const path = join(dir, 'demo.yaml');
     await writeFile(
       path,
-      ['processes:', '  pid_a:', '    - - tool: list_objects', '        args: { limit: 3 }', '  "*":', '    - - tool: whoami', ''].join('\n'),
+      ['processes:', '  pid_a:', '    - - tool: list_objects', '        args: { limit: 3 }', '  "*":', '    - - tool: whoami', ''].join(
+        '\n',
+      ),
     );
     const provider = await ScriptedProvider.fromFile(path);
-    expect((await provider.completeAction(request('pid_a'))).toolCalls).toEqual([{ id: 'mock_1', name: 'list_objects', arguments: { limit: 3 } }]);
+    expect((await provider.completeAction(request('pid_a'))).toolCalls).toEqual([
+      { id: 'mock_1', name: 'list_objects', arguments: { limit: 3 } },
+    ]);
     expect(await names(provider, 'pid_z')).toEqual(['whoami']);
   });
 
@@ -207,15 +215,27 @@ describe('script files', () => {
   });
 
   test('rejects unreadable files, syntax errors and unknown extensions with invalid_arguments', async () => {
-    await expect(loadLlmScriptFile(join(dir, 'missing.json'))).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('cannot read') });
+    await expect(loadLlmScriptFile(join(dir, 'missing.json'))).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('cannot read'),
+    });
     const badJson = join(dir, 'bad.json');
     await writeFile(badJson, '[[{"tool": "a"}');
-    await expect(loadLlmScriptFile(badJson)).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('not valid JSON') });
+    await expect(loadLlmScriptFile(badJson)).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('not valid JSON'),
+    });
     const badYaml = join(dir, 'bad.yaml');
     await writeFile(badYaml, 'turns: [[{tool: a}\n');
-    await expect(loadLlmScriptFile(badYaml)).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('not valid YAML') });
+    await expect(loadLlmScriptFile(badYaml)).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('not valid YAML'),
+    });
     const txt = join(dir, 'script.txt');
     await writeFile(txt, '[]');
-    await expect(loadLlmScriptFile(txt)).rejects.toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('extension') });
+    await expect(loadLlmScriptFile(txt)).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('extension'),
+    });
   });
 });

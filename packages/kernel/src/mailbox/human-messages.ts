@@ -28,16 +28,16 @@ export async function humanMessagesOf(db: KernelStore, pid: string, opts: { read
   if (opts.limit !== undefined) sel = sel.limit(opts.limit);
   const rows = await sel.execute();
   return rows.map((r) => ({
-      message_id: r.id,
-      status: r.status,
-      sender: r.sender,
-      recipient_pid: r.recipient_pid,
-      kind: r.kind,
-      channel: r.channel,
-      correlation_id: r.correlation_id,
-      reply_to: r.reply_to,
-      subject: r.subject,
-      body: r.body,
-      payload: JSON.parse(r.payload),
-    }));
+    message_id: r.id,
+    status: r.status,
+    sender: r.sender,
+    recipient_pid: r.recipient_pid,
+    kind: r.kind,
+    channel: r.channel,
+    correlation_id: r.correlation_id,
+    reply_to: r.reply_to,
+    subject: r.subject,
+    body: r.body,
+    payload: JSON.parse(r.payload),
+  }));
 }

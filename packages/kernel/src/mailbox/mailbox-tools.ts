@@ -31,11 +31,19 @@ const filterFields = {
   ack: z.boolean().default(true).describe('mark the returned unread messages acked (false: leave their status unchanged)'),
 };
 
-type FilterArgs = { sender_pid?: string | undefined; channel?: string | undefined; kind?: string | undefined; correlation_id?: string | undefined; reply_to?: string | undefined; message_ids?: string[] | undefined };
+type FilterArgs = {
+  sender_pid?: string | undefined;
+  channel?: string | undefined;
+  kind?: string | undefined;
+  correlation_id?: string | undefined;
+  reply_to?: string | undefined;
+  message_ids?: string[] | undefined;
+};
 
 function filtersOf(a: FilterArgs): MailFilters {
   const f: Record<string, unknown> = {};
-  for (const k of ['sender_pid', 'channel', 'kind', 'correlation_id', 'reply_to', 'message_ids'] as const) if (a[k] !== undefined) f[k] = a[k];
+  for (const k of ['sender_pid', 'channel', 'kind', 'correlation_id', 'reply_to', 'message_ids'] as const)
+    if (a[k] !== undefined) f[k] = a[k];
   return f as MailFilters;
 }
 
@@ -45,23 +53,36 @@ function filtersOf(a: FilterArgs): MailFilters {
  * with the same filters (there is no cursor: only an acking read advances).
  */
 async function take(ctx: ToolContext, tool: string, f: MailFilters, o: { includeAcked: boolean; limit: number; ack: boolean }) {
-  const { messages, hasMore, omitted } = await queryMessages(scopeOf(ctx).store, ctx.pid, f, { includeAcked: o.includeAcked, limit: o.limit });
+  const { messages, hasMore, omitted } = await queryMessages(scopeOf(ctx).store, ctx.pid, f, {
+    includeAcked: o.includeAcked,
+    limit: o.limit,
+  });
   const now = nowIso(ctx);
   const acked = o.ack ? messages.filter((m) => m.status === 'unread').map((m) => m.message_id) : [];
   await ackMessages(scopeOf(ctx).store, acked, now);
   const ackedSet = new Set(acked);
   const shown = messages.map((m): ProcessMessage => (ackedSet.has(m.message_id) ? { ...m, status: 'acked', acked_at: now } : m));
   // Reading a message observes its content: the reader's flow takes on the labels it carries.
-  const labels = await messagesLabels(scopeOf(ctx).store, messages.map((m) => m.message_id));
+  const labels = await messagesLabels(
+    scopeOf(ctx).store,
+    messages.map((m) => m.message_id),
+  );
   if (labels) await ctx.flow.taint(labels);
-  return { messages: shown, acked_message_ids: acked, has_more: hasMore, omitted_count: omitted, continuation: hasMore ? { tool, same_filters: true } : null };
+  return {
+    messages: shown,
+    acked_message_ids: acked,
+    has_more: hasMore,
+    omitted_count: omitted,
+    continuation: hasMore ? { tool, same_filters: true } : null,
+  };
 }
 
 /** The mailbox tools (Skill `agent-libos-child-processes`): send, receive (optionally blocking) and read with ACK. */
 export function mailboxTools(deps: () => KernelDeps) {
   const send = defineTool({
     name: 'send_process_message',
-    description: 'Send a JSON message to yourself, your parent or a direct child. delivery "interrupt" stops its next non-message tool call until it reads.',
+    description:
+      'Send a JSON message to yourself, your parent or a direct child. delivery "interrupt" stops its next non-message tool call until it reads.',
     input: z.object({
       to_pid: z.string().min(1),
       payload: z.json(),
@@ -75,8 +96,22 @@ export function mailboxTools(deps: () => KernelDeps) {
     }),
     async run({ to_pid, payload, channel, kind, delivery, subject, body, correlation_id, reply_to }, ctx) {
       const me = await getProcess(scopeOf(ctx).store, ctx.pid);
-      const isChild = to_pid !== ctx.pid && to_pid !== me.parentPid && Boolean(await scopeOf(ctx).store.selectFrom('processes').select('pid').where('pid', '=', to_pid).where('parent_pid', '=', ctx.pid).executeTakeFirst());
-      if (to_pid !== ctx.pid && to_pid !== me.parentPid && !isChild) throw new LibosError('permission_denied', `to_pid: ${ctx.pid} may message only itself, its parent or its direct children (not ${to_pid})`);
+      const isChild =
+        to_pid !== ctx.pid &&
+        to_pid !== me.parentPid &&
+        Boolean(
+          await scopeOf(ctx)
+            .store.selectFrom('processes')
+            .select('pid')
+            .where('pid', '=', to_pid)
+            .where('parent_pid', '=', ctx.pid)
+            .executeTakeFirst(),
+        );
+      if (to_pid !== ctx.pid && to_pid !== me.parentPid && !isChild)
+        throw new LibosError(
+          'permission_denied',
+          `to_pid: ${ctx.pid} may message only itself, its parent or its direct children (not ${to_pid})`,
+        );
       assertMessagePayload(payload);
       // A message is model-written data: it can never carry authority, so a grant-shaped payload is refused.
       assertNotMintingGrant(payload, 'payload');
@@ -96,7 +131,17 @@ export function mailboxTools(deps: () => KernelDeps) {
         ...(reply_to !== undefined ? { replyTo: reply_to } : {}),
         payload,
       });
-      return { message_id: m.message_id, to_pid, channel, kind, delivery, status: m.status, subject: m.subject, correlation_id: m.correlation_id, reply_to: m.reply_to };
+      return {
+        message_id: m.message_id,
+        to_pid,
+        channel,
+        kind,
+        delivery,
+        status: m.status,
+        subject: m.subject,
+        correlation_id: m.correlation_id,
+        reply_to: m.reply_to,
+      };
     },
   });
 
@@ -108,7 +153,11 @@ export function mailboxTools(deps: () => KernelDeps) {
     async run(args, ctx) {
       const f = filtersOf(args);
       // An empty id list or a zero limit can never be satisfied: a blocking receive with one is refused, never parked.
-      if (args.block && args.message_ids?.length === 0) throw new LibosError('invalid_arguments', 'message_ids: a blocking receive with [] can never match; pass the ids to wait for, or omit message_ids');
+      if (args.block && args.message_ids?.length === 0)
+        throw new LibosError(
+          'invalid_arguments',
+          'message_ids: a blocking receive with [] can never match; pass the ids to wait for, or omit message_ids',
+        );
       if (args.block && args.limit === 0) throw new LibosError('invalid_arguments', 'limit: a blocking receive needs limit >= 1');
       const r = await take(ctx, 'receive_process_messages', f, { includeAcked: false, limit: args.limit, ack: args.ack });
       if (r.messages.length === 0 && args.block) ctx.wait({ kind: 'message', filters: f } as WaitSpec);
@@ -118,10 +167,18 @@ export function mailboxTools(deps: () => KernelDeps) {
 
   const read = defineTool({
     name: 'read_process_messages',
-    description: 'Read messages by exact message_ids or filters, optionally including ACKed ones; ack=false leaves their status unchanged. Never blocks; has_more/omitted_count tell what the limit left out.',
+    description:
+      'Read messages by exact message_ids or filters, optionally including ACKed ones; ack=false leaves their status unchanged. Never blocks; has_more/omitted_count tell what the limit left out.',
     input: z.object({ ...filterFields, include_acked: z.boolean().default(false) }),
     async run(args, ctx) {
-      return { ready: true, ...(await take(ctx, 'read_process_messages', filtersOf(args), { includeAcked: args.include_acked, limit: args.limit, ack: args.ack })) };
+      return {
+        ready: true,
+        ...(await take(ctx, 'read_process_messages', filtersOf(args), {
+          includeAcked: args.include_acked,
+          limit: args.limit,
+          ack: args.ack,
+        })),
+      };
     },
   });
 

@@ -44,9 +44,27 @@ describe('mailbox queries', () => {
           const s = await store();
           const all: ProcessMessage[] = [];
           for (const m of msgs) {
-            all.push(await insertMessage(s.db, { recipientPid: PID, sender: m.sender, ...(m.channel ? { channel: m.channel } : {}), kind: m.kind, ...(m.correlationId ? { correlationId: m.correlationId } : {}), ...(m.replyTo ? { replyTo: m.replyTo } : {}), payload: {} }, new Date(0).toISOString()));
+            all.push(
+              await insertMessage(
+                s.db,
+                {
+                  recipientPid: PID,
+                  sender: m.sender,
+                  ...(m.channel ? { channel: m.channel } : {}),
+                  kind: m.kind,
+                  ...(m.correlationId ? { correlationId: m.correlationId } : {}),
+                  ...(m.replyTo ? { replyTo: m.replyTo } : {}),
+                  payload: {},
+                },
+                new Date(0).toISOString(),
+              ),
+            );
           }
-          await ackMessages(s.db, all.filter((_, i) => msgs[i]!.acked).map((m) => m.message_id), new Date(1).toISOString());
+          await ackMessages(
+            s.db,
+            all.filter((_, i) => msgs[i]!.acked).map((m) => m.message_id),
+            new Date(1).toISOString(),
+          );
           const ackedIds = new Set(all.filter((_, i) => msgs[i]!.acked).map((m) => m.message_id));
           const filters: MailFilters[] = rawFilters.map(({ message_ids, ...rest }) => ({
             ...rest,
@@ -54,7 +72,9 @@ describe('mailbox queries', () => {
           }));
           for (const f of filters) {
             for (const includeAcked of [false, true]) {
-              const expected = all.filter((m) => messageMatches(m, f) && (includeAcked || !ackedIds.has(m.message_id))).map((m) => m.message_id);
+              const expected = all
+                .filter((m) => messageMatches(m, f) && (includeAcked || !ackedIds.has(m.message_id)))
+                .map((m) => m.message_id);
               const got = await queryMessages(s.db, PID, f, { includeAcked, limit });
               expect(got.messages.map((m) => m.message_id)).toEqual(expected.slice(0, limit));
               expect(got.omitted).toBe(Math.max(0, expected.length - limit));
@@ -71,13 +91,26 @@ describe('mailbox queries', () => {
     const s = await store();
     const m = await insertMessage(s.db, { recipientPid: PID, sender: 'human:owner', payload: {} }, new Date(0).toISOString());
     expect(messageMatches(m, { message_ids: [] })).toBe(false);
-    expect(await queryMessages(s.db, PID, { message_ids: [] }, { includeAcked: true, limit: 10 })).toEqual({ messages: [], hasMore: false, omitted: 0 });
+    expect(await queryMessages(s.db, PID, { message_ids: [] }, { includeAcked: true, limit: 10 })).toEqual({
+      messages: [],
+      hasMore: false,
+      omitted: 0,
+    });
   });
 
   it('unreadOf counts unread messages of one delivery and names the oldest 20', async () => {
     const s = await store();
     const ids: string[] = [];
-    for (let i = 0; i < 22; i++) ids.push((await insertMessage(s.db, { recipientPid: PID, sender: 'human:owner', channel: i % 2 ? 'a' : 'b', correlationId: 'c', payload: { i } }, new Date(i).toISOString())).message_id);
+    for (let i = 0; i < 22; i++)
+      ids.push(
+        (
+          await insertMessage(
+            s.db,
+            { recipientPid: PID, sender: 'human:owner', channel: i % 2 ? 'a' : 'b', correlationId: 'c', payload: { i } },
+            new Date(i).toISOString(),
+          )
+        ).message_id,
+      );
     await insertMessage(s.db, { recipientPid: PID, sender: 'human:owner', delivery: 'interrupt', payload: {} }, new Date(99).toISOString());
     await ackMessages(s.db, [ids[0]!], new Date(100).toISOString());
     const normal = await unreadOf(s.db, PID, 'normal');

@@ -52,7 +52,10 @@ const toMessage = (r: ReadRow): ProcessMessage => ({
 });
 
 /** True when a message satisfies every given filter field. */
-export function messageMatches(m: Pick<ProcessMessage, 'message_id' | 'sender' | 'channel' | 'kind' | 'correlation_id' | 'reply_to'>, f: MailFilters): boolean {
+export function messageMatches(
+  m: Pick<ProcessMessage, 'message_id' | 'sender' | 'channel' | 'kind' | 'correlation_id' | 'reply_to'>,
+  f: MailFilters,
+): boolean {
   if (f.sender_pid !== undefined && m.sender !== f.sender_pid) return false;
   if (f.channel !== undefined && m.channel !== f.channel) return false;
   if (f.kind !== undefined && m.kind !== f.kind) return false;
@@ -112,7 +115,12 @@ export async function insertMessage(db: KernelStore, m: NewMessage, nowIso: stri
  * Messages of a recipient, oldest first, matching filters; unread only unless includeAcked. `omitted` counts the
  * matches beyond `limit` (so `hasMore` is `omitted > 0`).
  */
-export async function queryMessages(db: KernelStore, pid: string, f: MailFilters, opts: { includeAcked: boolean; limit: number }): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
+export async function queryMessages(
+  db: KernelStore,
+  pid: string,
+  f: MailFilters,
+  opts: { includeAcked: boolean; limit: number },
+): Promise<{ messages: ProcessMessage[]; hasMore: boolean; omitted: number }> {
   if (f.message_ids !== undefined && f.message_ids.length === 0) return { messages: [], hasMore: false, omitted: 0 };
   let sel = db.selectFrom('process_messages').where('recipient_pid', '=', pid);
   // A message superseded by a checkpoint restore is history: no read returns it.
@@ -133,15 +141,27 @@ export async function queryMessages(db: KernelStore, pid: string, f: MailFilters
 /** The joined labels of these messages (what a reader observes by reading them); null when none carries labels. */
 export async function messagesLabels(db: KernelStore, ids: readonly string[]): Promise<DataLabels | null> {
   if (ids.length === 0) return null;
-  const rows = await db.selectFrom('process_messages').select('labels').where('id', 'in', [...ids]).execute();
-  const labels = rows.map((r) => r.labels).filter((l): l is string => typeof l === 'string').map((l) => JSON.parse(l) as DataLabels);
+  const rows = await db
+    .selectFrom('process_messages')
+    .select('labels')
+    .where('id', 'in', [...ids])
+    .execute();
+  const labels = rows
+    .map((r) => r.labels)
+    .filter((l): l is string => typeof l === 'string')
+    .map((l) => JSON.parse(l) as DataLabels);
   return labels.length ? joinLabels(labels) : null;
 }
 
 /** Marks messages acked (only unread ones change). */
 export async function ackMessages(db: KernelStore, ids: readonly string[], nowIso: string): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('process_messages').set({ status: 'acked', acked_at: nowIso }).where('id', 'in', [...ids]).where('status', '=', 'unread').execute();
+  await db
+    .updateTable('process_messages')
+    .set({ status: 'acked', acked_at: nowIso })
+    .where('id', 'in', [...ids])
+    .where('status', '=', 'unread')
+    .execute();
 }
 
 /** What a notice says about unread mail of one delivery: how many, and (the oldest ≤ 20 of) which. */
@@ -162,5 +182,9 @@ export const MAX_MESSAGE_BYTES = 65_536;
 export function assertMessagePayload(payload: unknown): void {
   assertJsonBounds(payload ?? null, 'payload');
   const text = JSON.stringify(payload ?? null);
-  if (Buffer.byteLength(text, 'utf8') > MAX_MESSAGE_BYTES) throw new LibosError('invalid_arguments', `payload: must be at most ${MAX_MESSAGE_BYTES} bytes of JSON (got ${Buffer.byteLength(text, 'utf8')})`);
+  if (Buffer.byteLength(text, 'utf8') > MAX_MESSAGE_BYTES)
+    throw new LibosError(
+      'invalid_arguments',
+      `payload: must be at most ${MAX_MESSAGE_BYTES} bytes of JSON (got ${Buffer.byteLength(text, 'utf8')})`,
+    );
 }

@@ -14,11 +14,28 @@ import type { KernelScope } from '../store/kernel-scope.js';
 export async function postMessage(scope: KernelScope, m: NewMessage): Promise<ProcessMessage> {
   const recipient = await findProcess(scope.store, m.recipientPid);
   if (!recipient) throw new LibosError('process_not_found', `to_pid: process ${m.recipientPid} does not exist`);
-  if (TERMINAL_PROCESS_STATUSES.has(recipient.status)) throw new LibosError('invalid_state', `to_pid: process ${m.recipientPid} is ${recipient.status} and receives no messages`);
+  if (TERMINAL_PROCESS_STATUSES.has(recipient.status))
+    throw new LibosError('invalid_state', `to_pid: process ${m.recipientPid} is ${recipient.status} and receives no messages`);
   const channel = m.channel ?? (m.sender.startsWith('human:') ? 'human' : undefined);
   const msg = await insertMessage(scope.store, { ...m, ...(channel ? { channel } : {}) }, scope.clock.now().toISOString());
-  await scope.events.emit('message_posted', { pid: m.recipientPid, message_id: msg.message_id, sender: msg.sender, channel: msg.channel, delivery: msg.delivery });
-  await scope.audit.record({ action: 'message.post', target: resources.process(m.recipientPid), decision: msg.delivery, details: { message_id: msg.message_id, sender: msg.sender, channel: msg.channel, kind: msg.kind, correlation_id: msg.correlation_id } });
-  await wakeIfWaiting(scope, m.recipientPid, (p) => p.waitState?.kind === 'message' && messageMatches(msg, p.waitState.filters as never), `message ${msg.message_id}`);
+  await scope.events.emit('message_posted', {
+    pid: m.recipientPid,
+    message_id: msg.message_id,
+    sender: msg.sender,
+    channel: msg.channel,
+    delivery: msg.delivery,
+  });
+  await scope.audit.record({
+    action: 'message.post',
+    target: resources.process(m.recipientPid),
+    decision: msg.delivery,
+    details: { message_id: msg.message_id, sender: msg.sender, channel: msg.channel, kind: msg.kind, correlation_id: msg.correlation_id },
+  });
+  await wakeIfWaiting(
+    scope,
+    m.recipientPid,
+    (p) => p.waitState?.kind === 'message' && messageMatches(msg, p.waitState.filters as never),
+    `message ${msg.message_id}`,
+  );
   return msg;
 }

@@ -9,7 +9,11 @@ const PID = 'pid_0000000000000001';
 
 /** The oracle: the two-query summary the kernel used before unread mail became one query. */
 async function reference(db: KernelStore, pid: string, delivery: Delivery) {
-  const base = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
+  const base = db
+    .selectFrom('process_messages')
+    .where('recipient_pid', '=', pid)
+    .where('status', '=', 'unread')
+    .where('delivery', '=', delivery);
   const { n } = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows = await base.select(['id', 'channel', 'correlation_id']).orderBy('seq').limit(20).execute();
   const uniq = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))];

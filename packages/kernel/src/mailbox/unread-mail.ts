@@ -30,7 +30,11 @@ export function unreadOf(db: KernelStore, pid: string, delivery: Delivery): Prom
 }
 
 async function readUnread(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  const unread = db.selectFrom('process_messages').where('recipient_pid', '=', pid).where('status', '=', 'unread').where('delivery', '=', delivery);
+  const unread = db
+    .selectFrom('process_messages')
+    .where('recipient_pid', '=', pid)
+    .where('status', '=', 'unread')
+    .where('delivery', '=', delivery);
   const rows = await unread.select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED).execute();
   if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length })));
   const { n } = await unread.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadPlugins } from './load-plugins.js';
 
 const tool = (name: string) => defineTool({ name, description: `${name} tool`, input: z.object({}), run: () => ({}) });
-const skill = (dir: string, frontmatter: string, body = 'Use the tools.') => skillFromText(`---\n${frontmatter}\n---\n${body}\n`, dir, `plugins/${dir}/SKILL.md`);
+const skill = (dir: string, frontmatter: string, body = 'Use the tools.') =>
+  skillFromText(`---\n${frontmatter}\n---\n${body}\n`, dir, `plugins/${dir}/SKILL.md`);
 const plugin = (name: string, parts: Partial<Plugin>): Plugin => definePlugin({ name, version: '0.0.0', skills: [], tools: [], ...parts });
 
 function loadError(plugins: Plugin[]): LibosError {
@@ -18,13 +19,23 @@ function loadError(plugins: Plugin[]): LibosError {
 
 describe('plugin loader', () => {
   it('loads a valid plugin and records which Skill owns each tool', () => {
-    const r = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one a_two')], tools: [tool('a_one'), tool('a_two')] })], []);
+    const r = loadPlugins(
+      [
+        plugin('p', {
+          skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one a_two')],
+          tools: [tool('a_one'), tool('a_two')],
+        }),
+      ],
+      [],
+    );
     expect(r.tools.get('a_one')?.skill).toBe('alpha');
     expect(r.skills.get('alpha')?.manifest.allowedTools).toEqual(['a_one', 'a_two']);
   });
 
   it('[K-27] a SKILL.md without a closing --- fails, naming the file and the frontmatter', () => {
-    const e = loadError([plugin('p', { skills: [skillFromText('---\nname: alpha\ndescription: A.\n', 'alpha', 'plugins/alpha/SKILL.md')], tools: [] })]);
+    const e = loadError([
+      plugin('p', { skills: [skillFromText('---\nname: alpha\ndescription: A.\n', 'alpha', 'plugins/alpha/SKILL.md')], tools: [] }),
+    ]);
     expect(e.code).toBe('plugin_invalid');
     expect(e.message).toContain('plugins/alpha/SKILL.md: frontmatter:');
   });
@@ -46,14 +57,20 @@ describe('plugin loader', () => {
 
   it('rejects a name that breaks the pattern or exceeds 64 characters, and a description over 1024', () => {
     const long = 'a'.repeat(65);
-    const e = loadError([plugin('p', { skills: [skill(long, `name: ${long}\ndescription: ${'d'.repeat(1025)}`), skill('Bad_Name', 'name: Bad_Name\ndescription: A.')] })]);
+    const e = loadError([
+      plugin('p', {
+        skills: [skill(long, `name: ${long}\ndescription: ${'d'.repeat(1025)}`), skill('Bad_Name', 'name: Bad_Name\ndescription: A.')],
+      }),
+    ]);
     expect(e.message).toContain('name: must be at most 64 characters (got 65)');
     expect(e.message).toContain('description: must be at most 1024 characters (got 1025)');
     expect(e.message).toContain('plugins/Bad_Name/SKILL.md: name: must match');
   });
 
   it('an allowed-tools entry with no definition fails naming the file and allowed-tools', () => {
-    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one ghost')], tools: [tool('a_one')] })]);
+    const e = loadError([
+      plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one ghost')], tools: [tool('a_one')] }),
+    ]);
     expect(e.message).toContain('plugins/alpha/SKILL.md: allowed-tools: "ghost" has no tool definition');
   });
 
@@ -66,23 +83,54 @@ describe('plugin loader', () => {
   });
 
   it('a tool that no Skill names fails naming the plugin and tool', () => {
-    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one')], tools: [tool('a_one'), tool('orphan')] })]);
+    const e = loadError([
+      plugin('p', {
+        skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one')],
+        tools: [tool('a_one'), tool('orphan')],
+      }),
+    ]);
     expect(e.message).toContain('plugin p: tools: tool "orphan" is not named by any Skill');
   });
 
   it('a tool owned by two Skills fails', () => {
-    const e = loadError([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: t'), skill('beta', 'name: beta\ndescription: B.\nallowed-tools: t')], tools: [tool('t')] })]);
+    const e = loadError([
+      plugin('p', {
+        skills: [
+          skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: t'),
+          skill('beta', 'name: beta\ndescription: B.\nallowed-tools: t'),
+        ],
+        tools: [tool('t')],
+      }),
+    ]);
     expect(e.message).toContain('plugins/beta/SKILL.md: allowed-tools: "t" is already owned by skill alpha');
   });
 
   it('[K-27] allowed-tools as a space-separated string equals the YAML list form', () => {
-    const a = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a b')], tools: [tool('a'), tool('b')] })], []);
-    const b = loadPlugins([plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools:\n  - a\n  - b')], tools: [tool('a'), tool('b')] })], []);
+    const a = loadPlugins(
+      [plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a b')], tools: [tool('a'), tool('b')] })],
+      [],
+    );
+    const b = loadPlugins(
+      [
+        plugin('p', {
+          skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools:\n  - a\n  - b')],
+          tools: [tool('a'), tool('b')],
+        }),
+      ],
+      [],
+    );
     expect(a.skills.get('alpha')!.manifest.allowedTools).toEqual(b.skills.get('alpha')!.manifest.allowedTools);
   });
 
   it('an image naming a tool no loaded plugin defines fails naming the image and the tool: no silent narrowing', () => {
-    const img = { id: 'x-agent:v0', description: 'x', systemPrompt: 'x', promptMode: 'image_only' as const, defaultSkills: [], defaultTools: ['nope'] };
+    const img = {
+      id: 'x-agent:v0',
+      description: 'x',
+      systemPrompt: 'x',
+      promptMode: 'image_only' as const,
+      defaultSkills: [],
+      defaultTools: ['nope'],
+    };
     const e = loadError([plugin('p', { images: [img] })]);
     expect(e.message).toContain('plugin p: images[x-agent:v0].defaultTools: unknown tool "nope"');
     expect(() => loadPlugins([], [img])).toThrow('kernel: images[x-agent:v0].defaultTools: unknown tool "nope"');
@@ -97,7 +145,10 @@ describe('plugin loader', () => {
   it("a kernel image's tool group is left out only with its unloaded Skill; a loaded Skill missing a tool fails", () => {
     const alpha = plugin('p', { skills: [skill('alpha', 'name: alpha\ndescription: A.\nallowed-tools: a_one')], tools: [tool('a_one')] });
     const base = { id: 'k-agent:v0', description: 'k', systemPrompt: 'k', promptMode: 'image_only' as const };
-    const groups = [{ skill: 'alpha', tools: ['a_one'] }, { skill: 'beta', tools: ['b_one'] }];
+    const groups = [
+      { skill: 'alpha', tools: ['a_one'] },
+      { skill: 'beta', tools: ['b_one'] },
+    ];
     const img = { ...base, defaultSkills: ['alpha', 'beta'], defaultTools: ['a_one', 'b_one'], toolGroups: groups };
     const r = loadPlugins([alpha], [img]);
     expect(r.images.get('k-agent:v0')).toMatchObject({ defaultSkills: ['alpha'], defaultTools: ['a_one'] });

@@ -51,7 +51,8 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
   for (const p of plugins)
     p.tools.forEach((tool, i) => {
       const where = `plugin ${p.name}`;
-      if (!TOOL_NAME_PATTERN.test(tool.name)) bad(where, `tools[${i}].name`, `${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
+      if (!TOOL_NAME_PATTERN.test(tool.name))
+        bad(where, `tools[${i}].name`, `${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
       const prev = defs.get(tool.name);
       if (prev) bad(where, `tools[${i}].name`, `tool ${JSON.stringify(tool.name)} is already defined by plugin ${prev.plugin}`);
       else defs.set(tool.name, { plugin: p.name, tool });
@@ -77,11 +78,13 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
       for (const t of s.allowedTools) {
         if (!defs.has(t)) bad(source.path, 'allowed-tools', `${JSON.stringify(t)} has no tool definition in any loaded plugin`);
         const o = owner.get(t);
-        if (o && o !== s.name) bad(source.path, 'allowed-tools', `${JSON.stringify(t)} is already owned by skill ${o}; a tool belongs to exactly one Skill`);
+        if (o && o !== s.name)
+          bad(source.path, 'allowed-tools', `${JSON.stringify(t)} is already owned by skill ${o}; a tool belongs to exactly one Skill`);
         else owner.set(t, s.name);
       }
     }
-  for (const [name, d] of defs) if (!owner.has(name)) bad(`plugin ${d.plugin}`, 'tools', `tool ${JSON.stringify(name)} is not named by any Skill's allowed-tools`);
+  for (const [name, d] of defs)
+    if (!owner.has(name)) bad(`plugin ${d.plugin}`, 'tools', `tool ${JSON.stringify(name)} is not named by any Skill's allowed-tools`);
 
   // Services and migrations.
   const services = new Map<string, ServiceFactory>();
@@ -101,8 +104,10 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
       const where = `plugin ${p.name}`;
       const field = `owners[${i}].kind`;
       const kind = JSON.stringify(resolver.kind);
-      if (typeof resolver.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(resolver.kind)) bad(where, field, `${kind} must match ${RESOURCE_KIND_PATTERN}`);
-      else if (owners.has(resolver.kind)) bad(where, field, `resource kind ${kind} already has owners from plugin ${owners.get(resolver.kind)!.plugin}`);
+      if (typeof resolver.kind !== 'string' || !RESOURCE_KIND_PATTERN.test(resolver.kind))
+        bad(where, field, `${kind} must match ${RESOURCE_KIND_PATTERN}`);
+      else if (owners.has(resolver.kind))
+        bad(where, field, `resource kind ${kind} already has owners from plugin ${owners.get(resolver.kind)!.plugin}`);
       else owners.set(resolver.kind, { plugin: p.name, resolver });
     });
 
@@ -123,7 +128,11 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
     if (images.has(img.id)) bad(where, 'images.id', `image ${img.id} is registered twice`);
     const field = `images[${img.id}].defaultTools`;
     if (img.toolTablePolicy !== undefined && !TOOL_TABLE_POLICIES.includes(img.toolTablePolicy)) {
-      bad(where, `images[${img.id}].toolTablePolicy`, `${JSON.stringify(img.toolTablePolicy)} must be one of ${TOOL_TABLE_POLICIES.join(', ')}`);
+      bad(
+        where,
+        `images[${img.id}].toolTablePolicy`,
+        `${JSON.stringify(img.toolTablePolicy)} must be one of ${TOOL_TABLE_POLICIES.join(', ')}`,
+      );
     }
     for (const m of contextManagementProblems(img)) bad(where, `images[${img.id}].contextManagement`, m);
     let def: ImageDefinition = img;
@@ -142,7 +151,11 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
       for (const t of own) if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}`);
       const unloaded = new Set(img.toolGroups.filter((g) => !skills.has(g.skill)).map((g) => g.skill));
       const { toolGroups: _groups, ...plain } = img;
-      def = { ...plain, defaultSkills: img.defaultSkills.filter((s) => !unloaded.has(s)), defaultTools: [...loaded.flatMap((g) => g.tools), ...own] };
+      def = {
+        ...plain,
+        defaultSkills: img.defaultSkills.filter((s) => !unloaded.has(s)),
+        defaultTools: [...loaded.flatMap((g) => g.tools), ...own],
+      };
     } else {
       for (const t of img.defaultTools) if (!defs.has(t)) bad(where, field, `unknown tool ${JSON.stringify(t)}`);
     }

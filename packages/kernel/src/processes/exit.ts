@@ -21,20 +21,29 @@ const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exi
  */
 export async function endProcess(deps: KernelDeps, scope: KernelScope, pid: string, outcome: Outcome): Promise<ProcessInfo> {
   const p = await getProcess(scope.store, pid);
-  if (TERMINAL_PROCESS_STATUSES.has(p.status)) throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, { details: { pid, status: p.status } });
+  if (TERMINAL_PROCESS_STATUSES.has(p.status))
+    throw new LibosError('invalid_state', `process ${pid} is already ${p.status}; a terminal process cannot end again`, {
+      details: { pid, status: p.status },
+    });
   const now = scope.clock.now().toISOString();
   const ended = await transition(scope.store, pid, { to: STATUS_OF[outcome.kind], outcome }, now);
   await dropPendingAction(scope.store, pid);
   const cancelled = await cancelHumanRequestsOf(scope.store, pid, now);
   await deps.engine.budgets(scope).closeAccount(pid);
   await scope.events.emit('process_exited', { pid, status: ended.status, outcome, cancelled_human_requests: cancelled });
-  await scope.audit.record({ action: 'process.exit', target: resources.process(pid), decision: ended.status, details: { outcome, cancelled_human_requests: cancelled } });
+  await scope.audit.record({
+    action: 'process.exit',
+    target: resources.process(pid),
+    decision: ended.status,
+    details: { outcome, cancelled_human_requests: cancelled },
+  });
   // A runner's observer (an ObjectTask) learns of its end in this transaction, whatever ended it.
   await runnerEnded(deps, scope, ended);
   if (p.parentPid) await wakeIfWaiting(scope, p.parentPid, waitsForChild(pid), `child ${pid} ${ended.status}`);
   if (outcome.kind !== 'exited') {
     // A killed or failed process takes its live descendants with it: nobody is left to wait for them.
-    for (const child of await liveChildren(scope, pid)) await endProcess(deps, scope, child, { kind: 'killed', code: 'ancestor_ended', reason: `ancestor ${pid} ${ended.status}` });
+    for (const child of await liveChildren(scope, pid))
+      await endProcess(deps, scope, child, { kind: 'killed', code: 'ancestor_ended', reason: `ancestor ${pid} ${ended.status}` });
   }
   return ended;
 }

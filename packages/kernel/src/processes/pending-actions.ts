@@ -22,7 +22,15 @@ export interface PendingAction {
   readonly status: 'pending' | 'resuming';
 }
 
-const toAction = (r: Selectable<PendingActionsTable>): PendingAction => ({ pid: r.pid, resumeToken: r.resume_token, callId: r.call_id, tool: r.tool, args: JSON.parse(r.args), wait: JSON.parse(r.wait), status: r.status });
+const toAction = (r: Selectable<PendingActionsTable>): PendingAction => ({
+  pid: r.pid,
+  resumeToken: r.resume_token,
+  callId: r.call_id,
+  tool: r.tool,
+  args: JSON.parse(r.args),
+  wait: JSON.parse(r.wait),
+  status: r.status,
+});
 
 /** The pid's saved call, if any; through the store memo (a quantum asks more than once). Shared: do not change it. */
 export function findPendingAction(db: KernelStore, pid: string): Promise<PendingAction | null> {
@@ -36,7 +44,11 @@ export function findPendingAction(db: KernelStore, pid: string): Promise<Pending
  * Saves the pid's one pending action. It never replaces another: while one is saved this throws
  * `call_already_waiting` naming it (a resumed call that waits again completes its own first, by token).
  */
-export async function savePendingAction(db: KernelStore, a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec }, nowIso: string): Promise<string> {
+export async function savePendingAction(
+  db: KernelStore,
+  a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec },
+  nowIso: string,
+): Promise<string> {
   const waiting = await findPendingAction(db, a.pid);
   if (waiting) {
     throw new LibosError(
@@ -49,14 +61,30 @@ export async function savePendingAction(db: KernelStore, a: { pid: string; callI
   const token = newId('resume');
   await db
     .insertInto('pending_actions')
-    .values({ pid: a.pid, resume_token: token, call_id: a.callId, tool: a.tool, args: JSON.stringify(a.args ?? {}), wait: JSON.stringify(a.wait), status: 'pending', created_at: nowIso, updated_at: nowIso })
+    .values({
+      pid: a.pid,
+      resume_token: token,
+      call_id: a.callId,
+      tool: a.tool,
+      args: JSON.stringify(a.args ?? {}),
+      wait: JSON.stringify(a.wait),
+      status: 'pending',
+      created_at: nowIso,
+      updated_at: nowIso,
+    })
     .execute();
   return token;
 }
 
 /** Claims a pending action for resumption by its exact token (pending → resuming). False if it was not pending. */
 export async function claimPendingAction(db: KernelStore, pid: string, token: string, nowIso: string): Promise<boolean> {
-  const r = await db.updateTable('pending_actions').set({ status: 'resuming', updated_at: nowIso }).where('pid', '=', pid).where('resume_token', '=', token).where('status', '=', 'pending').executeTakeFirst();
+  const r = await db
+    .updateTable('pending_actions')
+    .set({ status: 'resuming', updated_at: nowIso })
+    .where('pid', '=', pid)
+    .where('resume_token', '=', token)
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }
 

@@ -3,7 +3,13 @@ import type { ProcessStatus } from '@libos/sdk';
 import type { ProcessesTable } from '../store/kernel-database.js';
 
 // The process vocabulary lives in @libos/sdk (process-status.ts); the kernel re-exports it for its own modules.
-export { PROCESS_STATUSES, TERMINAL_PROCESS_STATUSES, TOOL_CALLABLE_STATUSES, isTerminalProcessStatus, type ProcessStatus } from '@libos/sdk';
+export {
+  PROCESS_STATUSES,
+  TERMINAL_PROCESS_STATUSES,
+  TOOL_CALLABLE_STATUSES,
+  isTerminalProcessStatus,
+  type ProcessStatus,
+} from '@libos/sdk';
 
 /** A Skill loaded on one process: a snapshot of its package hash and tools. */
 export interface LoadedSkill {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ProcessStatus } from './process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from './process-state.js';
 
-const ok = (status: ProcessStatus, wait: unknown, outcome: unknown) => () => assertStateShape(status, wait as WaitState | null, outcome as Outcome | null);
+const ok = (status: ProcessStatus, wait: unknown, outcome: unknown) => () =>
+  assertStateShape(status, wait as WaitState | null, outcome as Outcome | null);
 
 describe('assertStateShape (the one write boundary)', () => {
   it('[K-15] accepts every well-formed status, wait and outcome', () => {

@@ -2,7 +2,10 @@ import { LibosError, type WaitSpec } from '@libos/sdk';
 import type { ProcessStatus } from './process-record.js';
 
 /** The wait a non-runnable process carries. Typed: each waiting status admits only its kinds. */
-export type WaitState = WaitSpec | { readonly kind: 'paused'; readonly reason?: string } | { readonly kind: 'tool'; readonly operation_id: string };
+export type WaitState =
+  | WaitSpec
+  | { readonly kind: 'paused'; readonly reason?: string }
+  | { readonly kind: 'tool'; readonly operation_id: string };
 
 /** How a terminal process ended. */
 export type Outcome =
@@ -24,13 +27,23 @@ const nonEmptyString = (v: unknown) => typeof v === 'string' && v !== '';
 function waitShapeError(wait: WaitState): string | null {
   const w = wait as unknown as Record<string, unknown>;
   if (wait.kind === 'child') return nonEmptyString(w.child_pid) ? null : 'needs a child wait with a child_pid';
-  if (wait.kind === 'message') return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters) ? null : 'needs a message wait with a filters object';
+  if (wait.kind === 'message')
+    return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters)
+      ? null
+      : 'needs a message wait with a filters object';
   if (wait.kind === 'tool') return nonEmptyString(w.operation_id) ? null : 'needs a tool wait with an operation_id';
-  if (wait.kind === 'timer') return nonEmptyString(w.started_at) && nonEmptyString(w.deadline) && !Number.isNaN(Date.parse(w.deadline as string)) ? null : 'needs a timer wait with started_at and an ISO deadline';
-  if (wait.kind === 'task') return nonEmptyString(w.task_id) && (w.deadline === undefined || nonEmptyString(w.deadline)) ? null : 'needs a task wait with a task_id (and an ISO deadline, if any)';
+  if (wait.kind === 'timer')
+    return nonEmptyString(w.started_at) && nonEmptyString(w.deadline) && !Number.isNaN(Date.parse(w.deadline as string))
+      ? null
+      : 'needs a timer wait with started_at and an ISO deadline';
+  if (wait.kind === 'task')
+    return nonEmptyString(w.task_id) && (w.deadline === undefined || nonEmptyString(w.deadline))
+      ? null
+      : 'needs a task wait with a task_id (and an ISO deadline, if any)';
   if (wait.kind === 'human') {
     const ids = w.request_ids;
-    if (!Array.isArray(ids) || ids.length === 0 || !ids.every(nonEmptyString) || new Set(ids).size !== ids.length) return 'needs at least one unique human request id';
+    if (!Array.isArray(ids) || ids.length === 0 || !ids.every(nonEmptyString) || new Set(ids).size !== ids.length)
+      return 'needs at least one unique human request id';
   }
   return null;
 }

@@ -43,7 +43,11 @@ export async function ancestry(db: KernelStore, pid: string): Promise<string[]> 
   while (cur) {
     if (chain.includes(cur)) throw new LibosError('internal_error', `process tree has a cycle at ${cur}`);
     chain.push(cur);
-    const row: { parent_pid: string | null } | undefined = await db.selectFrom('processes').select('parent_pid').where('pid', '=', cur).executeTakeFirst();
+    const row: { parent_pid: string | null } | undefined = await db
+      .selectFrom('processes')
+      .select('parent_pid')
+      .where('pid', '=', cur)
+      .executeTakeFirst();
     cur = row?.parent_pid ?? null;
   }
   return chain;
@@ -67,5 +71,6 @@ export async function updateLoadedSkills(
     .where('pid', '=', p.pid)
     .where('revision', '=', p.revision)
     .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${p.pid} changed concurrently (revision ${p.revision}); retry`);
+  if (Number(r.numUpdatedRows) !== 1)
+    throw new LibosError('conflict', `process ${p.pid} changed concurrently (revision ${p.revision}); retry`);
 }

@@ -1,4 +1,14 @@
-import { definePlugin, defineTool, LibosError, sequentialIds, skillFromText, z, type RunnerObserver, type RunnerService, type ServiceScope } from '@libos/sdk';
+import {
+  definePlugin,
+  defineTool,
+  LibosError,
+  sequentialIds,
+  skillFromText,
+  z,
+  type RunnerObserver,
+  type RunnerService,
+  type ServiceScope,
+} from '@libos/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LlmProvider } from '../llm/provider.js';
 import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
@@ -35,7 +45,16 @@ function observerPlugin(heard: Heard[]) {
     version: '0.0.0',
     skills: [skillFromText(WAIT_SKILL_MD, 'test-task-wait')],
     tools: [park],
-    images: [{ id: 'park-agent:v0', description: 'Parks on tasks.', systemPrompt: 'Test.', promptMode: 'image_only', defaultSkills: ['test-task-wait'], defaultTools: ['park_on_task'] }],
+    images: [
+      {
+        id: 'park-agent:v0',
+        description: 'Parks on tasks.',
+        systemPrompt: 'Test.',
+        promptMode: 'image_only',
+        defaultSkills: ['test-task-wait'],
+        defaultTools: ['park_on_task'],
+      },
+    ],
     services: {
       test_observer: (scope: ServiceScope): RunnerObserver => ({
         // What the observer hears counts only if its transaction commits.
@@ -43,10 +62,17 @@ function observerPlugin(heard: Heard[]) {
           scope.afterCommit(() => heard.push(['started', r.operationId]));
         },
         async settled(r, outcome) {
-          scope.afterCommit(() => heard.push(['settled', outcome.kind, outcome.kind === 'succeeded' ? outcome.payload : outcome.kind === 'failed' ? outcome.error.code : outcome.wait]));
+          scope.afterCommit(() =>
+            heard.push([
+              'settled',
+              outcome.kind,
+              outcome.kind === 'succeeded' ? outcome.payload : outcome.kind === 'failed' ? outcome.error.code : outcome.wait,
+            ]),
+          );
           const runners = scope.service<RunnerService>('runners');
           if (outcome.kind === 'succeeded') await runners.end(r.pid, { kind: 'exited', resultOid: null });
-          if (outcome.kind === 'failed') await runners.end(r.pid, { kind: 'failed', code: outcome.error.code, message: outcome.error.message });
+          if (outcome.kind === 'failed')
+            await runners.end(r.pid, { kind: 'failed', code: outcome.error.code, message: outcome.error.message });
         },
         async ended(r, status) {
           scope.afterCommit(() => heard.push(['ended', r.operationId, status]));
@@ -72,14 +98,29 @@ afterEach(async () => {
 
 async function setup() {
   const heard: Heard[] = [];
-  const rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage(), observerPlugin(heard)], config: { ids: sequentialIds() } });
+  const rt = await openRuntime({
+    path: ':memory:',
+    plugins: [notesPluginWithImage(), observerPlugin(heard)],
+    config: { ids: sequentialIds() },
+  });
   rts.push(rt);
   const creator = await rt.spawn({ image: 'notes-agent:v0', goal: 'creator' });
   await rt.activateSkill(creator.pid, 'test-notes');
   // The creator is driven by the test, never by the scheduler.
   await rt.signal(creator.pid, 'pause');
   const spawn = (tool: string, args: Record<string, unknown>, operationId = 'op_1') =>
-    rt.transaction((scope) => scope.service<RunnerService>('runners').spawn({ creatorPid: creator.pid, operationId, observer: 'test_observer', tool, args, goal: `run ${tool}`, grants: [], inherit: [] }));
+    rt.transaction((scope) =>
+      scope.service<RunnerService>('runners').spawn({
+        creatorPid: creator.pid,
+        operationId,
+        observer: 'test_observer',
+        tool,
+        args,
+        goal: `run ${tool}`,
+        grants: [],
+        inherit: [],
+      }),
+    );
   return { rt, heard, creator: creator.pid, spawn };
 }
 
@@ -125,7 +166,10 @@ describe('runners', () => {
     const before = (await rt.processes()).length;
     await expect(spawn('no_such_tool', {})).rejects.toMatchObject({ code: 'tool_not_found' });
     await expect(spawn('park_on_task', { task_id: 't' })).rejects.toMatchObject({ code: 'tool_not_in_process_table' });
-    await expect(spawn('note_write', { key: 7 })).rejects.toMatchObject({ code: 'invalid_arguments', details: { fields: ['args.key', 'args.text'] } });
+    await expect(spawn('note_write', { key: 7 })).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      details: { fields: ['args.key', 'args.text'] },
+    });
     expect((await rt.processes()).length).toBe(before);
   });
 
@@ -141,7 +185,9 @@ describe('runners', () => {
   it('a creator may exit with a live runner (not with an ordinary live child); the runner still runs', async () => {
     const { rt, heard, creator, spawn } = await setup();
     const { pid } = await spawn('note_count', {});
-    await rt.transaction((scope) => (scope.service('processes') as { exit: (p: string, o: { resultOid: null }) => Promise<unknown> }).exit(creator, { resultOid: null }));
+    await rt.transaction((scope) =>
+      (scope.service('processes') as { exit: (p: string, o: { resultOid: null }) => Promise<unknown> }).exit(creator, { resultOid: null }),
+    );
     expect((await rt.process(creator)).status).toBe('exited');
     await rt.run({ provider: noModel, maxQuanta: 1 });
     expect((await rt.process(pid)).status).toBe('exited');
@@ -149,7 +195,13 @@ describe('runners', () => {
 
     const other = await rt.spawn({ image: 'notes-agent:v0', goal: 'other' });
     await rt.spawn({ image: 'notes-agent:v0', goal: 'child', parentPid: other.pid });
-    await expect(rt.transaction((scope) => (scope.service('processes') as { exit: (p: string, o: { resultOid: null }) => Promise<unknown> }).exit(other.pid, { resultOid: null }))).rejects.toMatchObject({ code: 'invalid_state' });
+    await expect(
+      rt.transaction((scope) =>
+        (scope.service('processes') as { exit: (p: string, o: { resultOid: null }) => Promise<unknown> }).exit(other.pid, {
+          resultOid: null,
+        }),
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_state' });
   });
 
   it('a task wait is woken by wakeTaskWaiters for its own task only, or by an idle scheduler at its deadline', async () => {
@@ -158,7 +210,10 @@ describe('runners', () => {
     const b = await rt.spawn({ image: 'park-agent:v0', goal: 'b' });
     expect(await rt.call(a.pid, 'park_on_task', { task_id: 't1' })).toMatchObject({ ok: true, wait: { kind: 'task', task_id: 't1' } });
     const past = new Date(Date.now() - 1000).toISOString();
-    expect(await rt.call(b.pid, 'park_on_task', { task_id: 't2', deadline: past })).toMatchObject({ ok: true, wait: { kind: 'task', task_id: 't2', deadline: past } });
+    expect(await rt.call(b.pid, 'park_on_task', { task_id: 't2', deadline: past })).toMatchObject({
+      ok: true,
+      wait: { kind: 'task', task_id: 't2', deadline: past },
+    });
     expect(await rt.transaction((scope) => scope.service<RunnerService>('runners').wakeTaskWaiters('t1'))).toEqual([a.pid]);
     expect((await rt.process(a.pid)).status).toBe('runnable');
     expect((await rt.process(b.pid)).status).toBe('waiting_event');

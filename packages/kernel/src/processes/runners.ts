@@ -1,5 +1,14 @@
 import { readThrough } from '../store/memo-of.js';
-import { LibosError, type RunnerEnd, type RunnerObserver, type RunnerRef, type RunnerSpawnRequest, type RunnerState, type RunnerToolInfo, type WaitSpec } from '@libos/sdk';
+import {
+  LibosError,
+  type RunnerEnd,
+  type RunnerObserver,
+  type RunnerRef,
+  type RunnerSpawnRequest,
+  type RunnerState,
+  type RunnerToolInfo,
+  type WaitSpec,
+} from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
 import { parseArguments } from '../broker/parse-arguments.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
@@ -62,11 +71,18 @@ export async function runnerEnded(deps: KernelDeps, scope: KernelScope, ended: P
 /** The tool as `caller` sees it (`tool_not_found`, `tool_not_in_process_table`). */
 export function resolveRunnerTool(deps: KernelDeps, caller: ProcessInfo, tool: string): RunnerToolInfo {
   const reg = deps.registry.tools.get(tool);
-  if (!reg) throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, { details: { field: 'tool', tool } });
-  if (!caller.visibleTools.includes(tool)) {
-    throw new LibosError('tool_not_in_process_table', `tool: ${JSON.stringify(tool)} is not in the tool table of ${caller.pid} (activate skill ${reg.skill} to see it)`, {
-      details: { field: 'tool', tool, pid: caller.pid, skill: reg.skill },
+  if (!reg)
+    throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, {
+      details: { field: 'tool', tool },
     });
+  if (!caller.visibleTools.includes(tool)) {
+    throw new LibosError(
+      'tool_not_in_process_table',
+      `tool: ${JSON.stringify(tool)} is not in the tool table of ${caller.pid} (activate skill ${reg.skill} to see it)`,
+      {
+        details: { field: 'tool', tool, pid: caller.pid, skill: reg.skill },
+      },
+    );
   }
   return { name: tool, skill: reg.skill, sideEffects: reg.tool.policy?.sideEffects === true };
 }
@@ -74,7 +90,10 @@ export function resolveRunnerTool(deps: KernelDeps, caller: ProcessInfo, tool: s
 /** Parses arguments against the tool's input (`invalid_arguments` naming every bad field). */
 export function validateRunnerArgs(deps: KernelDeps, tool: string, args: unknown): Record<string, unknown> {
   const reg = deps.registry.tools.get(tool);
-  if (!reg) throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, { details: { field: 'tool', tool } });
+  if (!reg)
+    throw new LibosError('tool_not_found', `tool: no loaded plugin defines a tool named ${JSON.stringify(tool)}`, {
+      details: { field: 'tool', tool },
+    });
   try {
     return parseArguments(reg.tool, args) as Record<string, unknown>;
   } catch (err) {
@@ -111,25 +130,63 @@ export async function spawnRunner(deps: KernelDeps, scope: KernelScope, req: Run
     beforeRunnable: async (pid) => {
       if (inherit.length) await deps.engine.inheritForSpawn(scope, req.creatorPid, pid, inherit);
       for (const g of req.grants) {
-        await scope.authorityFor(pid).grantTrusted({ subject: pid, resource: g.resource, rights: g.rights, metadata: { granted_by: 'runner', operation_id: req.operationId } });
+        await scope.authorityFor(pid).grantTrusted({
+          subject: pid,
+          resource: g.resource,
+          rights: g.rights,
+          metadata: { granted_by: 'runner', operation_id: req.operationId },
+        });
       }
       const now = scope.clock.now().toISOString();
       const fresh = await getProcess(scope.store, pid);
-      const loaded: Record<string, LoadedSkill> = { [info.skill]: { packageSha256: skill.manifest.packageSha256, tools: [...skill.manifest.allowedTools] } };
+      const loaded: Record<string, LoadedSkill> = {
+        [info.skill]: { packageSha256: skill.manifest.packageSha256, tools: [...skill.manifest.allowedTools] },
+      };
       const r = await scope.store
         .updateTable('processes')
-        .set({ tool_table: JSON.stringify([req.tool]), loaded_skills: JSON.stringify(loaded), revision: fresh.revision + 1, updated_at: now })
+        .set({
+          tool_table: JSON.stringify([req.tool]),
+          loaded_skills: JSON.stringify(loaded),
+          revision: fresh.revision + 1,
+          updated_at: now,
+        })
         .where('pid', '=', pid)
         .where('revision', '=', fresh.revision)
         .executeTakeFirst();
-      if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `runner ${pid} changed concurrently (revision ${fresh.revision}); retry`);
-      await scope.store.insertInto('process_runners').values({ pid, operation_id: req.operationId, observer: req.observer, tool: req.tool, created_at: now }).execute();
-      await savePendingAction(scope.store, { pid, callId, tool: req.tool, args, wait: { kind: 'tool', operation_id: req.operationId } as unknown as WaitSpec }, now);
+      if (Number(r.numUpdatedRows) !== 1)
+        throw new LibosError('conflict', `runner ${pid} changed concurrently (revision ${fresh.revision}); retry`);
+      await scope.store
+        .insertInto('process_runners')
+        .values({ pid, operation_id: req.operationId, observer: req.observer, tool: req.tool, created_at: now })
+        .execute();
+      await savePendingAction(
+        scope.store,
+        { pid, callId, tool: req.tool, args, wait: { kind: 'tool', operation_id: req.operationId } as unknown as WaitSpec },
+        now,
+      );
     },
   });
   await deps.engine.budgets(scope).charge(child.pid, { tool_calls: 1 });
-  await scope.events.emit('runner_spawned', { pid: child.pid, parent_pid: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId });
-  await scope.audit.record({ action: 'process.runner_spawn', target: resources.process(child.pid), decision: 'ok', details: { creator: req.creatorPid, operation_id: req.operationId, tool: req.tool, call_id: callId, grants: req.grants.length, inherited: inherit.length } });
+  await scope.events.emit('runner_spawned', {
+    pid: child.pid,
+    parent_pid: req.creatorPid,
+    operation_id: req.operationId,
+    tool: req.tool,
+    call_id: callId,
+  });
+  await scope.audit.record({
+    action: 'process.runner_spawn',
+    target: resources.process(child.pid),
+    decision: 'ok',
+    details: {
+      creator: req.creatorPid,
+      operation_id: req.operationId,
+      tool: req.tool,
+      call_id: callId,
+      grants: req.grants.length,
+      inherited: inherit.length,
+    },
+  });
   return { pid: child.pid, callId };
 }
 

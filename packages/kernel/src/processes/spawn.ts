@@ -40,18 +40,33 @@ export async function spawnProcess(deps: KernelDeps, opts: SpawnOptions): Promis
 }
 
 /** The spawn transaction body, for callers that already hold a transaction (e.g. `spawn_child_process`). */
-export async function spawnInScope(deps: KernelDeps, scope: KernelScope, opts: SpawnOptions & { readonly beforeRunnable?: (pid: string) => Promise<void> }): Promise<ProcessInfo> {
+export async function spawnInScope(
+  deps: KernelDeps,
+  scope: KernelScope,
+  opts: SpawnOptions & { readonly beforeRunnable?: (pid: string) => Promise<void> },
+): Promise<ProcessInfo> {
   const imageId = opts.image ?? 'base-agent:v0';
   const image = deps.registry.images.get(imageId);
-  if (!image) throw new LibosError('image_not_found', `image: ${JSON.stringify(imageId)} is not registered (registered: ${[...deps.registry.images.keys()].join(', ')})`, { details: { image: imageId } });
-  if (typeof opts.goal !== 'string' || opts.goal.trim() === '') throw new LibosError('invalid_arguments', 'goal: must be a non-empty string');
-  if (opts.goal.length > MAX_GOAL_CHARS) throw new LibosError('invalid_arguments', `goal: must be at most ${MAX_GOAL_CHARS} characters (got ${opts.goal.length})`);
+  if (!image)
+    throw new LibosError(
+      'image_not_found',
+      `image: ${JSON.stringify(imageId)} is not registered (registered: ${[...deps.registry.images.keys()].join(', ')})`,
+      { details: { image: imageId } },
+    );
+  if (typeof opts.goal !== 'string' || opts.goal.trim() === '')
+    throw new LibosError('invalid_arguments', 'goal: must be a non-empty string');
+  if (opts.goal.length > MAX_GOAL_CHARS)
+    throw new LibosError('invalid_arguments', `goal: must be at most ${MAX_GOAL_CHARS} characters (got ${opts.goal.length})`);
   const pid = deps.ids.next('pid');
   const parentPid = opts.parentPid ?? null;
   let cwd = opts.workingDirectory ?? '.';
   if (parentPid) {
     const parent = await getProcess(scope.store, parentPid);
-    if (TERMINAL_PROCESS_STATUSES.has(parent.status)) throw new LibosError('invalid_state', `parentPid: process ${parentPid} is ${parent.status}; a terminal process cannot have new children`);
+    if (TERMINAL_PROCESS_STATUSES.has(parent.status))
+      throw new LibosError(
+        'invalid_state',
+        `parentPid: process ${parentPid} is ${parent.status}; a terminal process cannot have new children`,
+      );
     cwd = opts.workingDirectory ?? parent.workingDirectory;
   }
   const now = deps.clock.now().toISOString();
@@ -98,6 +113,11 @@ export async function spawnInScope(deps: KernelDeps, scope: KernelScope, opts: S
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) !== 1) throw new LibosError('internal_error', `spawn of ${pid} lost its created row`);
   await scope.events.emit('process_created', { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid });
-  await scope.audit.record({ action: 'process.spawn', target: resources.process(pid), decision: 'ok', details: { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid, goal_chars: opts.goal.length } });
+  await scope.audit.record({
+    action: 'process.spawn',
+    target: resources.process(pid),
+    decision: 'ok',
+    details: { pid, image: imageId, parent_pid: parentPid, goal_oid: goalOid, goal_chars: opts.goal.length },
+  });
   return getProcess(scope.store, pid);
 }

@@ -13,7 +13,8 @@ afterEach(async () => rt.close());
 
 const now = () => new Date().toISOString();
 const move = (pid: string, spec: Parameters<typeof transition>[2]) => rt.transaction((scope) => transition(scope.store, pid, spec, now()));
-const wake = (pid: string, child: string) => rt.transaction((scope) => wakeIfWaiting(scope, pid, waitsForChild(child), `child ${child} ended`));
+const wake = (pid: string, child: string) =>
+  rt.transaction((scope) => wakeIfWaiting(scope, pid, waitsForChild(child), `child ${child} ended`));
 const childWait = (child: string): WaitState => ({ kind: 'child', child_pid: child });
 
 describe('transition', () => {
@@ -65,7 +66,10 @@ describe('transition', () => {
 
   it('[K-17] of two concurrent claims (runnable -> running) exactly one commits', async () => {
     const p = await rt.spawn({ image: 'notes-agent:v0', goal: 'x' });
-    const claims = await Promise.allSettled([move(p.pid, { from: ['runnable'], to: 'running' }), move(p.pid, { from: ['runnable'], to: 'running' })]);
+    const claims = await Promise.allSettled([
+      move(p.pid, { from: ['runnable'], to: 'running' }),
+      move(p.pid, { from: ['runnable'], to: 'running' }),
+    ]);
     expect(claims.map((c) => c.status).sort()).toEqual(['fulfilled', 'rejected']);
     const lost = claims.find((c) => c.status === 'rejected') as PromiseRejectedResult;
     expect(lost.reason).toMatchObject({ code: 'invalid_state' });

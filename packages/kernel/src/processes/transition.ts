@@ -20,9 +20,13 @@ export interface TransitionSpec {
 export async function transition(db: KernelStore, pid: string, spec: TransitionSpec, nowIso: string): Promise<ProcessInfo> {
   const p = await getProcess(db, pid);
   if (spec.from && !spec.from.includes(p.status)) {
-    throw new LibosError('invalid_state', `process ${pid} is ${p.status}; expected ${spec.from.length ? spec.from.join(' or ') : 'nothing'} to become ${spec.to}`, {
-      details: { pid, status: p.status, expected: spec.from, to: spec.to },
-    });
+    throw new LibosError(
+      'invalid_state',
+      `process ${pid} is ${p.status}; expected ${spec.from.length ? spec.from.join(' or ') : 'nothing'} to become ${spec.to}`,
+      {
+        details: { pid, status: p.status, expected: spec.from, to: spec.to },
+      },
+    );
   }
   const wait = spec.wait ?? null;
   const outcome = spec.outcome ?? null;
@@ -41,6 +45,7 @@ export async function transition(db: KernelStore, pid: string, spec: TransitionS
     .where('pid', '=', pid)
     .where('revision', '=', p.revision)
     .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1) throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
+  if (Number(r.numUpdatedRows) !== 1)
+    throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
   return getProcess(db, pid);
 }

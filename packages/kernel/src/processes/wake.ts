@@ -7,7 +7,12 @@ import type { KernelScope } from '../store/kernel-scope.js';
  * Wakes `pid` (→ runnable) if it still waits in the given way: a stale or different wait is a no-op, so an old
  * wake can never resume a newer wait. Runs in the caller's transaction; returns whether it woke.
  */
-export async function wakeIfWaiting(scope: KernelScope, pid: string, matches: (p: ProcessInfo) => boolean, reason: string): Promise<boolean> {
+export async function wakeIfWaiting(
+  scope: KernelScope,
+  pid: string,
+  matches: (p: ProcessInfo) => boolean,
+  reason: string,
+): Promise<boolean> {
   const db = scope.store;
   const p = await findProcess(db, pid);
   if (!p || (p.status !== 'waiting_event' && p.status !== 'waiting_human') || !matches(p)) return false;

@@ -75,7 +75,13 @@ export class Scheduler {
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
       await wakeTimersIfDue(deps);
-      const rows = await deps.db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
+      const rows = await deps.db
+        .selectFrom('processes')
+        .select(['pid', 'created_at'])
+        .where('status', '=', 'runnable')
+        .orderBy('created_at')
+        .orderBy('pid')
+        .execute();
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);
         if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;

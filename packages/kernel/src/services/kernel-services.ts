@@ -18,7 +18,15 @@ import { postMessage } from '../mailbox/post-message.js';
 import { endProcess, liveChildren } from '../processes/exit.js';
 import { TERMINAL_PROCESS_STATUSES } from '../processes/process-record.js';
 import { findProcess, getProcess } from '../processes/process-store.js';
-import { findRunner, outcomeOf, resolveRunnerTool, runnerState, spawnRunner, validateRunnerArgs, wakeTaskWaiters } from '../processes/runners.js';
+import {
+  findRunner,
+  outcomeOf,
+  resolveRunnerTool,
+  runnerState,
+  spawnRunner,
+  validateRunnerArgs,
+  wakeTaskWaiters,
+} from '../processes/runners.js';
 import { resultsService } from '../results/publish-result.js';
 import { clearSink, humanSink } from '../sinks/clear-sink.js';
 import { kernelScope, storeOf } from '../store/kernel-scope.js';
@@ -38,7 +46,16 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
       async get(pid) {
         const p = await getProcess(storeOf(scope), pid);
         const image = deps().registry.images.get(p.imageId);
-        return { pid: p.pid, parentPid: p.parentPid, imageId: p.imageId, status: p.status, goalOid: p.goalOid, imageMetadata: image?.metadata ?? {}, toolTable: p.toolTable, outcome: p.outcome };
+        return {
+          pid: p.pid,
+          parentPid: p.parentPid,
+          imageId: p.imageId,
+          status: p.status,
+          goalOid: p.goalOid,
+          imageMetadata: image?.metadata ?? {},
+          toolTable: p.toolTable,
+          outcome: p.outcome,
+        };
       },
       async exit(pid, outcome) {
         // A runner (an ObjectTask) outlives its creator's exit: the creator's exit neither waits for it nor cancels it.
@@ -47,7 +64,11 @@ export function kernelServices(deps: () => KernelDeps): Record<string, (scope: S
           if (!(await findRunner(storeOf(scope), child))) live.push(child);
         }
         if (live.length > 0) {
-          throw new LibosError('invalid_state', `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`, { details: { live_children: live } });
+          throw new LibosError(
+            'invalid_state',
+            `process_exit: ${pid} still has live children (${live.join(', ')}); wait for them or signal them before exiting`,
+            { details: { live_children: live } },
+          );
         }
         // The result goes to the parent (wait_child_process hands it a read handle): it leaves only if cleared.
         const me = await getProcess(storeOf(scope), pid);

@@ -44,20 +44,37 @@ export function tableWithoutSkill(table: readonly string[], image: ImageDefiniti
  * Loads a Skill onto a process (no authority check: callers check): its tools join the callable table unless the
  * image's table is `exact`. Returns the Skill's tools the process can now call (`toolNames`) and those newly visible.
  */
-export async function loadSkillOnProcess(store: KernelStore, registry: Registry, pid: string, skillId: string, nowIso: string, expectedSha?: string) {
+export async function loadSkillOnProcess(
+  store: KernelStore,
+  registry: Registry,
+  pid: string,
+  skillId: string,
+  nowIso: string,
+  expectedSha?: string,
+) {
   const reg = registry.skills.get(skillId);
-  if (!reg) throw new LibosError('skill_not_found', `skill_id: no skill named ${JSON.stringify(skillId)}; discover_skills lists the catalog`, { details: { skill_id: skillId } });
-  if (expectedSha !== undefined && expectedSha !== reg.manifest.packageSha256) {
-    throw new LibosError('skill_package_changed', `expected_package_sha256: skill ${skillId} is now ${reg.manifest.packageSha256}, not ${expectedSha}; discover it again before activating`, {
-      details: { skill_id: skillId, expected: expectedSha, actual: reg.manifest.packageSha256 },
+  if (!reg)
+    throw new LibosError('skill_not_found', `skill_id: no skill named ${JSON.stringify(skillId)}; discover_skills lists the catalog`, {
+      details: { skill_id: skillId },
     });
+  if (expectedSha !== undefined && expectedSha !== reg.manifest.packageSha256) {
+    throw new LibosError(
+      'skill_package_changed',
+      `expected_package_sha256: skill ${skillId} is now ${reg.manifest.packageSha256}, not ${expectedSha}; discover it again before activating`,
+      {
+        details: { skill_id: skillId, expected: expectedSha, actual: reg.manifest.packageSha256 },
+      },
+    );
   }
   const p = await getProcess(store, pid);
   const before = new Set(p.visibleTools);
   let table = p.toolTable;
   const already = loadedSkill(p, skillId) !== undefined;
   if (!already) {
-    const loaded: Record<string, LoadedSkill> = { ...p.loadedSkills, [skillId]: { packageSha256: reg.manifest.packageSha256, tools: [...reg.manifest.allowedTools] } };
+    const loaded: Record<string, LoadedSkill> = {
+      ...p.loadedSkills,
+      [skillId]: { packageSha256: reg.manifest.packageSha256, tools: [...reg.manifest.allowedTools] },
+    };
     table = tableWithSkill(p.toolTable, registry.images.get(p.imageId), reg.manifest.allowedTools);
     await updateLoadedSkills(store, p, loaded, nowIso, table.length === p.toolTable.length ? undefined : table);
   }
@@ -77,7 +94,8 @@ function loadedSkill(p: ProcessInfo, id: string): LoadedSkill | undefined {
 export function skillNavigationPlugin(registry: () => Registry): Plugin {
   const discover = defineTool({
     name: 'discover_skills',
-    description: 'Search the Skill catalog by words in a Skill id or description. Returns metadata only; activate a Skill to see its tools.',
+    description:
+      'Search the Skill catalog by words in a Skill id or description. Returns metadata only; activate a Skill to see its tools.',
     input: z.object({
       text: z.string().max(500).optional().describe('words to rank by; omit to list all'),
       limit: z.number().int().min(1).max(50).default(10).describe('page size, 1..50 (default 10)'),
@@ -110,16 +128,30 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
     description: 'Load one Skill onto this process: its instructions and tool schemas appear next turn. Grants no authority.',
     input: z.object({
       skill_id: z.string().min(1).max(64),
-      expected_package_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+      expected_package_sha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/)
+        .optional(),
     }),
     async run({ skill_id, expected_package_sha256 }, ctx) {
       await ctx.authority.require(resources.skill(skill_id), 'execute');
       const r = await loadSkillOnProcess(db(ctx), registry(), ctx.pid, skill_id, ctx.clock.now().toISOString(), expected_package_sha256);
       if (!r.alreadyActive) {
         await ctx.events.emit('skill_loaded', { pid: ctx.pid, skill_id, package_sha256: r.manifest.packageSha256 });
-        await ctx.audit.record({ action: 'skill.activate', target: resources.skill(skill_id), details: { package_sha256: r.manifest.packageSha256, tools: r.toolNames } });
+        await ctx.audit.record({
+          action: 'skill.activate',
+          target: resources.skill(skill_id),
+          details: { package_sha256: r.manifest.packageSha256, tools: r.toolNames },
+        });
       }
-      return { pid: ctx.pid, skill_id, name: r.manifest.name, tool_names: r.toolNames, package_sha256: r.manifest.packageSha256, already_active: r.alreadyActive };
+      return {
+        pid: ctx.pid,
+        skill_id,
+        name: r.manifest.name,
+        tool_names: r.toolNames,
+        package_sha256: r.manifest.packageSha256,
+        already_active: r.alreadyActive,
+      };
     },
   });
 
@@ -129,7 +161,8 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
     input: z.object({ skill_id: z.string().min(1).max(64) }),
     async run({ skill_id }, ctx) {
       await ctx.authority.require(resources.skill(skill_id), 'execute');
-      if (skill_id === SKILL_NAVIGATION) throw new LibosError('invalid_state', `skill_id: ${SKILL_NAVIGATION} cannot be unloaded (it is how a process finds Skills)`);
+      if (skill_id === SKILL_NAVIGATION)
+        throw new LibosError('invalid_state', `skill_id: ${SKILL_NAVIGATION} cannot be unloaded (it is how a process finds Skills)`);
       const p = await getProcess(db(ctx), ctx.pid);
       const skill = loadedSkill(p, skill_id);
       if (!skill) throw new LibosError('invalid_state', `skill_id: ${skill_id} is not loaded on ${ctx.pid}`, { details: { skill_id } });

@@ -23,7 +23,10 @@ describe('plugin event hooks', () => {
         events: {
           note_written: async (scope, event) => {
             seen.push(event);
-            await notesStore(scope.store).insertInto('test_notes').values({ key: `echo:${String(event.data.key)}`, text: event.id, pid: null }).execute();
+            await notesStore(scope.store)
+              .insertInto('test_notes')
+              .values({ key: `echo:${String(event.data.key)}`, text: event.id, pid: null })
+              .execute();
           },
         },
       },
@@ -39,7 +42,9 @@ describe('plugin event hooks', () => {
       ['note_written', 'a'],
       ['note_written', 'b'],
     ]);
-    const rows = await rt.transaction(async (scope) => notesStore(scope.store).selectFrom('test_notes').select(['key', 'text']).orderBy('key').execute());
+    const rows = await rt.transaction(async (scope) =>
+      notesStore(scope.store).selectFrom('test_notes').select(['key', 'text']).orderBy('key').execute(),
+    );
     const eventId = (await rt.events({ type: 'note_written' }))[0]!.id;
     expect(rows).toEqual([
       { key: 'a', text: 't' },

@@ -130,8 +130,14 @@ export const kernelMigrations: readonly Migration[] = [
       const db = migrationStore(raw);
       // The mailbox's addressing fields: subject and body text, and the correlation and
       // reply-to ids that filters match on (task notifications carry correlation_id = task id).
-      await db.schema.alterTable('process_messages').addColumn('subject', 'text', (c) => c.notNull().defaultTo('')).execute();
-      await db.schema.alterTable('process_messages').addColumn('body', 'text', (c) => c.notNull().defaultTo('')).execute();
+      await db.schema
+        .alterTable('process_messages')
+        .addColumn('subject', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
+      await db.schema
+        .alterTable('process_messages')
+        .addColumn('body', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
       await db.schema.alterTable('process_messages').addColumn('correlation_id', 'text').execute();
       await db.schema.alterTable('process_messages').addColumn('reply_to', 'text').execute();
     },
@@ -148,8 +154,8 @@ export const kernelMigrations: readonly Migration[] = [
     async up(raw) {
       // Host-managed runners (ObjectTasks): a runner carries one saved call, never asks a model, and tells the
       // service named `observer` how that call went.
-      await migrationStore(raw).schema
-        .createTable('process_runners')
+      await migrationStore(raw)
+        .schema.createTable('process_runners')
         .addColumn('pid', 'text', (c) => c.primaryKey())
         .addColumn('operation_id', 'text', (c) => c.notNull())
         .addColumn('observer', 'text', (c) => c.notNull())
@@ -211,4 +217,3 @@ export const kernelMigrations: readonly Migration[] = [
     },
   },
 ];
-

@@ -25,7 +25,12 @@ const corrupt = (location: string, owner: string, name: string, why: string) => 
  * there, is `store_corrupt` naming it (nothing is run). `location` names the store in errors.
  */
 export async function migrate(db: KernelStore, sets: readonly MigrationSet[], now: () => string, location = 'store'): Promise<void> {
-  await db.schema.createTable('libos_meta').ifNotExists().addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+  await db.schema
+    .createTable('libos_meta')
+    .ifNotExists()
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
   await db.schema
     .createTable('libos_migrations')
     .ifNotExists()
@@ -36,12 +41,22 @@ export async function migrate(db: KernelStore, sets: readonly MigrationSet[], no
     .execute();
   const row = await db.selectFrom('libos_meta').select('value').where('key', '=', 'schema_version').executeTakeFirst();
   if (row && Number(row.value) !== KERNEL_SCHEMA_VERSION) {
-    throw new LibosError('schema_version_mismatch', `store schema_version is ${row.value}, this kernel reads ${KERNEL_SCHEMA_VERSION}; open it with a matching libOS version`, {
-      details: { found: row.value, expected: KERNEL_SCHEMA_VERSION },
-    });
+    throw new LibosError(
+      'schema_version_mismatch',
+      `store schema_version is ${row.value}, this kernel reads ${KERNEL_SCHEMA_VERSION}; open it with a matching libOS version`,
+      {
+        details: { found: row.value, expected: KERNEL_SCHEMA_VERSION },
+      },
+    );
   }
-  if (!row) await db.insertInto('libos_meta').values({ key: 'schema_version', value: String(KERNEL_SCHEMA_VERSION) }).execute();
-  const applied = new Set((await db.selectFrom('libos_migrations').select(['owner', 'name']).execute()).map((r) => `${r.owner}\u0000${r.name}`));
+  if (!row)
+    await db
+      .insertInto('libos_meta')
+      .values({ key: 'schema_version', value: String(KERNEL_SCHEMA_VERSION) })
+      .execute();
+  const applied = new Set(
+    (await db.selectFrom('libos_migrations').select(['owner', 'name']).execute()).map((r) => `${r.owner}\u0000${r.name}`),
+  );
   for (const set of sets) {
     const done = set.migrations.map((m) => applied.has(`${set.owner}\u0000${m.name}`));
     const gap = done.findIndex((d, i) => !d && done.indexOf(true, i + 1) !== -1);

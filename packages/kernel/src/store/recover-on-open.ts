@@ -14,17 +14,44 @@ export async function recoverOnOpen(deps: KernelDeps): Promise<{ paused: string[
   return inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
     const now = deps.clock.now().toISOString();
     const failed: string[] = [];
-    for (const row of await scope.store.selectFrom('pending_actions').select(['pid', 'tool', 'call_id']).where('status', '=', 'resuming').execute()) {
-      await scope.audit.record({ action: 'llm.pending_action_resume_interrupted', target: resources.process(row.pid), decision: 'failed', details: { pid: row.pid, tool: row.tool, call_id: row.call_id } });
+    for (const row of await scope.store
+      .selectFrom('pending_actions')
+      .select(['pid', 'tool', 'call_id'])
+      .where('status', '=', 'resuming')
+      .execute()) {
+      await scope.audit.record({
+        action: 'llm.pending_action_resume_interrupted',
+        target: resources.process(row.pid),
+        decision: 'failed',
+        details: { pid: row.pid, tool: row.tool, call_id: row.call_id },
+      });
       const p = await scope.store.selectFrom('processes').select('status').where('pid', '=', row.pid).executeTakeFirst();
       if (p?.status === 'running') await transition(scope.store, row.pid, { from: ['running'], to: 'runnable' }, now);
-      await endProcess(deps, scope, row.pid, { kind: 'failed', code: 'pending_action_resume_interrupted', message: `the runtime stopped while ${row.tool} was resuming; its effect is unknown, so it is not replayed` });
+      await endProcess(deps, scope, row.pid, {
+        kind: 'failed',
+        code: 'pending_action_resume_interrupted',
+        message: `the runtime stopped while ${row.tool} was resuming; its effect is unknown, so it is not replayed`,
+      });
       failed.push(row.pid);
     }
     const paused: string[] = [];
     for (const row of await scope.store.selectFrom('processes').select('pid').where('status', '=', 'running').execute()) {
-      await transition(scope.store, row.pid, { from: ['running'], to: 'paused', wait: { kind: 'paused', reason: 'the runtime stopped during its quantum; resume it explicitly' } }, now);
-      await scope.audit.record({ action: 'process.recovered', target: resources.process(row.pid), decision: 'paused', details: { pid: row.pid } });
+      await transition(
+        scope.store,
+        row.pid,
+        {
+          from: ['running'],
+          to: 'paused',
+          wait: { kind: 'paused', reason: 'the runtime stopped during its quantum; resume it explicitly' },
+        },
+        now,
+      );
+      await scope.audit.record({
+        action: 'process.recovered',
+        target: resources.process(row.pid),
+        decision: 'paused',
+        details: { pid: row.pid },
+      });
       paused.push(row.pid);
     }
     return { paused, failed };

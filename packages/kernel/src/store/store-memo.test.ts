@@ -4,7 +4,12 @@ import { TableMemo } from './store-memo.js';
 
 const counter = () => {
   let n = 0;
-  return { load: async () => ++n, get count() { return n; } };
+  return {
+    load: async () => ++n,
+    get count() {
+      return n;
+    },
+  };
 };
 
 describe('TableMemo', () => {

@@ -48,13 +48,28 @@ export interface TxScope extends KernelScope {
 
 const json = (v: unknown) => JSON.stringify(v ?? {});
 
-function makeScope(trx: KernelTransaction, f: ScopeFactory, actor: string, callId: string | null, commits: (() => void)[], rollbacks: (() => void)[]): TxScope {
+function makeScope(
+  trx: KernelTransaction,
+  f: ScopeFactory,
+  actor: string,
+  callId: string | null,
+  commits: (() => void)[],
+  rollbacks: (() => void)[],
+): TxScope {
   const nowIso = () => f.clock.now().toISOString();
   const events: EventSink = {
     /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
     async emit(type, data = {}) {
-      const row = { id: newId('evt'), ts: nowIso(), pid: typeof data.pid === 'string' ? data.pid : actor.startsWith('pid_') ? actor : null, type, data: json(data) };
-      const seq = f.appendLog ? f.appendLog.event(row) : Number((await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
+      const row = {
+        id: newId('evt'),
+        ts: nowIso(),
+        pid: typeof data.pid === 'string' ? data.pid : actor.startsWith('pid_') ? actor : null,
+        type,
+        data: json(data),
+      };
+      const seq = f.appendLog
+        ? f.appendLog.event(row)
+        : Number((await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
       const event: RuntimeEvent = { seq, id: row.id, ts: row.ts, pid: row.pid, type, data };
       commits.push(() => f.bus.emit('event', event));
       for (const hook of f.eventHooks?.get(type) ?? []) await hook(scope, { id: row.id, type, data });
@@ -62,9 +77,30 @@ function makeScope(trx: KernelTransaction, f: ScopeFactory, actor: string, callI
   };
   const audit: AuditSink = {
     async record(entry: AuditEntry) {
-      const row = { id: newId('aud'), ts: nowIso(), actor, action: entry.action, target: entry.target ?? null, decision: entry.decision ?? null, call_id: callId, details: json(entry.details) };
-      const seq = f.appendLog ? f.appendLog.audit(row) : Number((await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
-      const rec: AuditRecord = { seq, id: row.id, ts: row.ts, actor, action: row.action, target: row.target, decision: row.decision, callId, details: entry.details ?? {} };
+      const row = {
+        id: newId('aud'),
+        ts: nowIso(),
+        actor,
+        action: entry.action,
+        target: entry.target ?? null,
+        decision: entry.decision ?? null,
+        call_id: callId,
+        details: json(entry.details),
+      };
+      const seq = f.appendLog
+        ? f.appendLog.audit(row)
+        : Number((await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
+      const rec: AuditRecord = {
+        seq,
+        id: row.id,
+        ts: row.ts,
+        actor,
+        action: row.action,
+        target: row.target,
+        decision: row.decision,
+        callId,
+        details: entry.details ?? {},
+      };
       commits.push(() => f.bus.emit('audit', rec));
     },
   };
@@ -120,7 +156,13 @@ async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction)
  *   await inTransaction(store, factory, 'host', null, (scope) => scope.audit.record({ action: 'demo' }));
  * }
  */
-export async function inTransaction<T>(db: KernelStore, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  db: KernelStore,
+  f: ScopeFactory,
+  actor: string,
+  callId: string | null,
+  fn: (scope: TxScope) => Promise<T>,
+): Promise<T> {
   const unit = unitOf(db);
   if (unit) return inSavepoint(unit.trx, unit, f, actor, callId, fn);
   const commits: (() => void)[] = [];
@@ -141,7 +183,14 @@ export async function inTransaction<T>(db: KernelStore, f: ScopeFactory, actor: 
  * the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
  * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
  */
-async function inSavepoint<T>(trx: KernelTransaction, unit: UnitOfWork, f: ScopeFactory, actor: string, callId: string | null, fn: (scope: TxScope) => Promise<T>): Promise<T> {
+async function inSavepoint<T>(
+  trx: KernelTransaction,
+  unit: UnitOfWork,
+  f: ScopeFactory,
+  actor: string,
+  callId: string | null,
+  fn: (scope: TxScope) => Promise<T>,
+): Promise<T> {
   const name = `libos_sp_${unit.next++}`;
   const exec = f.exec;
   const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));
@@ -167,4 +216,3 @@ async function inSavepoint<T>(trx: KernelTransaction, unit: UnitOfWork, f: Scope
   unit.rollbacks.push(...rollbacks);
   return result;
 }
-

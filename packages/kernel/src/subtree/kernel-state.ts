@@ -122,9 +122,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
       // A safe point: no quantum of the subtree is in flight (its turn would commit over the restored rows).
       const s = db(scope);
       const rows = await inChunks(subtree.pids, (c) => s.selectFrom('processes').select(['pid', 'status']).where('pid', 'in', c).execute());
-      const running = rows
-        .filter((r) => r.status === 'running')
-        .map((r) => r.pid);
+      const running = rows.filter((r) => r.status === 'running').map((r) => r.pid);
       if (running.length > 0) {
         throw new LibosError(
           'invalid_state',

@@ -66,7 +66,10 @@ describe('OpenTelemetry GenAI spans', () => {
     const bad = await rt.call(p.pid, 'note_write', { key: '' });
     expect(bad.ok).toBe(false);
     const [s1, s2] = spans('execute_tool');
-    for (const [span, r, tool] of [[s1, unknown, 'no_such_tool'], [s2, bad, 'note_write']] as const) {
+    for (const [span, r, tool] of [
+      [s1, unknown, 'no_such_tool'],
+      [s2, bad, 'note_write'],
+    ] as const) {
       if (r.ok) throw new Error('expected a failed call');
       expect(span).toMatchObject({ name: `execute_tool ${tool}`, status: { code: SpanStatusCode.ERROR, message: r.error.message } });
       expect(span!.attributes).toMatchObject({ 'error.type': r.error.code, 'gen_ai.tool.call.id': r.call_id, 'libos.call.origin': 'host' });

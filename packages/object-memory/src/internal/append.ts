@@ -29,7 +29,11 @@ export function appendTarget(payload: JsonValue, listField: string): AppendTarge
     }
     return { key: listField, list: current as readonly JsonValue[] | undefined };
   }
-  throw new LibosError('append_target_not_container', `payload: a ${jsonKind(payload)} cannot be appended to; only an object or array payload can`, {
-    details: { field: 'payload', payload_type: jsonKind(payload) },
-  });
+  throw new LibosError(
+    'append_target_not_container',
+    `payload: a ${jsonKind(payload)} cannot be appended to; only an object or array payload can`,
+    {
+      details: { field: 'payload', payload_type: jsonKind(payload) },
+    },
+  );
 }

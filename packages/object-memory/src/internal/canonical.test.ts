@@ -25,7 +25,9 @@ describe('CANON', () => {
 
   test('canonicalLength counts the code points of CANON without building it', () => {
     expect(canonicalLength({ z: '雪', a: [true, null, 3] })).toBe(27);
-    expect(canonicalLength(['\ud800', '😀', '\u0001\n"\\', -0, 1e21, 1.5e-7, {}, []])).toBe(codePointLength(canonicalText(['\ud800', '😀', '\u0001\n"\\', -0, 1e21, 1.5e-7, {}, []])));
+    expect(canonicalLength(['\ud800', '😀', '\u0001\n"\\', -0, 1e21, 1.5e-7, {}, []])).toBe(
+      codePointLength(canonicalText(['\ud800', '😀', '\u0001\n"\\', -0, 1e21, 1.5e-7, {}, []])),
+    );
     // Any UTF-16 unit, lone surrogates included, in keys and values.
     const unit = fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c));
     const text = fc.oneof(fc.string({ unit, maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 8 }));
@@ -41,6 +43,9 @@ describe('CANON', () => {
         fc.dictionary(text, tie('value'), { maxKeys: 4 }),
       ),
     })).value;
-    fc.assert(fc.property(json, (v) => canonicalLength(v) === codePointLength(canonicalText(v))), { numRuns: 500 });
+    fc.assert(
+      fc.property(json, (v) => canonicalLength(v) === codePointLength(canonicalText(v))),
+      { numRuns: 500 },
+    );
   });
 });

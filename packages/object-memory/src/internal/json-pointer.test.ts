@@ -19,7 +19,10 @@ describe('JSON pointer (RFC 6901)', () => {
   test('[OM-44] /missing, /l/01, /l/-, /l/9, /scalar/x are pointer_unresolved', () => {
     const v = { l: [1, 2], scalar: 5 };
     for (const p of ['/missing', '/l/01', '/l/-', '/l/9', '/scalar/x', '/l/1/x']) {
-      expect(codeOf(() => resolvePointer(v, parsePointer(p))), p).toBe('pointer_unresolved');
+      expect(
+        codeOf(() => resolvePointer(v, parsePointer(p))),
+        p,
+      ).toBe('pointer_unresolved');
     }
     expect(resolvePointer(v, parsePointer('/l/0'))).toBe(1);
   });

@@ -31,7 +31,9 @@ describe('label merge', () => {
 
   test('declassification authority survives only as the single distinct value', () => {
     expect(mergeLabels(L({}), [L({ declassification_authority: 'h' })]).declassification_authority).toBe('h');
-    expect(mergeLabels(L({ declassification_authority: 'g' }), [L({ declassification_authority: 'h' })]).declassification_authority).toBeNull();
+    expect(
+      mergeLabels(L({ declassification_authority: 'g' }), [L({ declassification_authority: 'h' })]).declassification_authority,
+    ).toBeNull();
   });
 
   test('property: merging never declassifies or endorses', () => {

@@ -69,7 +69,8 @@ export function identityLabelProblem(value: unknown, allowMixed: boolean): strin
   if (typeof value !== 'string') return 'must be a string or null';
   if (value === '') return 'must be non-empty or null';
   if (value.trim() !== value) return 'must not start or end with whitespace';
-  if ([...value].length > MAX_IDENTITY_LABEL_CHARS) return `must be at most ${MAX_IDENTITY_LABEL_CHARS} characters (got ${[...value].length})`;
+  if ([...value].length > MAX_IDENTITY_LABEL_CHARS)
+    return `must be at most ${MAX_IDENTITY_LABEL_CHARS} characters (got ${[...value].length})`;
   if (/[\u0000-\u001f\u007f]/.test(value)) return 'must not contain control characters';
   if (!allowMixed && value === 'mixed') return '"mixed" is reserved for tenant and principal';
   return null;
@@ -83,10 +84,14 @@ export function identityLabelProblem(value: unknown, allowMixed: boolean): strin
  * requireValidLabels(DEFAULT_LABELS, 'labels');
  */
 export function requireValidLabels(labels: DataLabels, field: string): DataLabels {
-  const bad = (key: string, why: string) => new LibosError('invalid_metadata', `${field}.${key}: ${why}`, { details: { field: `${field}.${key}` } });
-  if (!(SENSITIVITY_ORDER as readonly string[]).includes(labels.sensitivity)) throw bad('sensitivity', `must be one of ${SENSITIVITY_ORDER.join(', ')}`);
-  if (!(TRUST_ORDER as readonly string[]).includes(labels.trust_level)) throw bad('trust_level', `must be one of ${TRUST_ORDER.join(', ')}`);
-  if (!(INTEGRITY_ORDER as readonly string[]).includes(labels.integrity)) throw bad('integrity', `must be one of ${INTEGRITY_ORDER.join(', ')}`);
+  const bad = (key: string, why: string) =>
+    new LibosError('invalid_metadata', `${field}.${key}: ${why}`, { details: { field: `${field}.${key}` } });
+  if (!(SENSITIVITY_ORDER as readonly string[]).includes(labels.sensitivity))
+    throw bad('sensitivity', `must be one of ${SENSITIVITY_ORDER.join(', ')}`);
+  if (!(TRUST_ORDER as readonly string[]).includes(labels.trust_level))
+    throw bad('trust_level', `must be one of ${TRUST_ORDER.join(', ')}`);
+  if (!(INTEGRITY_ORDER as readonly string[]).includes(labels.integrity))
+    throw bad('integrity', `must be one of ${INTEGRITY_ORDER.join(', ')}`);
   for (const key of ['origin', 'tenant', 'principal', 'declassification_authority'] as const) {
     const problem = identityLabelProblem(labels[key], key === 'tenant' || key === 'principal');
     if (problem !== null) throw bad(key, problem);

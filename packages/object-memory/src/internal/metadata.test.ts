@@ -9,11 +9,18 @@ describe('object metadata', () => {
     expect(codeOf(() => parseModelMetadata({ declassification_authority: 'h' }))).toBe('label_elevation_denied');
     // elevation is judged before unknown keys
     expect(codeOf(() => parseModelMetadata({ declassification_authority: 'h', foo: 1 }))).toBe('label_elevation_denied');
-    expect(parseModelMetadata({ trust_level: 'untrusted', integrity: 'unknown' }).declared).toMatchObject({ trust_level: 'untrusted', integrity: 'unknown' });
+    expect(parseModelMetadata({ trust_level: 'untrusted', integrity: 'unknown' }).declared).toMatchObject({
+      trust_level: 'untrusted',
+      integrity: 'unknown',
+    });
   });
 
   test('[OM-29] origin, token_estimate or foo are invalid_metadata', () => {
-    for (const key of ['origin', 'token_estimate', 'foo']) expect(codeOf(() => parseModelMetadata({ [key]: 'x' })), key).toBe('invalid_metadata');
+    for (const key of ['origin', 'token_estimate', 'foo'])
+      expect(
+        codeOf(() => parseModelMetadata({ [key]: 'x' })),
+        key,
+      ).toBe('invalid_metadata');
   });
 
   test('[OM-30] sensitivity top, tags "x", tenant " a", a 32,001-char title are invalid_metadata', () => {

@@ -33,7 +33,6 @@ export const MODEL_METADATA_KEYS = [
 /** Trust and integrity a model may declare: never above `unknown`. */
 const MODEL_TRUST = new Set(['untrusted', 'unknown']);
 
-
 /** Validated metadata minus the derived token estimate, plus the labels it declares. */
 export interface ParsedMetadata {
   readonly descriptive: Omit<ObjectMetadata, 'token_estimate'>;
@@ -44,7 +43,8 @@ const invalid = (field: string, why: string) => new LibosError('invalid_metadata
 
 function asPlainObject(raw: unknown, field: string): Record<string, unknown> {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid(field, `must be a JSON object (got ${Array.isArray(raw) ? 'array' : typeof raw})`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw invalid(field, `must be a JSON object (got ${Array.isArray(raw) ? 'array' : typeof raw})`);
   return raw as Record<string, unknown>;
 }
 
@@ -65,7 +65,11 @@ function depthOf(value: JsonValue): number {
 export function parseNamespaceMetadata(raw: unknown): { readonly [key: string]: JsonValue } {
   const obj = asPlainObject(raw, 'metadata');
   const copy = copyJson(obj, METADATA_LIMITS.depth + 1);
-  if (!copy.ok) throw invalid('metadata', `must be JSON nested at most ${METADATA_LIMITS.depth} levels (${copy.problem.reason} at ${copy.problem.pointer || '/'})`);
+  if (!copy.ok)
+    throw invalid(
+      'metadata',
+      `must be JSON nested at most ${METADATA_LIMITS.depth} levels (${copy.problem.reason} at ${copy.problem.pointer || '/'})`,
+    );
   const depth = depthOf(copy.value);
   if (depth > METADATA_LIMITS.depth) throw invalid('metadata', `must be nested at most ${METADATA_LIMITS.depth} levels (got ${depth})`);
   const size = jsonSize(copy.value);
@@ -78,14 +82,16 @@ function optionalText(obj: Record<string, unknown>, key: string): string | null 
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string') throw invalid(`metadata.${key}`, 'must be a string or null');
   const chars = codePointLength(v);
-  if (chars > METADATA_LIMITS.textChars) throw invalid(`metadata.${key}`, `must be at most ${METADATA_LIMITS.textChars} characters (got ${chars})`);
+  if (chars > METADATA_LIMITS.textChars)
+    throw invalid(`metadata.${key}`, `must be at most ${METADATA_LIMITS.textChars} characters (got ${chars})`);
   return v;
 }
 
 function optionalEnum<T extends string>(obj: Record<string, unknown>, key: string, order: readonly T[], fallback: T): T {
   const v = obj[key];
   if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'string' || !(order as readonly string[]).includes(v)) throw invalid(`metadata.${key}`, `must be one of ${order.join(', ')} (got ${JSON.stringify(v)})`);
+  if (typeof v !== 'string' || !(order as readonly string[]).includes(v))
+    throw invalid(`metadata.${key}`, `must be one of ${order.join(', ')} (got ${JSON.stringify(v)})`);
   return v as T;
 }
 
@@ -108,21 +114,32 @@ export function parseModelMetadata(raw: unknown): ParsedMetadata {
   const obj = asPlainObject(raw, 'metadata');
   const declass = obj.declassification_authority;
   if (declass !== undefined && declass !== null && declass !== '') {
-    throw new LibosError('label_elevation_denied', 'metadata.declassification_authority: models cannot declassify; it is set only by the host', {
-      details: { field: 'metadata.declassification_authority' },
-    });
+    throw new LibosError(
+      'label_elevation_denied',
+      'metadata.declassification_authority: models cannot declassify; it is set only by the host',
+      {
+        details: { field: 'metadata.declassification_authority' },
+      },
+    );
   }
   const unknown = Object.keys(obj).filter((k) => !(MODEL_METADATA_KEYS as readonly string[]).includes(k));
   if (unknown.length > 0) {
-    throw invalid('metadata', `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')} (origin and token_estimate are derived)`);
+    throw invalid(
+      'metadata',
+      `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')} (origin and token_estimate are derived)`,
+    );
   }
   for (const key of ['trust_level', 'integrity'] as const) {
     const v = obj[key];
     const order: readonly string[] = key === 'trust_level' ? TRUST_ORDER : INTEGRITY_ORDER;
     if (typeof v === 'string' && order.includes(v) && !MODEL_TRUST.has(v)) {
-      throw new LibosError('label_elevation_denied', `metadata.${key}: models may declare only untrusted or unknown (got ${JSON.stringify(v)})`, {
-        details: { field: `metadata.${key}` },
-      });
+      throw new LibosError(
+        'label_elevation_denied',
+        `metadata.${key}: models may declare only untrusted or unknown (got ${JSON.stringify(v)})`,
+        {
+          details: { field: `metadata.${key}` },
+        },
+      );
     }
   }
   return parseMetadataFields(obj, { origin: 'llm' });
@@ -137,7 +154,11 @@ export function parseModelMetadata(raw: unknown): ParsedMetadata {
 export function parseHostMetadata(raw: unknown): ParsedMetadata {
   const obj = asPlainObject(raw, 'metadata');
   const unknown = Object.keys(obj).filter((k) => !(MODEL_METADATA_KEYS as readonly string[]).includes(k));
-  if (unknown.length > 0) throw invalid('metadata', `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')}`);
+  if (unknown.length > 0)
+    throw invalid(
+      'metadata',
+      `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')}`,
+    );
   return parseMetadataFields(obj, { origin: null });
 }
 
@@ -148,17 +169,20 @@ function parseMetadataFields(obj: Record<string, unknown>, opts: { readonly orig
   let tags: string[] = [];
   if (obj.tags !== undefined && obj.tags !== null) {
     if (!Array.isArray(obj.tags)) throw invalid('metadata.tags', `must be an array of strings (got ${typeof obj.tags})`);
-    if (obj.tags.length > METADATA_LIMITS.tags) throw invalid('metadata.tags', `must have at most ${METADATA_LIMITS.tags} items (got ${obj.tags.length})`);
+    if (obj.tags.length > METADATA_LIMITS.tags)
+      throw invalid('metadata.tags', `must have at most ${METADATA_LIMITS.tags} items (got ${obj.tags.length})`);
     tags = obj.tags.map((t, i) => {
       if (typeof t !== 'string') throw invalid(`metadata.tags[${i}]`, 'must be a string');
       const chars = codePointLength(t);
-      if (chars > METADATA_LIMITS.tagChars) throw invalid(`metadata.tags[${i}]`, `must be at most ${METADATA_LIMITS.tagChars} characters (got ${chars})`);
+      if (chars > METADATA_LIMITS.tagChars)
+        throw invalid(`metadata.tags[${i}]`, `must be at most ${METADATA_LIMITS.tagChars} characters (got ${chars})`);
       return t;
     });
   }
   let retention = 'default';
   if (obj.retention_policy !== undefined && obj.retention_policy !== null) {
-    if (typeof obj.retention_policy !== 'string' || obj.retention_policy.trim() === '') throw invalid('metadata.retention_policy', 'must be a non-blank string');
+    if (typeof obj.retention_policy !== 'string' || obj.retention_policy.trim() === '')
+      throw invalid('metadata.retention_policy', 'must be a non-blank string');
     retention = obj.retention_policy;
   }
   const declared: DataLabels = {

@@ -9,7 +9,11 @@ describe('namespace and name normalization', () => {
   });
 
   test('[OM-7] "", "a//b", "a/./b", "a/../b", "a/ b" are invalid_namespace', () => {
-    for (const ns of ['', '   ', '/', 'a//b', 'a/./b', 'a/../b', 'a/ b', '..']) expect(codeOf(() => normalizeNamespace(ns)), ns).toBe('invalid_namespace');
+    for (const ns of ['', '   ', '/', 'a//b', 'a/./b', 'a/../b', 'a/ b', '..'])
+      expect(
+        codeOf(() => normalizeNamespace(ns)),
+        ns,
+      ).toBe('invalid_namespace');
   });
 
   test('other characters, including ":", are allowed', () => {
@@ -22,7 +26,7 @@ describe('namespace and name normalization', () => {
     expect(pathParent('a')).toBeNull();
   });
 
-  test('[OM-9] a blank or omitted namespace means the caller\'s process scope', () => {
+  test("[OM-9] a blank or omitted namespace means the caller's process scope", () => {
     for (const raw of [null, undefined, '', '  ']) {
       expect(isOmitted(raw)).toBe(true);
       expect(resolveNamespace(raw, 'pid_0123456789abcdef')).toBe('process:pid_0123456789abcdef');
@@ -35,7 +39,11 @@ describe('namespace and name normalization', () => {
   });
 
   test('[OM-23] "a/b", "a\\b", ".", "..", "   " are invalid_name', () => {
-    for (const n of ['a/b', 'a\\b', '.', '..', '   ', '']) expect(codeOf(() => normalizeName(n)), n).toBe('invalid_name');
+    for (const n of ['a/b', 'a\\b', '.', '..', '   ', ''])
+      expect(
+        codeOf(() => normalizeName(n)),
+        n,
+      ).toBe('invalid_name');
   });
 
   test('hardening bounds: namespace ≤1,024 and name ≤256 characters', () => {

@@ -20,8 +20,7 @@ export const isOmitted = (value: string | null | undefined): value is null | und
  * normalizeNamespace('proj\\r');    // 'proj/r'
  */
 export function normalizeNamespace(raw: string, field = 'namespace'): string {
-  const bad = (why: string) =>
-    new LibosError('invalid_namespace', `${field}: ${why} (got ${JSON.stringify(raw)})`, { details: { field } });
+  const bad = (why: string) => new LibosError('invalid_namespace', `${field}: ${why} (got ${JSON.stringify(raw)})`, { details: { field } });
   const ns = raw.trim().replace(/\\/g, '/').replace(/^\/+/, '').replace(/\/+$/, '');
   if (ns === '') throw bad('must be a non-empty slash-delimited path');
   if ([...ns].length > MAX_NAMESPACE_CHARS) throw bad(`must be at most ${MAX_NAMESPACE_CHARS} characters`);

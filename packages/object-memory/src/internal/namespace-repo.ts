@@ -9,7 +9,13 @@ export async function getNamespace(db: OmDb, namespace: string): Promise<Namespa
 
 export async function insertNamespace(
   db: OmDb,
-  ns: { readonly namespace: string; readonly parentNamespace: string | null; readonly metadata: unknown; readonly createdBy: string; readonly at: string },
+  ns: {
+    readonly namespace: string;
+    readonly parentNamespace: string | null;
+    readonly metadata: unknown;
+    readonly createdBy: string;
+    readonly at: string;
+  },
 ): Promise<void> {
   await db
     .insertInto('om_namespaces')

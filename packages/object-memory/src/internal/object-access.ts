@@ -7,13 +7,23 @@ import { resources } from '@libos/sdk';
 
 /** The message and error for a name that is missing or unreadable: identical on purpose (no existence oracle). */
 export function objectNotFound(namespace: string, name: string): LibosError {
-  return new LibosError('object_not_found', `name: no readable Object named ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`, {
-    details: { field: 'name', namespace, name },
-  });
+  return new LibosError(
+    'object_not_found',
+    `name: no readable Object named ${JSON.stringify(name)} in namespace ${JSON.stringify(namespace)}`,
+    {
+      details: { field: 'name', namespace, name },
+    },
+  );
 }
 
 /** `require` that throws `code` with a message naming the resource and right. */
-export async function requireRight(authority: Authority, resource: string, right: 'read' | 'write', code: 'namespace_denied' | 'object_denied', field: string): Promise<Decision> {
+export async function requireRight(
+  authority: Authority,
+  resource: string,
+  right: 'read' | 'write',
+  code: 'namespace_denied' | 'object_denied',
+  field: string,
+): Promise<Decision> {
   return authority.require(resource, right, {
     code,
     message: `${field}: the caller lacks ${right} on ${resource}`,
@@ -26,11 +36,18 @@ export async function requireRight(authority: Authority, resource: string, right
  * unreadable Object looks exactly like a missing one). The object-read decision is returned unspent, so the
  * caller can spend one finite grant once for all the rights it needs; the transaction restores spent uses on failure.
  */
-export async function openReadableObject(db: OmDb, authority: Authority, namespace: string, name: string): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
+export async function openReadableObject(
+  db: OmDb,
+  authority: Authority,
+  namespace: string,
+  name: string,
+): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
   await requireRight(authority, resources.namespace(namespace), 'read', 'namespace_denied', 'namespace');
   const { namespaceExists, object: record } = await lookupName(db, namespace, name);
   if (!namespaceExists) {
-    throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+    throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, {
+      details: { field: 'namespace', namespace },
+    });
   }
   if (record === null) throw objectNotFound(namespace, name);
   const read = await authority.check(resources.object(record.oid), 'read');

@@ -46,7 +46,9 @@ export interface NameLookup {
 export async function lookupName(db: OmDb, namespace: string, name: string): Promise<NameLookup> {
   const row = await db
     .selectFrom('om_namespaces as n')
-    .leftJoin('om_objects as o', (join) => join.onRef('o.namespace', '=', 'n.namespace').on('o.name', '=', name).on('o.lifecycle_state', 'in', VISIBLE_LITERALS))
+    .leftJoin('om_objects as o', (join) =>
+      join.onRef('o.namespace', '=', 'n.namespace').on('o.name', '=', name).on('o.lifecycle_state', 'in', VISIBLE_LITERALS),
+    )
     .selectAll('o')
     .where('n.namespace', '=', namespace)
     .executeTakeFirst();
@@ -152,7 +154,10 @@ export async function objectsPage(db: OmDb, namespace: string, offset: number, l
 }
 
 /** Listed Objects for host inspection: optionally one namespace and/or one owner process, newest first. */
-export async function listVisibleObjects(db: OmDb, q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit: number }): Promise<ObjectRecord[]> {
+export async function listVisibleObjects(
+  db: OmDb,
+  q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit: number },
+): Promise<ObjectRecord[]> {
   let sel = db.selectFrom('om_objects').selectAll().where('lifecycle_state', 'in', VISIBLE_STATES);
   if (q.namespace !== undefined) sel = sel.where('namespace', '=', q.namespace);
   if (q.ownerPid !== undefined) sel = sel.where('owner_id', '=', q.ownerPid);

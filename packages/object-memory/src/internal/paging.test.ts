@@ -5,7 +5,14 @@ import { copyJson, type JsonValue } from './json-value.js';
 import { readPage, READ_RESULT_BYTE_LIMIT, shapeOf } from './paging.js';
 import { codeOf } from './testing/code-of.js';
 
-const envelope = { oid: 'obj_0123456789abcdef', namespace: 'process:pid_0123456789abcdef', name: 'n', type: 'plan', version: 1, json_pointer: '' };
+const envelope = {
+  oid: 'obj_0123456789abcdef',
+  namespace: 'process:pid_0123456789abcdef',
+  name: 'n',
+  type: 'plan',
+  version: 1,
+  json_pointer: '',
+};
 
 const read = (value: JsonValue, opts: { maxChars?: number; cursor?: number; expected?: string | null } = {}) =>
   readPage({
@@ -111,18 +118,21 @@ describe('paged read', () => {
     expect(pages.map((p) => p.preview).join('')).toBe(canonicalize(value).text);
   });
 
-  test('[OM-46] property: pages under the first digest rebuild the value; another version\'s cursor fails with digest_mismatch', () => {
+  test("[OM-46] property: pages under the first digest rebuild the value; another version's cursor fails with digest_mismatch", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 4 }), fc.integer({ min: 1, max: 64 }), (raw, maxChars) => {
         const copy = copyJson(raw);
         expect(copy.ok).toBe(true);
         const value = (copy as { value: JsonValue }).value;
         const pages = readAll(value, maxChars);
-        const text = pages.length === 1 && pages[0]!.representation === 'json_value' ? canonicalize(value).text : pages.map((p) => p.preview).join('');
+        const text =
+          pages.length === 1 && pages[0]!.representation === 'json_value' ? canonicalize(value).text : pages.map((p) => p.preview).join('');
         expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
         const changed: JsonValue = { changed: value };
         if (pages.length > 1) {
-          expect(codeOf(() => read(changed, { maxChars, cursor: pages[0]!.next_cursor, expected: pages[0]!.sha256 }))).toBe('digest_mismatch');
+          expect(codeOf(() => read(changed, { maxChars, cursor: pages[0]!.next_cursor, expected: pages[0]!.sha256 }))).toBe(
+            'digest_mismatch',
+          );
         }
       }),
       { numRuns: 300 },

@@ -109,9 +109,13 @@ export function readPage<E extends Readonly<Record<string, unknown>>>(req: PageR
     if (resultFits(whole)) return whole;
   }
   if (cursor >= n) {
-    throw new LibosError('cursor_out_of_range', `cursor: must be below serialized_bytes ${n} (got ${cursor}); the last page has no next_cursor`, {
-      details: { field: 'cursor', serialized_bytes: n },
-    });
+    throw new LibosError(
+      'cursor_out_of_range',
+      `cursor: must be below serialized_bytes ${n} (got ${cursor}); the last page has no next_cursor`,
+      {
+        details: { field: 'cursor', serialized_bytes: n },
+      },
+    );
   }
   if ((canonical.bytes[cursor]! & 0xc0) === 0x80) {
     throw new LibosError('cursor_not_boundary', `cursor: byte ${cursor} is inside a UTF-8 character; use only a returned next_cursor`, {
@@ -155,9 +159,13 @@ export function readPage<E extends Readonly<Record<string, unknown>>>(req: PageR
     } else hi = mid;
   }
   if (lo === 0) {
-    throw new LibosError('read_budget_exhausted', `read: even one character does not fit the ${READ_RESULT_BYTE_LIMIT}-byte result budget beside this envelope`, {
-      details: { cursor },
-    });
+    throw new LibosError(
+      'read_budget_exhausted',
+      `read: even one character does not fit the ${READ_RESULT_BYTE_LIMIT}-byte result budget beside this envelope`,
+      {
+        details: { cursor },
+      },
+    );
   }
   return best;
 }

@@ -22,7 +22,11 @@ function expectConsistent(cell: PayloadCell): void {
 describe('PayloadCell: appends in O(entry)', () => {
   test('SIZE, CANON length and digest after any appends equal a full recomputation', () => {
     const key = fc.constantFrom('entries', 'notes', '', '__proto__', 'é', '\ud800', 'z"\\');
-    const root = fc.oneof(fc.constant<JsonValue>([]), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>, fc.dictionary(key, fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<JsonValue>));
+    const root = fc.oneof(
+      fc.constant<JsonValue>([]),
+      fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>,
+      fc.dictionary(key, fc.jsonValue({ maxDepth: 1 }) as fc.Arbitrary<JsonValue>),
+    );
     const step = fc.record({ field: key, entry: fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<JsonValue>, read: fc.boolean() });
     fc.assert(
       fc.property(root, fc.array(step, { maxLength: 8 }), (start, steps) => {

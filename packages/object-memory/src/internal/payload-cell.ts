@@ -90,7 +90,8 @@ export class PayloadCell {
       length: before + 1,
       after,
       apply: () => {
-        if (this.changes !== planned) throw new LibosError('internal_error', 'payload: changed between planning and applying an append; nothing was appended');
+        if (this.changes !== planned)
+          throw new LibosError('internal_error', 'payload: changed between planning and applying an append; nothing was appended');
         const undo = this.saveState();
         if (tail === undefined) {
           this.tails.set(target.key, [deepFreeze(entry)]);
@@ -134,7 +135,12 @@ export class PayloadCell {
       for (const [key, tail] of this.tails) {
         const head = Object.hasOwn(obj, key!) ? (obj[key!] as readonly JsonValue[]) : [];
         // defineProperty keeps "__proto__" an own data property; an existing key keeps its place.
-        Object.defineProperty(next, key!, { value: Object.freeze([...head, ...tail]), enumerable: true, writable: true, configurable: true });
+        Object.defineProperty(next, key!, {
+          value: Object.freeze([...head, ...tail]),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       }
       this.base = Object.freeze(next);
     }

@@ -4,8 +4,6 @@ import type { NamespaceTable, ObjectTable } from './schema.js';
 
 export type { ObjectRecord, Provenance } from '../object-record.js';
 
-
-
 export function objectFromRow(row: ObjectTable): ObjectRecord {
   return {
     oid: row.oid,

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { LifecycleState, OwnerKind } from '../object-record.js';
 
 export type { LifecycleState, OwnerKind } from '../object-record.js';
 

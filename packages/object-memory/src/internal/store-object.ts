@@ -21,9 +21,13 @@ export function creatorRights(immutable: boolean): Right[] {
  */
 export function requireFreeName(holder: ObjectRecord | null, namespace: string, name: string): ObjectRecord | null {
   if (holder !== null && holder.lifecycle === 'live') {
-    throw new LibosError('object_name_exists', `name: ${JSON.stringify(name)} is already taken in namespace ${JSON.stringify(namespace)}; list and read it, or choose a new name`, {
-      details: { field: 'name', namespace, name },
-    });
+    throw new LibosError(
+      'object_name_exists',
+      `name: ${JSON.stringify(name)} is already taken in namespace ${JSON.stringify(namespace)}; list and read it, or choose a new name`,
+      {
+        details: { field: 'name', namespace, name },
+      },
+    );
   }
   return holder;
 }
@@ -54,7 +58,11 @@ export interface StoreObjectInput {
  * inserts the row with the present-marker, caches the payload (undone on rollback), grants the owner its handle,
  * attaches the handle to a view, and records the event and audit. All in the scope's transaction.
  */
-export async function storeObject(scope: ServiceScope, payloads: PayloadStore, input: StoreObjectInput): Promise<{ readonly capabilityId: string }> {
+export async function storeObject(
+  scope: ServiceScope,
+  payloads: PayloadStore,
+  input: StoreObjectInput,
+): Promise<{ readonly capabilityId: string }> {
   const db = scope.store as OmDb;
   const at = scope.clock.now().toISOString();
   const holder = input.holder;

@@ -3,7 +3,12 @@ import { describe, expect, test } from 'vitest';
 import { estimateTokens, planView, renderRoot, type RootCandidate } from './view-plan.js';
 
 let seq = 0;
-const root = (oid: string, type: string, payload: unknown = { v: oid }, extra: Partial<Extract<RootCandidate, { namespace: string }>> = {}): RootCandidate => ({
+const root = (
+  oid: string,
+  type: string,
+  payload: unknown = { v: oid },
+  extra: Partial<Extract<RootCandidate, { namespace: string }>> = {},
+): RootCandidate => ({
   oid,
   version: 1,
   namespace: 'process:pid_0123456789abcdef',
@@ -33,7 +38,10 @@ describe('MemoryView planning', () => {
     const roots = [root('o1', 'plan'), root('o2', 'observation', {}, { tags: ['a', 'b'] })];
     expect(planView(roots, [{ type: 'plan' }], 8_000).manifest.map((m) => m.reason)).toEqual(['included', 'filter_mismatch']);
     expect(planView(roots, [{ type: 'plan' }, { tags: ['a'] }], 8_000).manifest.map((m) => m.reason)).toEqual(['included', 'included']);
-    expect(planView(roots, [{ type: 'observation', tags: ['c'] }], 8_000).manifest.map((m) => m.reason)).toEqual(['filter_mismatch', 'filter_mismatch']);
+    expect(planView(roots, [{ type: 'observation', tags: ['c'] }], 8_000).manifest.map((m) => m.reason)).toEqual([
+      'filter_mismatch',
+      'filter_mismatch',
+    ]);
     expect(planView(roots, [{ text: 'OBSERVATION:' }], 8_000).manifest.map((m) => m.reason)).toEqual(['filter_mismatch', 'included']);
   });
 

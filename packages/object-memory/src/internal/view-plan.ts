@@ -102,9 +102,25 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
   const ranked: RenderableRoot[] = [];
   for (const c of unique) {
     if (c.unavailable !== undefined) {
-      entries.set(c.oid, { oid: c.oid, version: c.version, disposition: 'omitted', reason: c.unavailable, tokens: 0, rendered_sha256: null, labels: null });
+      entries.set(c.oid, {
+        oid: c.oid,
+        version: c.version,
+        disposition: 'omitted',
+        reason: c.unavailable,
+        tokens: 0,
+        rendered_sha256: null,
+        labels: null,
+      });
     } else if (!matchesFilters(c, filters)) {
-      entries.set(c.oid, { oid: c.oid, version: c.version, disposition: 'omitted', reason: 'filter_mismatch', tokens: 0, rendered_sha256: null, labels: c.labels });
+      entries.set(c.oid, {
+        oid: c.oid,
+        version: c.version,
+        disposition: 'omitted',
+        reason: 'filter_mismatch',
+        tokens: 0,
+        rendered_sha256: null,
+        labels: c.labels,
+      });
     } else ranked.push(c);
   }
   ranked.sort((a, b) => rankOf(a.type) - rankOf(b.type) || b.updatedAt.localeCompare(a.updatedAt) || b.updatedSeq - a.updatedSeq);
@@ -116,9 +132,25 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
     if (used + tokens <= tokenBudget) {
       used += tokens;
       rendered.set(root.oid, { text, tokens, labels: root.labels });
-      entries.set(root.oid, { oid: root.oid, version: root.version, disposition: 'included', reason: 'included', tokens, rendered_sha256: sha, labels: root.labels });
+      entries.set(root.oid, {
+        oid: root.oid,
+        version: root.version,
+        disposition: 'included',
+        reason: 'included',
+        tokens,
+        rendered_sha256: sha,
+        labels: root.labels,
+      });
     } else {
-      entries.set(root.oid, { oid: root.oid, version: root.version, disposition: 'omitted', reason: 'token_budget', tokens, rendered_sha256: sha, labels: root.labels });
+      entries.set(root.oid, {
+        oid: root.oid,
+        version: root.version,
+        disposition: 'omitted',
+        reason: 'token_budget',
+        tokens,
+        rendered_sha256: sha,
+        labels: root.labels,
+      });
     }
   }
   const included = unique.filter((c) => rendered.has(c.oid)).map((c) => ({ oid: c.oid, ...rendered.get(c.oid)! }));

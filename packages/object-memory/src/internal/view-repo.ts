@@ -59,7 +59,11 @@ export async function ensureView(db: OmDb, pid: string, mode: ViewMode, createdF
 }
 
 export async function setViewFilters(db: OmDb, viewId: string, filters: readonly ViewFilter[]): Promise<void> {
-  await db.updateTable('om_views').set({ filters: JSON.stringify(filters) }).where('view_id', '=', viewId).execute();
+  await db
+    .updateTable('om_views')
+    .set({ filters: JSON.stringify(filters) })
+    .where('view_id', '=', viewId)
+    .execute();
 }
 
 export async function viewRoots(db: OmDb, viewId: string): Promise<ViewRoot[]> {
@@ -69,7 +73,12 @@ export async function viewRoots(db: OmDb, viewId: string): Promise<ViewRoot[]> {
 
 /** Appends `oid` as the last root unless it is already a root. Returns true when added. */
 export async function addRoot(db: OmDb, viewId: string, oid: string, capabilityId: string | null): Promise<boolean> {
-  const existing = await db.selectFrom('om_view_roots').select('oid').where('view_id', '=', viewId).where('oid', '=', oid).executeTakeFirst();
+  const existing = await db
+    .selectFrom('om_view_roots')
+    .select('oid')
+    .where('view_id', '=', viewId)
+    .where('oid', '=', oid)
+    .executeTakeFirst();
   if (existing !== undefined) return false;
   const last = await db
     .selectFrom('om_view_roots')
@@ -85,11 +94,20 @@ export async function addRoot(db: OmDb, viewId: string, oid: string, capabilityI
  * Appends a new Object's handle as the last root of the pid's view, creating the view (`read_only`) if it has
  * none. One statement when the view exists. The oid is new, so it cannot be a root already.
  */
-export async function attachNewRoot(db: OmDb, pid: string, oid: string, capabilityId: string | null, createdFrom: string, at: string): Promise<void> {
+export async function attachNewRoot(
+  db: OmDb,
+  pid: string,
+  oid: string,
+  capabilityId: string | null,
+  createdFrom: string,
+  at: string,
+): Promise<void> {
   if (await insertLastRoot(db, pid, oid, capabilityId)) return;
   await ensureView(db, pid, 'read_only', createdFrom, at);
   if (!(await insertLastRoot(db, pid, oid, capabilityId))) {
-    throw new LibosError('internal_error', `view of ${pid}: the root ${oid} was not attached after the view was created`, { details: { pid, oid } });
+    throw new LibosError('internal_error', `view of ${pid}: the root ${oid} was not attached after the view was created`, {
+      details: { pid, oid },
+    });
   }
 }
 
@@ -107,7 +125,10 @@ async function insertLastRoot(db: OmDb, pid: string, oid: string, capabilityId: 
           s.val(oid).as('oid'),
           s.fn
             .coalesce(
-              s.selectFrom('om_view_roots as r').whereRef('r.view_id', '=', 'v.view_id').select((r) => r(r.fn.max('r.position'), '+', 1).as('next')),
+              s
+                .selectFrom('om_view_roots as r')
+                .whereRef('r.view_id', '=', 'v.view_id')
+                .select((r) => r(r.fn.max('r.position'), '+', 1).as('next')),
               s.lit(0),
             )
             .as('position'),

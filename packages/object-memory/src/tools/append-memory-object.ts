@@ -53,29 +53,43 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const { record, read } = await openReadableObject(db, ctx.authority, namespace, name);
       const write = await ctx.authority.check(resources.object(record.oid), 'write');
       if (!write.allowed) {
-        throw new LibosError('object_denied', `name: the caller may read but not write ${record.namespace}/${record.name}`, { details: { field: 'name', oid: record.oid } });
+        throw new LibosError('object_denied', `name: the caller may read but not write ${record.namespace}/${record.name}`, {
+          details: { field: 'name', oid: record.oid },
+        });
       }
       await spendOnce(ctx.authority, [read, write]);
       if (record.immutable) {
-        throw new LibosError('object_immutable', `name: ${record.namespace}/${record.name} is immutable (fixed at creation); create a mutable Object instead`, {
-          details: { field: 'name', oid: record.oid },
-        });
+        throw new LibosError(
+          'object_immutable',
+          `name: ${record.namespace}/${record.name} is immutable (fixed at creation); create a mutable Object instead`,
+          {
+            details: { field: 'name', oid: record.oid },
+          },
+        );
       }
       requireAvailable(deps.payloads, record);
       const entry = requireJson(args.entry, 'entry');
       const entrySize = jsonSize(entry);
       if (entrySize > MAX_ENTRY_SIZE) {
-        throw new LibosError('entry_too_large', `entry: SIZE must be at most ${MAX_ENTRY_SIZE} (got ${entrySize}); split it or link a separate Object`, {
-          details: { field: 'entry', size: entrySize, maximum: MAX_ENTRY_SIZE },
-        });
+        throw new LibosError(
+          'entry_too_large',
+          `entry: SIZE must be at most ${MAX_ENTRY_SIZE} (got ${entrySize}); split it or link a separate Object`,
+          {
+            details: { field: 'entry', size: entrySize, maximum: MAX_ENTRY_SIZE },
+          },
+        );
       }
       // O(entry): the store knows the payload's SIZE and CANON length, so nothing re-reads the whole ledger.
       const outcome = deps.payloads.planAppend(record.oid, args.list_field, entry, entrySize);
       const newSize = outcome.after.size;
       if (newSize > MAX_PAYLOAD_SIZE) {
-        throw new LibosError('payload_too_large', `entry: the payload would grow to SIZE ${newSize}, above ${MAX_PAYLOAD_SIZE}; nothing was appended`, {
-          details: { field: 'entry', size: newSize, maximum: MAX_PAYLOAD_SIZE },
-        });
+        throw new LibosError(
+          'payload_too_large',
+          `entry: the payload would grow to SIZE ${newSize}, above ${MAX_PAYLOAD_SIZE}; nothing was appended`,
+          {
+            details: { field: 'entry', size: newSize, maximum: MAX_PAYLOAD_SIZE },
+          },
+        );
       }
       const labels = requireValidLabels(mergeLabels(record.labels, [await ctx.flow.labels()]), 'labels');
       const sources = ctx.flow.sources().filter((oid) => oid !== record.oid);
@@ -95,14 +109,25 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       if (!written) {
         const now = await getObject(db, record.oid);
         if (now === null || now.lifecycle === 'released' || now.lifecycle === 'superseded') throw objectNotFound(namespace, name);
-        throw new LibosError('version_conflict', `name: ${record.namespace}/${record.name} changed while appending (expected version ${record.version}); nothing was appended: re-read it and retry only if the entry is absent`, {
-          details: { field: 'name', oid: record.oid, expected_version: record.version },
-        });
+        throw new LibosError(
+          'version_conflict',
+          `name: ${record.namespace}/${record.name} changed while appending (expected version ${record.version}); nothing was appended: re-read it and retry only if the entry is absent`,
+          {
+            details: { field: 'name', oid: record.oid, expected_version: record.version },
+          },
+        );
       }
       ctx.onRollback(outcome.apply());
       const version = record.version + 1;
       await deps.testHooks.afterAppendWrite?.({ store: ctx.store, oid: record.oid, version });
-      await ctx.events.emit('object_appended', { oid: record.oid, namespace: record.namespace, name: record.name, version, list_field: outcome.listField, length: outcome.length });
+      await ctx.events.emit('object_appended', {
+        oid: record.oid,
+        namespace: record.namespace,
+        name: record.name,
+        version,
+        list_field: outcome.listField,
+        length: outcome.length,
+      });
       await ctx.audit.record({
         action: 'object.append',
         target: resources.object(record.oid),
@@ -110,6 +135,14 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         details: { version, list_field: outcome.listField, length: outcome.length, entry_size: entrySize, labels },
       });
       await ctx.flow.taint(labels);
-      return { oid: record.oid, namespace: record.namespace, name: record.name, version, appended: true as const, list_field: outcome.listField, length: outcome.length };
+      return {
+        oid: record.oid,
+        namespace: record.namespace,
+        name: record.name,
+        version,
+        appended: true as const,
+        list_field: outcome.listField,
+        length: outcome.length,
+      };
     },
   });

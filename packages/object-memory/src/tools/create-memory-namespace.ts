@@ -13,7 +13,10 @@ const input = z.object({
     .nullable()
     .optional()
     .describe('Defaults to the path parent (text before the last "/"); when given it must equal it. Blank means omitted.'),
-  metadata: z.unknown().optional().meta({ type: 'object', default: {}, description: 'JSON object stored with the namespace; never interpreted and grants nothing.' }),
+  metadata: z
+    .unknown()
+    .optional()
+    .meta({ type: 'object', default: {}, description: 'JSON object stored with the namespace; never interpreted and grants nothing.' }),
 });
 
 const output = z.object({ namespace: z.string(), parent_namespace: z.string().nullable(), created: z.literal(true) });
@@ -48,24 +51,42 @@ export const createMemoryNamespace = defineTool({
       }
     }
     if (impliedParent === null && namespace.startsWith('process:')) {
-      throw new LibosError('namespace_denied', `namespace: top-level ${JSON.stringify(namespace)} is reserved; "process:" scopes are created by the runtime at spawn`, {
-        details: { field: 'namespace', namespace },
-      });
+      throw new LibosError(
+        'namespace_denied',
+        `namespace: top-level ${JSON.stringify(namespace)} is reserved; "process:" scopes are created by the runtime at spawn`,
+        {
+          details: { field: 'namespace', namespace },
+        },
+      );
     }
     if (impliedParent !== null) {
       await requireRight(ctx.authority, resources.namespace(impliedParent), 'write', 'namespace_denied', 'parent_namespace');
       if ((await getNamespace(db, impliedParent)) === null) {
-        throw new LibosError('namespace_not_found', `parent_namespace: ${JSON.stringify(impliedParent)} does not exist; create parents first`, {
-          details: { field: 'parent_namespace', namespace: impliedParent },
-        });
+        throw new LibosError(
+          'namespace_not_found',
+          `parent_namespace: ${JSON.stringify(impliedParent)} does not exist; create parents first`,
+          {
+            details: { field: 'parent_namespace', namespace: impliedParent },
+          },
+        );
       }
     }
     if ((await getNamespace(db, namespace)) !== null) {
-      throw new LibosError('namespace_exists', `namespace: ${JSON.stringify(namespace)} already exists; creation is not an ensure operation`, {
-        details: { field: 'namespace', namespace },
-      });
+      throw new LibosError(
+        'namespace_exists',
+        `namespace: ${JSON.stringify(namespace)} already exists; creation is not an ensure operation`,
+        {
+          details: { field: 'namespace', namespace },
+        },
+      );
     }
-    await insertNamespace(db, { namespace, parentNamespace: impliedParent, metadata, createdBy: ctx.pid, at: ctx.clock.now().toISOString() });
+    await insertNamespace(db, {
+      namespace,
+      parentNamespace: impliedParent,
+      metadata,
+      createdBy: ctx.pid,
+      at: ctx.clock.now().toISOString(),
+    });
     await ctx.authority.grantTrusted({
       subject: ctx.pid,
       resource: resources.namespace(namespace),
@@ -73,7 +94,12 @@ export const createMemoryNamespace = defineTool({
       metadata: { granted_by: '@libos/object-memory', reason: 'namespace creator' },
     });
     await ctx.events.emit('object_namespace_created', { namespace, parent_namespace: impliedParent, created_by: ctx.pid });
-    await ctx.audit.record({ action: 'object_namespace.create', target: resources.namespace(namespace), decision: 'allow', details: { parent_namespace: impliedParent } });
+    await ctx.audit.record({
+      action: 'object_namespace.create',
+      target: resources.namespace(namespace),
+      decision: 'allow',
+      details: { parent_namespace: impliedParent },
+    });
     return { namespace, parent_namespace: impliedParent, created: true as const };
   },
 });

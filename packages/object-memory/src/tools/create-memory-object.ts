@@ -19,7 +19,11 @@ const input = z.object({
   payload: z.unknown().meta({
     description: `Direct JSON value (object, array, string, number, boolean or null; required, null allowed). Pass containers directly, not encoded strings. SIZE at most ${MAX_PAYLOAD_SIZE}.`,
   }),
-  name: z.string().nullable().optional().describe('Stable name, unique among live Objects of the namespace. Omitted or "" means "<type>:<oid>".'),
+  name: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Stable name, unique among live Objects of the namespace. Omitted or "" means "<type>:<oid>".'),
   namespace: z.string().nullable().optional().describe('Target namespace (needs write); omitted or blank means your process scope.'),
   metadata: z.unknown().optional().meta({
     type: 'object',
@@ -58,9 +62,13 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const payload = requireJson(args.payload, 'payload');
       const size = jsonSize(payload);
       if (size > MAX_PAYLOAD_SIZE) {
-        throw new LibosError('payload_too_large', `payload: SIZE must be at most ${MAX_PAYLOAD_SIZE} (got ${size}); split it into named chunks or parent-linked summaries`, {
-          details: { field: 'payload', size, maximum: MAX_PAYLOAD_SIZE },
-        });
+        throw new LibosError(
+          'payload_too_large',
+          `payload: SIZE must be at most ${MAX_PAYLOAD_SIZE} (got ${size}); split it into named chunks or parent-linked summaries`,
+          {
+            details: { field: 'payload', size, maximum: MAX_PAYLOAD_SIZE },
+          },
+        );
       }
       const oid = newId('obj');
       const namespace = resolveNamespace(args.namespace, ctx.pid);
@@ -68,26 +76,36 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       await requireRight(ctx.authority, resources.namespace(namespace), 'write', 'namespace_denied', 'namespace');
       const lookup = await lookupName(db, namespace, name);
       if (!lookup.namespaceExists) {
-        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, { details: { field: 'namespace', namespace } });
+        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist; create it first`, {
+          details: { field: 'namespace', namespace },
+        });
       }
       const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object), namespace, name);
       const explicit = [...new Set([...(args.parent_oids ?? []), ...(args.parents ?? [])])];
       const parentLabels: DataLabels[] = [];
       for (const [i, parent] of explicit.entries()) {
         if (parent.trim() === '') {
-          throw new LibosError('parent_invalid', `parent_oids[${i}]: must be a non-empty OID string`, { details: { field: 'parent_oids' } });
+          throw new LibosError('parent_invalid', `parent_oids[${i}]: must be a non-empty OID string`, {
+            details: { field: 'parent_oids' },
+          });
         }
         // Authority before existence: an unreadable OID must not reveal whether it exists.
         const decision = await ctx.authority.check(resources.object(parent), 'read');
         if (!decision.allowed) {
-          throw new LibosError('parent_unavailable', `parent_oids[${i}]: ${JSON.stringify(parent)} is not readable by the caller; correct the OID or obtain read authority`, {
-            details: { field: 'parent_oids', oid: parent },
-          });
+          throw new LibosError(
+            'parent_unavailable',
+            `parent_oids[${i}]: ${JSON.stringify(parent)} is not readable by the caller; correct the OID or obtain read authority`,
+            {
+              details: { field: 'parent_oids', oid: parent },
+            },
+          );
         }
         await ctx.authority.consume(decision);
         const record = await getObject(db, parent);
         if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
-          throw new LibosError('parent_not_found', `parent_oids[${i}]: no live Object ${JSON.stringify(parent)}`, { details: { field: 'parent_oids', oid: parent } });
+          throw new LibosError('parent_not_found', `parent_oids[${i}]: no live Object ${JSON.stringify(parent)}`, {
+            details: { field: 'parent_oids', oid: parent },
+          });
         }
         parentLabels.push(record.labels);
       }

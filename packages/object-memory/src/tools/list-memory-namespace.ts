@@ -102,7 +102,10 @@ async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, 
       ? []
       : await boundedScan(
           (offset, n) => childNamespacesPage(db, namespace, offset, n),
-          async (c) => ((await readable(authority, resources.namespace(c.namespace))) ? { namespace: c.namespace, parent_namespace: c.parentNamespace } : null),
+          async (c) =>
+            (await readable(authority, resources.namespace(c.namespace)))
+              ? { namespace: c.namespace, parent_namespace: c.parentNamespace }
+              : null,
           remaining,
           'child namespaces',
         );
@@ -130,13 +133,19 @@ export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       await requireRight(ctx.authority, resources.namespace(namespace), 'read', 'namespace_denied', 'namespace');
       if ((await getNamespace(db, namespace)) === null) {
-        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, { details: { field: 'namespace', namespace } });
+        throw new LibosError('namespace_not_found', `namespace: ${JSON.stringify(namespace)} does not exist`, {
+          details: { field: 'namespace', namespace },
+        });
       }
       const limit = args.limit ?? LIST_LIMITS.default;
       if (limit < LIST_LIMITS.min || limit > LIST_LIMITS.max) {
-        throw new LibosError('limit_out_of_range', `limit: must be an integer from ${LIST_LIMITS.min} to ${LIST_LIMITS.max} (got ${limit})`, {
-          details: { field: 'limit', minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max },
-        });
+        throw new LibosError(
+          'limit_out_of_range',
+          `limit: must be an integer from ${LIST_LIMITS.min} to ${LIST_LIMITS.max} (got ${limit})`,
+          {
+            details: { field: 'limit', minimum: LIST_LIMITS.min, maximum: LIST_LIMITS.max },
+          },
+        );
       }
       const { objects, namespaces, labels } = await listOnce(db, deps, ctx.authority, namespace, limit);
       if (labels.length > 0) await ctx.flow.taint(mergeLabels(labels[0]!, labels.slice(1)));

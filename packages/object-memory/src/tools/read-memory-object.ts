@@ -26,7 +26,7 @@ const input = z.object({
     .regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters')
     .nullable()
     .optional()
-    .describe('The first page\'s sha256; required when cursor > 0.'),
+    .describe("The first page's sha256; required when cursor > 0."),
 });
 
 const output = z.object({
@@ -66,16 +66,20 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
   defineTool({
     name: 'read_memory_object',
     description:
-      'Read an Object by exact name as canonical JSON (optionally a json_pointer subtree). If it fits max_payload_chars at cursor 0 you get representation json_value with the typed payload; otherwise canonical_json_page with a text preview: follow next_cursor and pass the first page\'s sha256 as expected_sha256, concatenate previews, then parse. A fragment is not JSON evidence.',
+      "Read an Object by exact name as canonical JSON (optionally a json_pointer subtree). If it fits max_payload_chars at cursor 0 you get representation json_value with the typed payload; otherwise canonical_json_page with a text preview: follow next_cursor and pass the first page's sha256 as expected_sha256, concatenate previews, then parse. A fragment is not JSON evidence.",
     input,
     output,
     policy: { idempotent: true },
     async run(args, ctx) {
       const expected = args.expected_sha256 ?? null;
       if (args.cursor > 0 && expected === null) {
-        throw new LibosError('invalid_arguments', `expected_sha256: required when cursor > 0 (got cursor ${args.cursor}); pass the first page's sha256`, {
-          details: { field: 'expected_sha256' },
-        });
+        throw new LibosError(
+          'invalid_arguments',
+          `expected_sha256: required when cursor > 0 (got cursor ${args.cursor}); pass the first page's sha256`,
+          {
+            details: { field: 'expected_sha256' },
+          },
+        );
       }
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
@@ -93,7 +97,14 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         maxChars: args.max_payload_chars,
         cursor: args.cursor,
         expectedSha256: expected,
-        envelope: { oid: record.oid, namespace: record.namespace, name: record.name, type: record.type, version: record.version, json_pointer: args.json_pointer },
+        envelope: {
+          oid: record.oid,
+          namespace: record.namespace,
+          name: record.name,
+          type: record.type,
+          version: record.version,
+          json_pointer: args.json_pointer,
+        },
       });
     },
   });

@@ -5,7 +5,13 @@ import type { ReviewState } from './review-state.js';
 export interface CompletionReview {
   readonly schema_version: 2;
   readonly review_token: string;
-  readonly goal: { readonly oid: string; readonly version: number; readonly payload_sha256: string; readonly source: 'object_memory'; readonly reference: GoalReference };
+  readonly goal: {
+    readonly oid: string;
+    readonly version: number;
+    readonly payload_sha256: string;
+    readonly source: 'object_memory';
+    readonly reference: GoalReference;
+  };
   readonly expected_source_refs: readonly string[];
   readonly acknowledged_human_message_count: number;
   readonly acknowledged_human_message_ids: readonly string[];
@@ -47,7 +53,13 @@ export function buildReview(state: ReviewState, validationErrors: readonly strin
   return {
     schema_version: 2,
     review_token: state.reviewToken,
-    goal: { oid: state.goal.oid, version: state.goal.version, payload_sha256: state.goal.payloadSha256, source: state.goal.source, reference: state.goal.reference },
+    goal: {
+      oid: state.goal.oid,
+      version: state.goal.version,
+      payload_sha256: state.goal.payloadSha256,
+      source: state.goal.source,
+      reference: state.goal.reference,
+    },
     expected_source_refs: state.expectedSourceRefs,
     acknowledged_human_message_count: state.ackedIds.length,
     acknowledged_human_message_ids: state.ackedIds,

@@ -30,7 +30,9 @@ function resultWithEvidence(args: GatedExitArgs, evidence: CompletionEvidence): 
     const base = p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : { value: p };
     return { payload: { ...base, completion_evidence: evidence } };
   }
-  return { payload: args.message !== undefined ? { message: args.message, completion_evidence: evidence } : { completion_evidence: evidence } };
+  return {
+    payload: args.message !== undefined ? { message: args.message, completion_evidence: evidence } : { completion_evidence: evidence },
+  };
 }
 
 /**
@@ -69,7 +71,13 @@ export async function gatedExit(ctx: ToolContext, args: GatedExitArgs): Promise<
     action: 'process.exit_review_passed',
     target: resources.process(ctx.pid),
     decision: 'passed',
-    details: { review_token: state.reviewToken, goal_source: state.goal.source, evidence_sha256: canonicalSha256(evidence), acceptance_check_count: evidence.acceptance_checks.length, authority_changed: false },
+    details: {
+      review_token: state.reviewToken,
+      goal_source: state.goal.source,
+      evidence_sha256: canonicalSha256(evidence),
+      acceptance_check_count: evidence.acceptance_checks.length,
+      authority_changed: false,
+    },
   });
   const resultOid = await resolveExitResult(ctx, resultWithEvidence(args, evidence));
   const receipt = await ctx.service<ProcessService>(SERVICE_NAMES.processes).exit(ctx.pid, { resultOid });

@@ -17,7 +17,13 @@ export interface GoalReference {
  * goalReference('process:pid_1', 'goal').arguments; // { namespace: 'process:pid_1', name: 'goal', max_payload_chars: 200000 }
  */
 export function goalReference(namespace: string, name: string): GoalReference {
-  return { kind: 'object_memory', namespace, name, tool: 'read_memory_object', arguments: { namespace, name, max_payload_chars: GOAL_READ_MAX_PAYLOAD_CHARS } };
+  return {
+    kind: 'object_memory',
+    namespace,
+    name,
+    tool: 'read_memory_object',
+    arguments: { namespace, name, max_payload_chars: GOAL_READ_MAX_PAYLOAD_CHARS },
+  };
 }
 
 /**

@@ -1,4 +1,13 @@
-import { canonicalJson, LibosError, SERVICE_NAMES, sha256Hex, type HumanMessage, type ObjectsService, type ProcessService, type ServiceScope } from '@libos/sdk';
+import {
+  canonicalJson,
+  LibosError,
+  SERVICE_NAMES,
+  sha256Hex,
+  type HumanMessage,
+  type ObjectsService,
+  type ProcessService,
+  type ServiceScope,
+} from '@libos/sdk';
 import { goalReference, type GoalReference } from './review-references.js';
 import { acknowledgedMessagesSha256, reviewToken } from './review-token.js';
 import { explicitToolHints } from './tool-hints.js';
@@ -32,7 +41,11 @@ function objectsOf(scope: ServiceScope): ObjectsService {
     return scope.service<ObjectsService>(SERVICE_NAMES.objects);
   } catch (err) {
     if (err instanceof LibosError && err.code === 'not_found') {
-      throw new LibosError('completion_review_invalid', 'goal: a completion review reads the goal Object, and this runtime does not load the Object Memory plugin; no review token is issued', { cause: err });
+      throw new LibosError(
+        'completion_review_invalid',
+        'goal: a completion review reads the goal Object, and this runtime does not load the Object Memory plugin; no review token is issued',
+        { cause: err },
+      );
     }
     throw err;
   }
@@ -54,12 +67,20 @@ export async function loadReviewState(scope: ServiceScope, pid: string): Promise
   const processes = scope.service<ProcessService>(SERVICE_NAMES.processes);
   const me = await processes.get(pid);
   if (me.goalOid === null) {
-    throw new LibosError('completion_review_invalid', `goal: process ${pid} has no goal Object, so its completion cannot be reviewed; no review token is issued`, { details: { field: 'goal', pid } });
+    throw new LibosError(
+      'completion_review_invalid',
+      `goal: process ${pid} has no goal Object, so its completion cannot be reviewed; no review token is issued`,
+      { details: { field: 'goal', pid } },
+    );
   }
   const objects = objectsOf(scope);
   const goal = await objects.describe(me.goalOid);
   if (goal === null) {
-    throw new LibosError('completion_review_invalid', `goal: goal Object ${me.goalOid} of ${pid} no longer exists, so its completion cannot be reviewed; no review token is issued`, { details: { field: 'goal', goal_oid: me.goalOid } });
+    throw new LibosError(
+      'completion_review_invalid',
+      `goal: goal Object ${me.goalOid} of ${pid} no longer exists, so its completion cannot be reviewed; no review token is issued`,
+      { details: { field: 'goal', goal_oid: me.goalOid } },
+    );
   }
   if (!goal.payloadAvailable) {
     throw new LibosError(
@@ -84,7 +105,13 @@ export async function loadReviewState(scope: ServiceScope, pid: string): Promise
   const ackedIds = acked.map((m) => m.message_id);
   return {
     pid,
-    goal: { oid: goal.oid, version: goal.version, payloadSha256: sha256Hex(canonicalJson(payload ?? null)), source: 'object_memory', reference: goalReference(goal.namespace, goal.name) },
+    goal: {
+      oid: goal.oid,
+      version: goal.version,
+      payloadSha256: sha256Hex(canonicalJson(payload ?? null)),
+      source: 'object_memory',
+      reference: goalReference(goal.namespace, goal.name),
+    },
     reviewToken: reviewToken({ goalOid: goal.oid, goalVersion: goal.version, humanMessages: messages, acknowledgedSha256: ackedSha256 }),
     ackedIds,
     ackedSha256,

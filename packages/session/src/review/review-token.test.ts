@@ -17,7 +17,12 @@ const msg = (id: string, status: 'unread' | 'acked', body = `body of ${id}`): Hu
 });
 
 function identity(messages: HumanMessage[], goalVersion = 1): ReviewIdentity {
-  return { goalOid: 'obj_0000000000000001', goalVersion, humanMessages: messages, acknowledgedSha256: acknowledgedMessagesSha256(messages.filter((m) => m.status === 'acked')) };
+  return {
+    goalOid: 'obj_0000000000000001',
+    goalVersion,
+    humanMessages: messages,
+    acknowledgedSha256: acknowledgedMessagesSha256(messages.filter((m) => m.status === 'acked')),
+  };
 }
 
 describe('reviewToken', () => {

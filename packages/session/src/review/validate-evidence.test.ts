@@ -24,8 +24,20 @@ function evidence(over: Partial<CompletionEvidence> = {}): CompletionEvidence {
     goal_oid: GOAL,
     reviewed_message_ids: ['msg_1'],
     acceptance_checks: [
-      { requirement: 'the goal deliverable', source_refs: [GOAL], status: 'completed', evidence_tool_calls: ['create_memory_object'], evidence_summary: 'created the ledger' },
-      { requirement: 'the human follow-up', source_refs: ['msg_1'], status: 'blocked', evidence_tool_calls: [], evidence_summary: 'no shell tool in this runtime' },
+      {
+        requirement: 'the goal deliverable',
+        source_refs: [GOAL],
+        status: 'completed',
+        evidence_tool_calls: ['create_memory_object'],
+        evidence_summary: 'created the ledger',
+      },
+      {
+        requirement: 'the human follow-up',
+        source_refs: ['msg_1'],
+        status: 'blocked',
+        evidence_tool_calls: [],
+        evidence_summary: 'no shell tool in this runtime',
+      },
     ],
     final_verification: ['list_memory_namespace'],
     ...over,
@@ -65,7 +77,10 @@ describe('validateCompletion', () => {
   });
 
   it('without evidence stops after "completion_evidence must be a structured object"', () => {
-    expect(validateCompletion(state(), undefined, undefined)).toEqual([expect.stringContaining('review_token is missing or stale'), expect.stringContaining('completion_evidence must be a structured object')]);
+    expect(validateCompletion(state(), undefined, undefined)).toEqual([
+      expect.stringContaining('review_token is missing or stale'),
+      expect.stringContaining('completion_evidence must be a structured object'),
+    ]);
     expect(validateCompletion(state({ unreadIds: ['msg_2'] }), TOKEN, undefined)).toEqual([
       expect.stringContaining('read and acknowledge every unread human message'),
       expect.stringContaining('completion_evidence must be a structured object'),
@@ -78,7 +93,9 @@ describe('validateCompletion', () => {
 
   it('reviewed_message_ids must be the acked set exactly: a missing, an extra or a duplicated id fails', () => {
     for (const ids of [[], ['msg_1', 'msg_9'], ['msg_1', 'msg_1'], ['msg_9']]) {
-      expect(validateCompletion(state(), TOKEN, evidence({ reviewed_message_ids: ids }))).toEqual([expect.stringContaining('completion_evidence.reviewed_message_ids must list exactly the 1 acknowledged_human_message_ids')]);
+      expect(validateCompletion(state(), TOKEN, evidence({ reviewed_message_ids: ids }))).toEqual([
+        expect.stringContaining('completion_evidence.reviewed_message_ids must list exactly the 1 acknowledged_human_message_ids'),
+      ]);
     }
     const none = state({ ackedIds: [], expectedSourceRefs: [GOAL] });
     const onlyGoal = evidence({ reviewed_message_ids: [], acceptance_checks: [evidence().acceptance_checks[0]!] });
@@ -86,8 +103,16 @@ describe('validateCompletion', () => {
   });
 
   it('a blocked or cancelled check may cite no tool but never an unobserved one, nor a call id', () => {
-    const checks = (status: 'blocked' | 'cancelled', tools: string[]) => evidence({ acceptance_checks: [{ ...evidence().acceptance_checks[0]! }, { requirement: 'r', source_refs: ['msg_1'], status, evidence_tool_calls: tools, evidence_summary: 'exact reason' }] });
+    const checks = (status: 'blocked' | 'cancelled', tools: string[]) =>
+      evidence({
+        acceptance_checks: [
+          { ...evidence().acceptance_checks[0]! },
+          { requirement: 'r', source_refs: ['msg_1'], status, evidence_tool_calls: tools, evidence_summary: 'exact reason' },
+        ],
+      });
     expect(validateCompletion(state(), TOKEN, checks('cancelled', []))).toEqual([]);
-    expect(validateCompletion(state(), TOKEN, checks('blocked', ['call_0001']))).toEqual([expect.stringContaining('acceptance_checks[1].evidence_tool_calls cites unobserved tools: call_0001')]);
+    expect(validateCompletion(state(), TOKEN, checks('blocked', ['call_0001']))).toEqual([
+      expect.stringContaining('acceptance_checks[1].evidence_tool_calls cites unobserved tools: call_0001'),
+    ]);
   });
 });

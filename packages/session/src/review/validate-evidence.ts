@@ -2,7 +2,10 @@ import type { CompletionEvidence } from './completion-evidence.js';
 import type { ReviewState } from './review-state.js';
 
 /** The parts of a review state that validation reads. */
-export type ValidationState = Pick<ReviewState, 'reviewToken' | 'goal' | 'ackedIds' | 'unreadIds' | 'expectedSourceRefs' | 'observedTools' | 'hints'>;
+export type ValidationState = Pick<
+  ReviewState,
+  'reviewToken' | 'goal' | 'ackedIds' | 'unreadIds' | 'expectedSourceRefs' | 'observedTools' | 'hints'
+>;
 
 const list = (xs: Iterable<string>) => [...xs].join(', ');
 
@@ -20,13 +23,19 @@ const list = (xs: Iterable<string>) => [...xs].join(', ');
 export function validateCompletion(state: ValidationState, token: string | undefined, evidence: CompletionEvidence | undefined): string[] {
   const errors: string[] = [];
   if (state.unreadIds.length > 0) {
-    errors.push(`read and acknowledge every unread human message before exit (read_process_messages with these message_ids, ack=true), then probe again: ${list(state.unreadIds)}`);
+    errors.push(
+      `read and acknowledge every unread human message before exit (read_process_messages with these message_ids, ack=true), then probe again: ${list(state.unreadIds)}`,
+    );
   }
   if (token !== state.reviewToken) {
-    errors.push('review_token is missing or stale: call process_exit alone without a token for a fresh review and submit only its review_token');
+    errors.push(
+      'review_token is missing or stale: call process_exit alone without a token for a fresh review and submit only its review_token',
+    );
   }
   if (evidence === undefined) {
-    errors.push('completion_evidence must be a structured object with goal_oid, reviewed_message_ids, acceptance_checks and final_verification (see required_evidence_shape)');
+    errors.push(
+      'completion_evidence must be a structured object with goal_oid, reviewed_message_ids, acceptance_checks and final_verification (see required_evidence_shape)',
+    );
     return errors;
   }
   if (evidence.goal_oid !== state.goal.oid) {
@@ -35,7 +44,9 @@ export function validateCompletion(state: ValidationState, token: string | undef
   const acked = new Set(state.ackedIds);
   const reviewed = evidence.reviewed_message_ids;
   if (reviewed.length !== state.ackedIds.length || new Set(reviewed).size !== reviewed.length || reviewed.some((id) => !acked.has(id))) {
-    errors.push(`completion_evidence.reviewed_message_ids must list exactly the ${state.ackedIds.length} acknowledged_human_message_ids, each once (got ${reviewed.length})`);
+    errors.push(
+      `completion_evidence.reviewed_message_ids must list exactly the ${state.ackedIds.length} acknowledged_human_message_ids, each once (got ${reviewed.length})`,
+    );
   }
   if (state.hints.length > 0) {
     errors.push(`explicit goal requirements still need successful tool calls: ${list(state.hints)}`);
@@ -49,7 +60,9 @@ export function validateCompletion(state: ValidationState, token: string | undef
     for (const r of check.source_refs) if (known.has(r)) covered.add(r);
     const unobserved = check.evidence_tool_calls.filter((t) => !observed.has(t));
     if (check.status === 'completed' && check.evidence_tool_calls.length === 0) {
-      errors.push(`acceptance_checks[${i}].evidence_tool_calls must cite evidence for completed work: name the observed successful tools that did it`);
+      errors.push(
+        `acceptance_checks[${i}].evidence_tool_calls must cite evidence for completed work: name the observed successful tools that did it`,
+      );
     } else if (unobserved.length > 0) {
       const observed = list(state.observedTools) || 'none';
       errors.push(`acceptance_checks[${i}].evidence_tool_calls cites unobserved tools: ${list(unobserved)} (observed: ${observed})`);

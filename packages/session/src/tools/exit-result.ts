@@ -23,7 +23,11 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
       return ctx.service<ObjectsService>(SERVICE_NAMES.objects);
     } catch (err) {
       if (err instanceof LibosError && err.code === 'not_found') {
-        throw new LibosError('invalid_state', 'process_exit: a result Object needs the Object Memory plugin, which this runtime does not load; exit without payload, message or result_oid', { cause: err });
+        throw new LibosError(
+          'invalid_state',
+          'process_exit: a result Object needs the Object Memory plugin, which this runtime does not load; exit without payload, message or result_oid',
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -33,7 +37,10 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
     // Unreadable looks exactly like missing.
     const readable = await ctx.authority.check(resources.object(args.result_oid), 'read');
     const obj = readable.allowed ? await objects.describe(args.result_oid) : null;
-    if (!obj) throw new LibosError('object_not_found', `result_oid: no readable Object ${args.result_oid}`, { details: { result_oid: args.result_oid } });
+    if (!obj)
+      throw new LibosError('object_not_found', `result_oid: no readable Object ${args.result_oid}`, {
+        details: { result_oid: args.result_oid },
+      });
     // The parent gets a standing read+materialize handle on the result: a finite read must not turn into one.
     if (readable.consumeId !== undefined) {
       const why = `is readable only through a finite grant (${readable.consumeId}); the parent would get a standing handle on it`;

@@ -23,7 +23,12 @@ export const humanOutput = defineTool({
       .max(MAX_HUMAN_OUTPUT_CHARS)
       .refine((m) => m.trim().length > 0, { error: 'must not be blank' })
       .describe('the text the human reads'),
-    human: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/).max(64).default('owner').describe('the recipient: human:<human>'),
+    human: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/)
+      .max(64)
+      .default('owner')
+      .describe('the recipient: human:<human>'),
     kind: z.enum(['info', 'progress', 'result', 'warning']).default('info').describe('how the operator should read it'),
   }),
   output: z.object({

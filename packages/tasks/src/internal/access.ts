@@ -6,7 +6,10 @@ import { resources } from '@libos/sdk';
 /** The task, or `task_not_found` naming the id. */
 export async function requireTask(ctx: ToolContext, taskId: string): Promise<TaskInfo> {
   const t = await findTask(tasksDb(ctx.store), taskId);
-  if (!t) throw new LibosError('task_not_found', `task_id: no object task ${JSON.stringify(taskId)}`, { details: { field: 'task_id', task_id: taskId } });
+  if (!t)
+    throw new LibosError('task_not_found', `task_id: no object task ${JSON.stringify(taskId)}`, {
+      details: { field: 'task_id', task_id: taskId },
+    });
   return t;
 }
 
@@ -18,13 +21,20 @@ export async function requireView(ctx: ToolContext, t: TaskInfo, opts: { readonl
   if (t.creator_pid === ctx.pid) return;
   const d = await ctx.authority.check(resources.object(t.owner_oid), 'read');
   if (!d.allowed) {
-    throw new LibosError('object_denied', `task_id: ${ctx.pid} did not create ${t.task_id} and lacks read on its owner object:${t.owner_oid}`, { details: { field: 'task_id', task_id: t.task_id, missing_right: 'read' } });
+    throw new LibosError(
+      'object_denied',
+      `task_id: ${ctx.pid} did not create ${t.task_id} and lacks read on its owner object:${t.owner_oid}`,
+      { details: { field: 'task_id', task_id: t.task_id, missing_right: 'read' } },
+    );
   }
   if (opts.consume) await ctx.authority.consume(d);
 }
 
 /** Whether the caller may see the task in a list (no use spent): the decision behind it, or null for its creator. */
-export async function viewDecision(ctx: ToolContext, t: TaskInfo): Promise<{ readonly visible: boolean; readonly decision: Decision | null }> {
+export async function viewDecision(
+  ctx: ToolContext,
+  t: TaskInfo,
+): Promise<{ readonly visible: boolean; readonly decision: Decision | null }> {
   if (t.creator_pid === ctx.pid) return { visible: true, decision: null };
   const d = await ctx.authority.check(resources.object(t.owner_oid), 'read');
   return { visible: d.allowed, decision: d.allowed ? d : null };
@@ -38,7 +48,11 @@ export async function requireManage(ctx: ToolContext, t: TaskInfo): Promise<Deci
   if (t.creator_pid === ctx.pid) return null;
   const d = await ctx.authority.check(resources.object(t.owner_oid), 'write');
   if (!d.allowed) {
-    throw new LibosError('object_denied', `task_id: ${ctx.pid} did not create ${t.task_id} and lacks write on its owner object:${t.owner_oid}`, { details: { field: 'task_id', task_id: t.task_id, missing_right: 'write' } });
+    throw new LibosError(
+      'object_denied',
+      `task_id: ${ctx.pid} did not create ${t.task_id} and lacks write on its owner object:${t.owner_oid}`,
+      { details: { field: 'task_id', task_id: t.task_id, missing_right: 'write' } },
+    );
   }
   return d;
 }

@@ -23,20 +23,32 @@ import { findTask, tasksDb, updateTask, type TaskPatch } from './task-store.js';
 
 /** Terminal statuses whose notification is posted (and retried): abandoned, superseded and unavailable never are. */
 const NOTIFIED = new Set<string>(['succeeded', 'failed', 'cancelled']);
-const PHASE: Partial<Record<TaskStatus, 'completed' | 'failed' | 'cancelled'>> = { succeeded: 'completed', failed: 'failed', cancelled: 'cancelled' };
+const PHASE: Partial<Record<TaskStatus, 'completed' | 'failed' | 'cancelled'>> = {
+  succeeded: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
 const WAITING = ['waiting_human', 'waiting_process', 'waiting_message'] as const;
 
 /** The task status and `wait` record of a runner wait. */
 export function waitStatus(wait: WaitSpec): { status: TaskStatus; wait: Record<string, unknown>; text: string } {
   switch (wait.kind) {
     case 'human':
-      return { status: 'waiting_human', wait: { request_id: wait.request_ids[0] ?? null, request_ids: [...wait.request_ids] }, text: `waiting for human request ${wait.request_ids.join(', ')}` };
+      return {
+        status: 'waiting_human',
+        wait: { request_id: wait.request_ids[0] ?? null, request_ids: [...wait.request_ids] },
+        text: `waiting for human request ${wait.request_ids.join(', ')}`,
+      };
     case 'child':
       return { status: 'waiting_process', wait: { child_pid: wait.child_pid }, text: `waiting for process ${wait.child_pid}` };
     case 'task':
       return { status: 'waiting_process', wait: { task_id: wait.task_id }, text: `waiting for object task ${wait.task_id}` };
     case 'message':
-      return { status: 'waiting_message', wait: { filters: { ...wait.filters } }, text: `waiting for a message matching ${canonicalJson(wait.filters)}` };
+      return {
+        status: 'waiting_message',
+        wait: { filters: { ...wait.filters } },
+        text: `waiting for a message matching ${canonicalJson(wait.filters)}`,
+      };
     case 'timer':
       // A sleeping target is still running: the delay is its work, not a dependency anyone can satisfy.
       return { status: 'running', wait: { deadline: wait.deadline }, text: `sleeping until ${wait.deadline}` };
@@ -101,19 +113,44 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
           subject,
           body: task.error ?? '',
           correlationId: task.task_id,
-          payload: { type: 'object_task', phase, task_id: task.task_id, owner_oid: task.owner_oid, tool: task.tool, status: task.status, result_oid: task.result_oid, error: task.error, wait: task.wait },
+          payload: {
+            type: 'object_task',
+            phase,
+            task_id: task.task_id,
+            owner_oid: task.owner_oid,
+            tool: task.tool,
+            status: task.status,
+            result_oid: task.result_oid,
+            error: task.error,
+            wait: task.wait,
+          },
           ...(await labelsOf([task.owner_oid, task.result_oid]).then((labels) => (labels ? { labels } : {}))),
         });
         outcome = { status: 'delivered', message_id: m.message_id, error: null };
       } catch (err) {
         const e = err instanceof LibosError ? err : null;
         const ended = !(await liveProcess(n.recipient_pid));
-        outcome = { status: ended ? 'undelivered_terminal' : 'failed', message_id: null, error: e ? `${e.code}: ${e.message}` : `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}` };
+        outcome = {
+          status: ended ? 'undelivered_terminal' : 'failed',
+          message_id: null,
+          error: e ? `${e.code}: ${e.message}` : `${(err as Error)?.name ?? 'Error'}: ${(err as Error)?.message ?? String(err)}`,
+        };
       }
     }
-    await scope.audit.record({ action: 'object_task.notify', target: resources.objectTask(task.task_id), decision: outcome.status, details: { phase, recipient_pid: n.recipient_pid, message_id: outcome.message_id, error: outcome.error } });
+    await scope.audit.record({
+      action: 'object_task.notify',
+      target: resources.objectTask(task.task_id),
+      decision: outcome.status,
+      details: { phase, recipient_pid: n.recipient_pid, message_id: outcome.message_id, error: outcome.error },
+    });
     if (!terminal) return task;
-    if (outcome.status !== 'delivered') await scope.events.emit('object_task_notification_undelivered', { pid: task.creator_pid, task_id: task.task_id, status: outcome.status, error: outcome.error });
+    if (outcome.status !== 'delivered')
+      await scope.events.emit('object_task_notification_undelivered', {
+        pid: task.creator_pid,
+        task_id: task.task_id,
+        status: outcome.status,
+        error: outcome.error,
+      });
     const updated = await updateTask(db, task.task_id, TASK_STATUSES, { notification: { ...n, subject, ...outcome } }, now());
     return updated ?? task;
   }
@@ -127,8 +164,20 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     const done = await updateTask(db, task.task_id, ACTIVE_TASK_STATUSES, { ...patch, status, completed_at: at }, at);
     if (!done) return (await findTask(db, task.task_id)) ?? task;
     const event = status === 'succeeded' ? 'completed' : status;
-    await scope.events.emit(`object_task_${event}`, { pid: done.creator_pid, task_id: done.task_id, status, runner_pid: done.runner_pid, result_oid: done.result_oid, error: done.error });
-    await scope.audit.record({ action: `object_task.${event}`, target: resources.objectTask(done.task_id), decision: status, details: { owner_oid: done.owner_oid, runner_pid: done.runner_pid, tool: done.tool, result_oid: done.result_oid, error: done.error } });
+    await scope.events.emit(`object_task_${event}`, {
+      pid: done.creator_pid,
+      task_id: done.task_id,
+      status,
+      runner_pid: done.runner_pid,
+      result_oid: done.result_oid,
+      error: done.error,
+    });
+    await scope.audit.record({
+      action: `object_task.${event}`,
+      target: resources.objectTask(done.task_id),
+      decision: status,
+      details: { owner_oid: done.owner_oid, runner_pid: done.runner_pid, tool: done.tool, result_oid: done.result_oid, error: done.error },
+    });
     await runners().wakeTaskWaiters(done.task_id);
     scope.afterCommit(() => state.live.delete(done.task_id));
     const phase = PHASE[status];
@@ -154,7 +203,12 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       owner: { kind: 'object_task', id: task.task_id },
     });
     if (await liveProcess(task.creator_pid)) {
-      await scope.authorityFor(task.creator_pid).grantTrusted({ subject: task.creator_pid, resource: resources.object(ref.oid), rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id } });
+      await scope.authorityFor(task.creator_pid).grantTrusted({
+        subject: task.creator_pid,
+        resource: resources.object(ref.oid),
+        rights: ['read', 'materialize', 'link'],
+        metadata: { granted_by: '@libos/tasks', task_id: task.task_id },
+      });
       await objects().attachRoot(task.creator_pid, ref.oid);
     }
     // owner -produced-> result: what the owner's history says the task made (a watching runner hears `linked`).
@@ -169,11 +223,20 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     const creator = scope.authorityFor(task.creator_pid);
     const grant = wantsGrant ? await creator.check(resources.object(resultOid), 'grant') : null;
     // Throwing here rolls the call back with its result: the task fails instead, and nothing is left behind.
-    if (grant && !grant.allowed) throw new LibosError('permission_denied', `cannot grant object task result ${resultOid} to ${recipient}: ${task.creator_pid} lacks grant on object:${resultOid}`);
+    if (grant && !grant.allowed)
+      throw new LibosError(
+        'permission_denied',
+        `cannot grant object task result ${resultOid} to ${recipient}: ${task.creator_pid} lacks grant on object:${resultOid}`,
+      );
     const done = await finish(task, 'succeeded', { result_oid: resultOid, error: null });
     if (grant && done.status === 'succeeded' && done.notification.status === 'delivered') {
       await creator.consume(grant);
-      await scope.authorityFor(recipient!).grantTrusted({ subject: recipient!, resource: resources.object(resultOid), rights: ['read', 'materialize', 'link'], metadata: { granted_by: '@libos/tasks', task_id: task.task_id, from: task.creator_pid } });
+      await scope.authorityFor(recipient!).grantTrusted({
+        subject: recipient!,
+        resource: resources.object(resultOid),
+        rights: ['read', 'materialize', 'link'],
+        metadata: { granted_by: '@libos/tasks', task_id: task.task_id, from: task.creator_pid },
+      });
     }
     await runners().end(runner.pid, { kind: 'exited', resultOid });
   }
@@ -188,7 +251,11 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
   const observer: RunnerObserver = {
     async started(runner) {
       const t = await activeTask(runner);
-      if (!t) throw new LibosError('invalid_state', `object task ${runner.operationId} is no longer active; its runner ${runner.pid} does not run`);
+      if (!t)
+        throw new LibosError(
+          'invalid_state',
+          `object task ${runner.operationId} is no longer active; its runner ${runner.pid} does not run`,
+        );
       if (t.status === 'running') return;
       const at = now();
       const moved = await updateTask(db, t.task_id, ['queued', ...WAITING], { status: 'running', started_at: t.started_at ?? at }, at);
@@ -209,10 +276,21 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       if (!t) return;
       const w = waitStatus(outcome.wait);
       const at = now();
-      const moved = await updateTask(db, t.task_id, ACTIVE_TASK_STATUSES, { status: w.status, wait: w.wait, error: w.text, started_at: t.started_at ?? at }, at);
+      const moved = await updateTask(
+        db,
+        t.task_id,
+        ACTIVE_TASK_STATUSES,
+        { status: w.status, wait: w.wait, error: w.text, started_at: t.started_at ?? at },
+        at,
+      );
       if (!moved) return;
       await scope.events.emit('object_task_waiting', { pid: t.creator_pid, task_id: t.task_id, status: w.status, wait: w.wait });
-      await scope.audit.record({ action: 'object_task.waiting', target: resources.objectTask(t.task_id), decision: w.status, details: { wait: w.wait } });
+      await scope.audit.record({
+        action: 'object_task.waiting',
+        target: resources.objectTask(t.task_id),
+        decision: w.status,
+        details: { wait: w.wait },
+      });
       await runners().wakeTaskWaiters(t.task_id);
       await notify(moved, 'waiting');
     },
@@ -225,8 +303,12 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
 
   /** A runner ended while its task was active (killed → cancelled; exited/failed → failed). */
   async function endedEarly(t: TaskInfo, status: string, outcome: Readonly<Record<string, unknown>> | null): Promise<TaskInfo> {
-    if (status === 'killed') return finish(t, 'cancelled', { error: typeof outcome?.reason === 'string' && outcome.reason ? outcome.reason : 'runner killed' });
-    const text = typeof outcome?.message === 'string' && outcome.message ? outcome.message : `object task runner ended before task completion: ${status}`;
+    if (status === 'killed')
+      return finish(t, 'cancelled', { error: typeof outcome?.reason === 'string' && outcome.reason ? outcome.reason : 'runner killed' });
+    const text =
+      typeof outcome?.message === 'string' && outcome.message
+        ? outcome.message
+        : `object task runner ended before task completion: ${status}`;
     return finish(t, 'failed', { error: text });
   }
 
@@ -243,14 +325,16 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
         task = (await updateTask(db, task.task_id, WAITING, { status: 'running' }, now())) ?? task;
       }
     }
-    if (NOTIFIED.has(task.status) && (task.notification.status === 'none' || task.notification.status === 'failed')) task = await notify(task, PHASE[task.status]!);
+    if (NOTIFIED.has(task.status) && (task.notification.status === 'none' || task.notification.status === 'failed'))
+      task = await notify(task, PHASE[task.status]!);
     return task;
   }
 
   /** Cancels an active task: cancelled with the reason, runner killed, waiters woken, notified. */
   async function cancel(t: TaskInfo, reason: string | undefined): Promise<TaskInfo> {
     const done = await finish(t, 'cancelled', { error: reason ?? 'cancelled' });
-    if (done.runner_pid) await runners().end(done.runner_pid, { kind: 'killed', code: 'cancelled', reason: reason ?? 'object task cancelled' });
+    if (done.runner_pid)
+      await runners().end(done.runner_pid, { kind: 'killed', code: 'cancelled', reason: reason ?? 'object task cancelled' });
     return done;
   }
 

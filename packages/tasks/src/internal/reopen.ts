@@ -50,9 +50,19 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
     const done = await life.finish(t, 'abandoned', { error: 'runtime reopened before object task completed' });
     if (done.status !== 'abandoned') return;
     abandoned.push(t.task_id);
-    if (t.runner_pid) await runners.end(t.runner_pid, { kind: 'killed', code: 'runtime_reopened', reason: `runtime reopened before object task ${t.task_id} completed` });
+    if (t.runner_pid)
+      await runners.end(t.runner_pid, {
+        kind: 'killed',
+        code: 'runtime_reopened',
+        reason: `runtime reopened before object task ${t.task_id} completed`,
+      });
   });
-  if (abandoned.length) await scope.audit.record({ action: 'object_task.reopen_abandoned', decision: 'abandoned', details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) } });
+  if (abandoned.length)
+    await scope.audit.record({
+      action: 'object_task.reopen_abandoned',
+      decision: 'abandoned',
+      details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) },
+    });
 
   const unavailable: string[] = [];
   const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
@@ -60,11 +70,34 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
     if (!t.result_oid) return;
     const d = await objects.describe(t.result_oid);
     if (d?.payloadAvailable) return;
-    const wait = { ...t.wait, result_unavailable_after_reopen: true, result_unavailable_at: now, previous_status: t.status, previous_result_oid: t.result_oid, previous_error: t.error };
-    const moved = await updateTask(db, t.task_id, ['succeeded'], { status: 'result_unavailable_after_reopen', result_oid: null, error: `result unavailable after runtime reopen: ${t.result_oid}`, wait }, now);
+    const wait = {
+      ...t.wait,
+      result_unavailable_after_reopen: true,
+      result_unavailable_at: now,
+      previous_status: t.status,
+      previous_result_oid: t.result_oid,
+      previous_error: t.error,
+    };
+    const moved = await updateTask(
+      db,
+      t.task_id,
+      ['succeeded'],
+      {
+        status: 'result_unavailable_after_reopen',
+        result_oid: null,
+        error: `result unavailable after runtime reopen: ${t.result_oid}`,
+        wait,
+      },
+      now,
+    );
     if (moved) unavailable.push(t.task_id);
   });
-  if (unavailable.length) await scope.audit.record({ action: 'object_task.reopen_result_unavailable', decision: 'result_unavailable_after_reopen', details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) } });
+  if (unavailable.length)
+    await scope.audit.record({
+      action: 'object_task.reopen_result_unavailable',
+      decision: 'result_unavailable_after_reopen',
+      details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) },
+    });
 
   const notified: string[] = [];
   // Only tasks whose notification is unsent or failed (the notify_retry index), not every terminal task ever run.
@@ -79,6 +112,11 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
     },
     retry,
   );
-  if (notified.length) await scope.audit.record({ action: 'object_task.reopen_notifications', decision: 'retried', details: { count: notified.length, task_ids: notified.slice(0, 100) } });
+  if (notified.length)
+    await scope.audit.record({
+      action: 'object_task.reopen_notifications',
+      decision: 'retried',
+      details: { count: notified.length, task_ids: notified.slice(0, 100) },
+    });
   return { abandoned, resultUnavailable: unavailable, notified };
 }

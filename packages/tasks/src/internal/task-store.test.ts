@@ -27,7 +27,15 @@ const task = (n: number, over: Partial<TaskInfo> = {}): TaskInfo => ({
   result_oid: null,
   error: null,
   wait: {},
-  notification: { recipient_pid: 'pid_1', kind: 'normal', channel: 'object-task', subject: null, message_id: null, status: 'none', error: null },
+  notification: {
+    recipient_pid: 'pid_1',
+    kind: 'normal',
+    channel: 'object-task',
+    subject: null,
+    message_id: null,
+    status: 'none',
+    error: null,
+  },
   owner_watch: { enabled: false, events: ['updated', 'linked'], kind: 'normal', channel: 'object-task-owner' },
   created_at: `2026-01-01T00:00:0${n}.000Z`,
   updated_at: `2026-01-01T00:00:0${n}.000Z`,
@@ -58,11 +66,23 @@ describe('the object_tasks table', () => {
 
   it('updates under a compare-and-set on the status: the first terminal writer wins', async () => {
     await insertTask(db, task(1));
-    const won = await updateTask(db, task(1).task_id, ['queued', 'running'], { status: 'cancelled', error: 'r', completed_at: 'T' }, '2026-02-01T00:00:00.000Z');
+    const won = await updateTask(
+      db,
+      task(1).task_id,
+      ['queued', 'running'],
+      { status: 'cancelled', error: 'r', completed_at: 'T' },
+      '2026-02-01T00:00:00.000Z',
+    );
     expect(won).toMatchObject({ status: 'cancelled', error: 'r', completed_at: 'T', updated_at: '2026-02-01T00:00:00.000Z' });
     expect(await updateTask(db, task(1).task_id, ['queued', 'running'], { status: 'succeeded' }, 'later')).toBeNull();
     expect((await findTask(db, task(1).task_id))!.status).toBe('cancelled');
-    const notified = await updateTask(db, task(1).task_id, ['cancelled'], { notification: { ...task(1).notification, status: 'delivered', message_id: 'msg_1' } }, 'later');
+    const notified = await updateTask(
+      db,
+      task(1).task_id,
+      ['cancelled'],
+      { notification: { ...task(1).notification, status: 'delivered', message_id: 'msg_1' } },
+      'later',
+    );
     expect(notified!.notification).toMatchObject({ status: 'delivered', message_id: 'msg_1' });
   });
 
@@ -80,7 +100,8 @@ describe('the object_tasks table', () => {
     await insertTask(db, task(2, { status: 'failed', notification: { ...note, status: 'delivered', message_id: 'msg_2' } }));
     await insertTask(db, task(3, { status: 'cancelled', notification: { ...note, recipient_pid: null } }));
     await insertTask(db, task(4, { status: 'succeeded', notification: { ...note, status: 'failed', error: 'x' } })); // failed: retried
-    const retried = async () => (await taskPage(db, ['succeeded', 'failed', 'cancelled'], null, 10, { notifyRetry: true })).map((t) => t.task_id);
+    const retried = async () =>
+      (await taskPage(db, ['succeeded', 'failed', 'cancelled'], null, 10, { notifyRetry: true })).map((t) => t.task_id);
     expect(await retried()).toEqual([task(1).task_id, task(4).task_id]);
     await updateTask(db, task(1).task_id, ['succeeded'], { notification: { ...note, status: 'delivered', message_id: 'msg_1' } }, 'later');
     await updateTask(db, task(2).task_id, ['failed'], { error: 'only the error changes' }, 'later');

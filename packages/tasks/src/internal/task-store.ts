@@ -167,21 +167,35 @@ export async function taskPage(
   limit: number,
   filter: { readonly notifyRetry?: boolean } = {},
 ): Promise<TaskInfo[]> {
-  let sel = db.selectFrom('object_tasks').selectAll().where('status', 'in', [...statuses]);
+  let sel = db
+    .selectFrom('object_tasks')
+    .selectAll()
+    .where('status', 'in', [...statuses]);
   if (filter.notifyRetry) sel = sel.where('notify_retry', '=', 1);
-  if (after) sel = sel.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('task_id', '>', after.taskId)])]));
+  if (after)
+    sel = sel.where((eb) =>
+      eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('task_id', '>', after.taskId)])]),
+    );
   const rows = await sel.orderBy('created_at').orderBy('task_id').limit(limit).execute();
   return rows.map(toInfo);
 }
 
 /** The fields a transition may change. */
-export type TaskPatch = Partial<Pick<TaskInfo, 'status' | 'runner_pid' | 'result_oid' | 'error' | 'wait' | 'notification' | 'owner_watch' | 'started_at' | 'completed_at'>>;
+export type TaskPatch = Partial<
+  Pick<TaskInfo, 'status' | 'runner_pid' | 'result_oid' | 'error' | 'wait' | 'notification' | 'owner_watch' | 'started_at' | 'completed_at'>
+>;
 
 /**
  * Applies a patch (bumping `updated_at`) under a compare-and-set on the current status: only while the status is
  * one of `from`. Returns the new record, or null when the task was no longer in one of them (the first writer wins).
  */
-export async function updateTask(db: TasksDb, taskId: string, from: readonly string[], patch: TaskPatch, nowIso: string): Promise<TaskInfo | null> {
+export async function updateTask(
+  db: TasksDb,
+  taskId: string,
+  from: readonly string[],
+  patch: TaskPatch,
+  nowIso: string,
+): Promise<TaskInfo | null> {
   const set: Record<string, unknown> = { updated_at: nowIso };
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;

@@ -13,7 +13,8 @@ export const taskIdInput = z.string().min(1).max(128).describe('the task_id star
 export function getObjectTask(state: TasksState) {
   return defineTool({
     name: 'get_object_task',
-    description: 'Full state of one object task by task_id (status, runner, result_oid, error, wait, notification). May settle housekeeping.',
+    description:
+      'Full state of one object task by task_id (status, runner, result_oid, error, wait, notification). May settle housekeeping.',
     input: z.object({ task_id: taskIdInput }),
     output: z.object({ task: taskInfoSchema }),
     async run({ task_id }, ctx) {

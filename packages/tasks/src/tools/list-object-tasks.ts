@@ -16,7 +16,8 @@ export const MAX_LIST_LIMIT = 1000;
 export function listObjectTasks(state: TasksState) {
   return defineTool({
     name: 'list_object_tasks',
-    description: 'List the object tasks you can see, newest change first; filter by owner_oid and include_terminal (default true); limit 0..1000.',
+    description:
+      'List the object tasks you can see, newest change first; filter by owner_oid and include_terminal (default true); limit 0..1000.',
     input: z.object({
       owner_oid: z.string().min(1).max(128).optional(),
       include_terminal: z.boolean().default(true),

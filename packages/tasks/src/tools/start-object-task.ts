@@ -1,4 +1,15 @@
-import { defineTool, LibosError, newId, SERVICE_NAMES, z, type Decision, type ObjectsService, type ProcessService, type RunnerService, type ToolContext } from '@libos/sdk';
+import {
+  defineTool,
+  LibosError,
+  newId,
+  SERVICE_NAMES,
+  z,
+  type Decision,
+  type ObjectsService,
+  type ProcessService,
+  type RunnerService,
+  type ToolContext,
+} from '@libos/sdk';
 import { isTerminalProcessStatus, namespaces, resources } from '@libos/sdk';
 import { TASKS_OBSERVER_SERVICE, type TasksState } from '../internal/state.js';
 import { DEFAULT_NOTIFY_CHANNEL, NOTIFY_KINDS, taskInfoSchema, type TaskInfo } from '../task-info.js';
@@ -11,15 +22,31 @@ const input = z.object({
   namespace: z.string().max(1024).optional().describe('namespace of owner_name; default your process scope'),
   tool: z.string().max(64).describe('the one tool to run; it must be in your own tool table'),
   args: z.record(z.string(), z.unknown()).default({}).describe("the tool's arguments, checked against its schema"),
-  notify_pid: z.string().min(1).max(128).optional().describe('who is told when it settles: you (default), your parent, or a live direct child'),
+  notify_pid: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .describe('who is told when it settles: you (default), your parent, or a live direct child'),
   notify_kind: z.enum(NOTIFY_KINDS).default('normal'),
   notify_channel: z.string().max(1024).default(DEFAULT_NOTIFY_CHANNEL),
   inherit_capabilities: z
-    .array(z.object({ resource: z.string().min(1), rights: z.array(z.string()).min(1), constraints: z.record(z.string(), z.unknown()).optional() }).strict())
+    .array(
+      z
+        .object({
+          resource: z.string().min(1),
+          rights: z.array(z.string()).min(1),
+          constraints: z.record(z.string(), z.unknown()).optional(),
+        })
+        .strict(),
+    )
     .max(32)
     .default([])
     .describe('exact specs the runner inherits, each covered by a live delegable grant you hold'),
-  grant_result_to_notify: z.boolean().default(false).describe('give a notify_pid other than you a read handle on the result (needs grant on it)'),
+  grant_result_to_notify: z
+    .boolean()
+    .default(false)
+    .describe('give a notify_pid other than you a read handle on the result (needs grant on it)'),
   owner_watch: z.boolean().default(false),
   watch_events: z.array(z.string().max(32)).max(8).default([]),
   watch_channel: z.string().max(1024).optional(),
@@ -33,10 +60,17 @@ async function checkRequest(ctx: ToolContext, a: StartArgs) {
   const ownerOid = a.owner_oid?.trim() ?? '';
   const ownerName = a.owner_name?.trim() ?? '';
   if (ownerOid === '' && ownerName === '') {
-    throw new LibosError('invalid_arguments', 'owner_oid: pass owner_oid, or owner_name (with an optional namespace), of the mutable Object the task belongs to', { details: { field: 'owner_oid', fields: ['owner_oid', 'owner_name'] } });
+    throw new LibosError(
+      'invalid_arguments',
+      'owner_oid: pass owner_oid, or owner_name (with an optional namespace), of the mutable Object the task belongs to',
+      { details: { field: 'owner_oid', fields: ['owner_oid', 'owner_name'] } },
+    );
   }
   const tool = a.tool.trim();
-  if (tool === '') throw new LibosError('invalid_arguments', 'tool: must name one tool (got a blank name)', { details: { field: 'tool', fields: ['tool'] } });
+  if (tool === '')
+    throw new LibosError('invalid_arguments', 'tool: must name one tool (got a blank name)', {
+      details: { field: 'tool', fields: ['tool'] },
+    });
   const channel = normalizeChannel(a.notify_channel, 'notify_channel');
   const watch = watchAtStart(a);
   const notifyPid = a.notify_pid ?? ctx.pid;
@@ -45,25 +79,45 @@ async function checkRequest(ctx: ToolContext, a: StartArgs) {
   try {
     target = await processes.get(notifyPid);
   } catch (err) {
-    if (err instanceof LibosError && err.code === 'process_not_found') throw new LibosError('process_not_found', `notify_pid: process ${notifyPid} does not exist`, { details: { field: 'notify_pid', pid: notifyPid } });
+    if (err instanceof LibosError && err.code === 'process_not_found')
+      throw new LibosError('process_not_found', `notify_pid: process ${notifyPid} does not exist`, {
+        details: { field: 'notify_pid', pid: notifyPid },
+      });
     throw err;
   }
-  if (isTerminalProcessStatus(target.status)) throw new LibosError('invalid_state', `notify_pid: process ${notifyPid} is ${target.status} and can receive no notification`, { details: { field: 'notify_pid', pid: notifyPid, status: target.status } });
+  if (isTerminalProcessStatus(target.status))
+    throw new LibosError('invalid_state', `notify_pid: process ${notifyPid} is ${target.status} and can receive no notification`, {
+      details: { field: 'notify_pid', pid: notifyPid, status: target.status },
+    });
   const me = await processes.get(ctx.pid);
   if (notifyPid !== ctx.pid && notifyPid !== me.parentPid && target.parentPid !== ctx.pid) {
-    throw new LibosError('permission_denied', `notify_pid: ${ctx.pid} may notify only itself, its parent or a direct child (not ${notifyPid})`, { details: { field: 'notify_pid', pid: notifyPid } });
+    throw new LibosError(
+      'permission_denied',
+      `notify_pid: ${ctx.pid} may notify only itself, its parent or a direct child (not ${notifyPid})`,
+      { details: { field: 'notify_pid', pid: notifyPid } },
+    );
   }
   return { ownerOid, ownerName, tool, channel, watch, notifyPid };
 }
 
 /** Step 5: the owner resolves, the caller holds read, write and link on it (decisions returned unspent), and it exists. */
-async function checkOwner(ctx: ToolContext, a: StartArgs, ownerOid: string, ownerName: string): Promise<{ oid: string; decisions: Decision[] }> {
+async function checkOwner(
+  ctx: ToolContext,
+  a: StartArgs,
+  ownerOid: string,
+  ownerName: string,
+): Promise<{ oid: string; decisions: Decision[] }> {
   const objects = ctx.service<ObjectsService>(SERVICE_NAMES.objects);
   let oid = ownerOid;
   if (oid === '') {
     const namespace = a.namespace?.trim() ? a.namespace : namespaces.process(ctx.pid);
     const ref = await objects.lookup(namespace, ownerName);
-    if (!ref) throw new LibosError('object_not_found', `owner_name: no Object named ${JSON.stringify(ownerName)} in namespace ${JSON.stringify(namespace.trim())}`, { details: { field: 'owner_name', namespace, name: ownerName } });
+    if (!ref)
+      throw new LibosError(
+        'object_not_found',
+        `owner_name: no Object named ${JSON.stringify(ownerName)} in namespace ${JSON.stringify(namespace.trim())}`,
+        { details: { field: 'owner_name', namespace, name: ownerName } },
+      );
     oid = ref.oid;
   }
   const decisions: Decision[] = [];
@@ -71,13 +125,18 @@ async function checkOwner(ctx: ToolContext, a: StartArgs, ownerOid: string, owne
     const d = await ctx.authority.check(resources.object(oid), right);
     if (!d.allowed) {
       const field = ownerOid !== '' ? 'owner_oid' : 'owner_name';
-      throw new LibosError('object_denied', `${field}: ${ctx.pid} lacks ${right} on the owner object:${oid} (an ObjectTask owner needs read, write and link; immutable Objects lack write)`, {
-        details: { field, oid, missing_right: right },
-      });
+      throw new LibosError(
+        'object_denied',
+        `${field}: ${ctx.pid} lacks ${right} on the owner object:${oid} (an ObjectTask owner needs read, write and link; immutable Objects lack write)`,
+        {
+          details: { field, oid, missing_right: right },
+        },
+      );
     }
     decisions.push(d);
   }
-  if (!(await objects.describe(oid))) throw new LibosError('object_not_found', `owner_oid: no live Object ${oid}`, { details: { field: 'owner_oid', oid } });
+  if (!(await objects.describe(oid)))
+    throw new LibosError('object_not_found', `owner_oid: no live Object ${oid}`, { details: { field: 'owner_oid', oid } });
   return { oid, decisions };
 }
 
@@ -98,7 +157,8 @@ async function spendOnce(ctx: ToolContext, decisions: readonly Decision[]): Prom
 export function startObjectTask(state: TasksState) {
   return defineTool({
     name: 'start_object_task',
-    description: 'Run one call of a tool in your table in the background, as a task bound to a mutable owner Object. Returns {task}; save task_id and runner_pid.',
+    description:
+      'Run one call of a tool in your table in the background, as a task bound to a mutable owner Object. Returns {task}; save task_id and runner_pid.',
     input,
     output: z.object({ task: taskInfoSchema }),
     async run(a, ctx) {
@@ -110,15 +170,25 @@ export function startObjectTask(state: TasksState) {
       const db = tasksDb(ctx.store);
       const global = await countActive(db);
       if (global >= state.limits.maxActive) {
-        throw new LibosError('task_capacity_exceeded', `capacity: ${global} object tasks are active; at most ${state.limits.maxActive} may be at once`, { details: { scope: 'global', active: global, limit: state.limits.maxActive } });
+        throw new LibosError(
+          'task_capacity_exceeded',
+          `capacity: ${global} object tasks are active; at most ${state.limits.maxActive} may be at once`,
+          { details: { scope: 'global', active: global, limit: state.limits.maxActive } },
+        );
       }
       const onOwner = await countActive(db, owner.oid);
       if (onOwner >= state.limits.maxActivePerOwner) {
-        throw new LibosError('task_capacity_exceeded', `owner_oid: ${onOwner} object tasks are active on object:${owner.oid}; at most ${state.limits.maxActivePerOwner} may be at once`, {
-          details: { scope: 'owner', owner_oid: owner.oid, active: onOwner, limit: state.limits.maxActivePerOwner },
-        });
+        throw new LibosError(
+          'task_capacity_exceeded',
+          `owner_oid: ${onOwner} object tasks are active on object:${owner.oid}; at most ${state.limits.maxActivePerOwner} may be at once`,
+          {
+            details: { scope: 'owner', owner_oid: owner.oid, active: onOwner, limit: state.limits.maxActivePerOwner },
+          },
+        );
       }
-      await ctx.authority.require('process:spawn', 'write', { message: `process:spawn: ${ctx.pid} lacks write on process:spawn, which starting a task's runner needs` });
+      await ctx.authority.require('process:spawn', 'write', {
+        message: `process:spawn: ${ctx.pid} lacks write on process:spawn, which starting a task's runner needs`,
+      });
       await spendOnce(ctx, owner.decisions);
       const taskId = newId('task');
       const runner = await runners.spawn({
@@ -143,7 +213,15 @@ export function startObjectTask(state: TasksState) {
         result_oid: null,
         error: null,
         wait: {},
-        notification: { recipient_pid: req.notifyPid, kind: a.notify_kind, channel: req.channel, subject: null, message_id: null, status: 'none', error: null },
+        notification: {
+          recipient_pid: req.notifyPid,
+          kind: a.notify_kind,
+          channel: req.channel,
+          subject: null,
+          message_id: null,
+          status: 'none',
+          error: null,
+        },
         owner_watch: req.watch,
         created_at: now,
         updated_at: now,
@@ -156,8 +234,25 @@ export function startObjectTask(state: TasksState) {
         state.live.set(taskId, { grantResultToNotify: true });
         ctx.onRollback(() => state.live.delete(taskId));
       }
-      await ctx.events.emit('object_task_started', { pid: ctx.pid, task_id: taskId, owner_oid: owner.oid, runner_pid: runner.pid, tool: tool.name });
-      await ctx.audit.record({ action: 'object_task.start', target: resources.objectTask(taskId), decision: 'queued', details: { owner_oid: owner.oid, runner_pid: runner.pid, tool: tool.name, notify_pid: req.notifyPid, inherited: a.inherit_capabilities.length } });
+      await ctx.events.emit('object_task_started', {
+        pid: ctx.pid,
+        task_id: taskId,
+        owner_oid: owner.oid,
+        runner_pid: runner.pid,
+        tool: tool.name,
+      });
+      await ctx.audit.record({
+        action: 'object_task.start',
+        target: resources.objectTask(taskId),
+        decision: 'queued',
+        details: {
+          owner_oid: owner.oid,
+          runner_pid: runner.pid,
+          tool: tool.name,
+          notify_pid: req.notifyPid,
+          inherited: a.inherit_capabilities.length,
+        },
+      });
       return { task };
     },
   });

@@ -16,8 +16,17 @@ import { taskIdInput } from './get-object-task.js';
 export function waitObjectTask(state: TasksState) {
   return defineTool({
     name: 'wait_object_task',
-    description: 'Wait for an object task to settle or to need something. timeout_s 0..60 (0 = look once, omitted = no deadline); a timeout returns queued/running.',
-    input: z.object({ task_id: taskIdInput, timeout_s: z.number().min(0).max(state.limits.maxWaitSeconds).optional().describe(`seconds, 0..${state.limits.maxWaitSeconds}; prefer a finite bound`) }),
+    description:
+      'Wait for an object task to settle or to need something. timeout_s 0..60 (0 = look once, omitted = no deadline); a timeout returns queued/running.',
+    input: z.object({
+      task_id: taskIdInput,
+      timeout_s: z
+        .number()
+        .min(0)
+        .max(state.limits.maxWaitSeconds)
+        .optional()
+        .describe(`seconds, 0..${state.limits.maxWaitSeconds}; prefer a finite bound`),
+    }),
     output: z.object({ task: taskInfoSchema }),
     async run({ task_id, timeout_s }, ctx) {
       const t = await requireTask(ctx, task_id);
@@ -25,7 +34,8 @@ export function waitObjectTask(state: TasksState) {
       const task = await taskLifecycle(ctx, state).reconcile(t);
       if (task.status !== 'queued' && task.status !== 'running') return { task };
       if (ctx.resumed || timeout_s === 0) return { task };
-      const deadline = timeout_s === undefined ? undefined : new Date(ctx.clock.now().getTime() + Math.round(timeout_s * 1000)).toISOString();
+      const deadline =
+        timeout_s === undefined ? undefined : new Date(ctx.clock.now().getTime() + Math.round(timeout_s * 1000)).toISOString();
       return ctx.wait({ kind: 'task', task_id, ...(deadline !== undefined ? { deadline } : {}) });
     },
   });

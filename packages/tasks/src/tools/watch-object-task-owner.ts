@@ -16,7 +16,8 @@ import { resources } from '@libos/sdk';
 export function watchObjectTaskOwner(state: TasksState) {
   return defineTool({
     name: 'watch_object_task_owner',
-    description: 'Change owner-change notices (updated/linked) for an active object task; channel and kind address its runner. Grants nothing.',
+    description:
+      'Change owner-change notices (updated/linked) for an active object task; channel and kind address its runner. Grants nothing.',
     input: z.object({
       task_id: taskIdInput,
       enabled: z.boolean().default(true),
@@ -29,11 +30,22 @@ export function watchObjectTaskOwner(state: TasksState) {
       const t0 = await requireTask(ctx, task_id);
       const t = await taskLifecycle(ctx, state).reconcile(t0);
       await requireManage(ctx, t);
-      if (!isActive(t.status)) throw new LibosError('invalid_state', `task_id: object task ${task_id} is ${t.status}; a terminal task's watch cannot change`, { details: { field: 'task_id', status: t.status } });
+      if (!isActive(t.status))
+        throw new LibosError('invalid_state', `task_id: object task ${task_id} is ${t.status}; a terminal task's watch cannot change`, {
+          details: { field: 'task_id', status: t.status },
+        });
       const owner_watch = watchChange(t.owner_watch, { enabled, watch_events, watch_channel, watch_kind });
       const updated = await updateTask(tasksDb(ctx.store), task_id, [t.status], { owner_watch }, ctx.clock.now().toISOString());
-      if (!updated) throw new LibosError('conflict', `task_id: object task ${task_id} changed concurrently; read it again`, { details: { field: 'task_id' } });
-      await ctx.audit.record({ action: 'object_task.watch', target: resources.objectTask(task_id), decision: owner_watch.enabled ? 'enabled' : 'disabled', details: { owner_watch } });
+      if (!updated)
+        throw new LibosError('conflict', `task_id: object task ${task_id} changed concurrently; read it again`, {
+          details: { field: 'task_id' },
+        });
+      await ctx.audit.record({
+        action: 'object_task.watch',
+        target: resources.objectTask(task_id),
+        decision: owner_watch.enabled ? 'enabled' : 'disabled',
+        details: { owner_watch },
+      });
       return { task: updated };
     },
   });

@@ -41,7 +41,11 @@ export async function startServer(opts: Omit<ServeOptions, 'runtime'> = {}): Pro
       if (token !== null) headers.authorization = `Bearer ${token}`;
       const body = init.raw ?? (init.json === undefined ? undefined : JSON.stringify(init.json));
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(`${server.url}${path}`, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body !== undefined ? { body } : {}) });
+      const res = await fetch(`${server.url}${path}`, {
+        method: init.method ?? (body === undefined ? 'GET' : 'POST'),
+        headers,
+        ...(body !== undefined ? { body } : {}),
+      });
       return { status: res.status, body: (await res.json()) as any };
     },
     async stop() {

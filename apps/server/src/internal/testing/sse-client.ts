@@ -31,7 +31,11 @@ function parseBlock(block: string): SseMessage {
     }
   }
   if (Object.keys(fields).length === 0) return { comment: comments.join('\n') };
-  return { ...(fields.event !== undefined ? { event: fields.event } : {}), ...(fields.id !== undefined ? { id: fields.id } : {}), ...(fields.data !== undefined ? { data: JSON.parse(fields.data) } : {}) };
+  return {
+    ...(fields.event !== undefined ? { event: fields.event } : {}),
+    ...(fields.id !== undefined ? { id: fields.id } : {}),
+    ...(fields.data !== undefined ? { data: JSON.parse(fields.data) } : {}),
+  };
 }
 
 /** Opens an SSE stream with fetch and reads it message by message (the way a console without EventSource would). */

@@ -16,9 +16,14 @@ export function ops(s: TestStore) {
     grant: (spec: IssueSpec, issuer = 'host'): Promise<CapabilityRecord> => s.run((scope) => s.engine.issueTrusted(scope, spec, issuer)),
     check: (pid: string, resource: string, right: Right, opts?: AuthorityCheckOptions): Promise<AuthorityDecision> =>
       s.run((scope) => s.engine.authority(scope, pid).check(resource, right, opts)),
-    require: (pid: string, resource: string, right: Right, opts?: AuthorityCheckOptions & { consume?: boolean }): Promise<AuthorityDecision> =>
-      s.run((scope) => s.engine.authority(scope, pid).require(resource, right, opts)),
+    require: (
+      pid: string,
+      resource: string,
+      right: Right,
+      opts?: AuthorityCheckOptions & { consume?: boolean },
+    ): Promise<AuthorityDecision> => s.run((scope) => s.engine.authority(scope, pid).require(resource, right, opts)),
     get: (id: string): Promise<CapabilityRecord | null> => s.run((scope) => s.engine.get(scope, id)),
-    list: (pid: string, includeInactive = false): Promise<CapabilityRecord[]> => s.run((scope) => s.engine.list(scope, pid, { includeInactive })),
+    list: (pid: string, includeInactive = false): Promise<CapabilityRecord[]> =>
+      s.run((scope) => s.engine.list(scope, pid, { includeInactive })),
   };
 }

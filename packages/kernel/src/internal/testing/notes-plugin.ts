@@ -42,7 +42,12 @@ export function notesPlugin(): Plugin {
       {
         name: '0001_notes',
         async up(raw) {
-          await notesStore(raw).schema.createTable('test_notes').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('text', 'text', (c) => c.notNull()).addColumn('pid', 'text').execute();
+          await notesStore(raw)
+            .schema.createTable('test_notes')
+            .addColumn('key', 'text', (c) => c.primaryKey())
+            .addColumn('text', 'text', (c) => c.notNull())
+            .addColumn('pid', 'text')
+            .execute();
         },
       },
     ],
@@ -80,7 +85,10 @@ export function notesPlugin(): Plugin {
         description: 'Count notes.',
         input: z.object({}),
         async run(_args, ctx) {
-          const r = await db(ctx).selectFrom('test_notes').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+          const r = await db(ctx)
+            .selectFrom('test_notes')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
           return { count: Number(r.n) };
         },
       }),
@@ -89,7 +97,15 @@ export function notesPlugin(): Plugin {
 }
 
 /** A test image whose callable table holds the notes tools and the navigation tools. */
-export const NOTES_IMAGE_TOOLS = ['discover_skills', 'activate_skill', 'unload_skill', 'note_write', 'note_write_then_fail', 'note_write_then_crash', 'note_count'];
+export const NOTES_IMAGE_TOOLS = [
+  'discover_skills',
+  'activate_skill',
+  'unload_skill',
+  'note_write',
+  'note_write_then_fail',
+  'note_write_then_crash',
+  'note_count',
+];
 
 export function notesPluginWithImage(): Plugin {
   const p = notesPlugin();

@@ -25,7 +25,10 @@ export function describeIssues(root: string, input: unknown, issues: readonly z.
       for (const key of issue.keys) out.push({ path: formatPath(root, [...issue.path, key]), problem: 'unknown key' });
     } else if (issue.code === 'invalid_type') {
       const value = valueAt(input, issue.path);
-      out.push({ path: formatPath(root, issue.path), problem: value === undefined ? 'required' : `must be ${issue.expected} (got ${kindOf(value)})` });
+      out.push({
+        path: formatPath(root, issue.path),
+        problem: value === undefined ? 'required' : `must be ${issue.expected} (got ${kindOf(value)})`,
+      });
     } else {
       out.push({ path: formatPath(root, issue.path), problem: issue.message });
     }

@@ -16,12 +16,17 @@ export function buildChatRequestBody(req: LlmRequest, opts: ChatRequestOptions):
   const body: Record<string, unknown> = {
     model: opts.model,
     messages: req.messages.map((m) =>
-      m.tool_call_id === undefined ? { role: m.role, content: m.content } : { role: m.role, content: m.content, tool_call_id: m.tool_call_id },
+      m.tool_call_id === undefined
+        ? { role: m.role, content: m.content }
+        : { role: m.role, content: m.content, tool_call_id: m.tool_call_id },
     ),
     temperature: opts.temperature,
   };
   if (req.tools.length > 0) {
-    body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
     body.tool_choice = 'auto';
     body.parallel_tool_calls = req.parallelToolCalls;
   }
@@ -41,7 +46,8 @@ export function parseChatResponse(body: unknown, fallbackModel: string): LlmResp
   if (!isRecord(choice) || !isRecord(choice.message)) throw malformed('choices[0].message is missing');
   const message = choice.message;
   const rawCalls = message.tool_calls;
-  if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls)) throw malformed('choices[0].message.tool_calls is not an array');
+  if (rawCalls !== undefined && rawCalls !== null && !Array.isArray(rawCalls))
+    throw malformed('choices[0].message.tool_calls is not an array');
   const toolCalls = (rawCalls ?? []).map((call: unknown, i: number) => parseToolCall(call, i));
   return {
     content: typeof message.content === 'string' ? message.content : null,

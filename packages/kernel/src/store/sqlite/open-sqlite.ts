@@ -35,13 +35,18 @@ export interface SqliteStoreOptions {
 /** The table every libOS store has (its first migration run creates it): a SQLite file with tables but not this one is another's. */
 export const STORE_MARKER_TABLE = 'libos_meta';
 
-const isBusy = (err: unknown) => err instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ''} ${err.message}`);
+const isBusy = (err: unknown) =>
+  err instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ''} ${err.message}`);
 
 const lockedError = (location: string, cause: unknown) =>
-  new LibosError('store_locked', `store ${location} is already open for writing by another runtime (one writer at a time); close it first`, {
-    details: { path: location },
-    cause,
-  });
+  new LibosError(
+    'store_locked',
+    `store ${location} is already open for writing by another runtime (one writer at a time); close it first`,
+    {
+      details: { path: location },
+      cause,
+    },
+  );
 
 /** An error met while opening: busy is `store_locked`, a store fault keeps its code, anything else names the file. */
 function openError(err: unknown, location: string): LibosError {
@@ -60,7 +65,8 @@ function openError(err: unknown, location: string): LibosError {
 function assertLibosStoreFile(location: string): void {
   const notAStore = (why: string) => new LibosError('not_a_libos_store', `store ${location} ${why}`, { details: { path: location } });
   const st = statSync(location);
-  if (st.isDirectory()) throw notAStore(`is a directory, not a libOS store file; pass the path of a store file (e.g. ${location}/libos.db)`);
+  if (st.isDirectory())
+    throw notAStore(`is a directory, not a libOS store file; pass the path of a store file (e.g. ${location}/libos.db)`);
   if (!st.isFile()) throw notAStore('is not a regular file, so not a libOS store');
   if (st.size === 0) return;
   let tables: string[];
@@ -114,7 +120,9 @@ function assertWritable(location: string): void {
 export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): OpenedStore {
   const { maxPageCount } = opts;
   if (maxPageCount !== undefined && (!Number.isInteger(maxPageCount) || maxPageCount < 1)) {
-    throw new LibosError('invalid_arguments', `maxPageCount: must be a positive integer (got ${maxPageCount})`, { details: { field: 'maxPageCount' } });
+    throw new LibosError('invalid_arguments', `maxPageCount: must be a positive integer (got ${maxPageCount})`, {
+      details: { field: 'maxPageCount' },
+    });
   }
   const memory = path === ':memory:';
   let location = path;

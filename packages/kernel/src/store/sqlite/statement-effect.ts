@@ -10,7 +10,8 @@ export type StatementEffect = { readonly kind: 'none' } | { readonly kind: 'tabl
 
 const NONE: StatementEffect = { kind: 'none' };
 const ALL: StatementEffect = { kind: 'all' };
-const WRITE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:"([^"]+)"|`([^`]+)`|([A-Za-z_][\w]*))/i;
+const WRITE =
+  /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+(?:"([^"]+)"|`([^`]+)`|([A-Za-z_][\w]*))/i;
 const HARMLESS = /^\s*(?:select|begin|commit|end|savepoint|release|explain)\b/i;
 
 export function statementEffect(sql: string): StatementEffect {

@@ -1,4 +1,15 @@
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -83,8 +94,14 @@ describe('store faults', () => {
   });
 
   it('[K-8.7] a deleted migration row is store_corrupt naming the missing migration; nothing is run', async () => {
-    const middle = storeCopy('no-0003.db', (p) => new Database(p).exec(`DELETE FROM libos_migrations WHERE name = '0003_message_fields'`).close());
-    const e = await expectRefused(middle, 'store_corrupt', /migration @libos\/kernel\/0003_message_fields is missing from libos_migrations/);
+    const middle = storeCopy('no-0003.db', (p) =>
+      new Database(p).exec(`DELETE FROM libos_migrations WHERE name = '0003_message_fields'`).close(),
+    );
+    const e = await expectRefused(
+      middle,
+      'store_corrupt',
+      /migration @libos\/kernel\/0003_message_fields is missing from libos_migrations/,
+    );
     expect(e.details).toMatchObject({ missing: '@libos/kernel/0003_message_fields' });
     const lastName = kernelMigrations[kernelMigrations.length - 1]!.name;
     const last = storeCopy('no-last.db', (p) => {
@@ -92,7 +109,11 @@ describe('store faults', () => {
       db.prepare(`DELETE FROM libos_migrations WHERE name = ?`).run(lastName);
       db.close();
     });
-    await expectRefused(last, 'store_corrupt', new RegExp(`migration @libos/kernel/${lastName} is missing from libos_migrations, yet its schema is in the store`));
+    await expectRefused(
+      last,
+      'store_corrupt',
+      new RegExp(`migration @libos/kernel/${lastName} is missing from libos_migrations, yet its schema is in the store`),
+    );
     const rows = new Database(last, { readonly: true });
     expect(rows.prepare(`SELECT count(*) AS n FROM libos_migrations WHERE name = ?`).get(lastName)).toEqual({ n: 0 });
     rows.close();
@@ -121,7 +142,12 @@ describe('store faults', () => {
     const events = (await rt.events()).length;
     const err = await rt.sendMessage(pid, { text: 'x'.repeat(60_000) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LibosError);
-    expect((err as LibosError).toJSON()).toMatchObject({ code: 'disk_full', category: 'resource_exhausted', message: expect.stringContaining(path), details: { path, sqlite_code: 'SQLITE_FULL' } });
+    expect((err as LibosError).toJSON()).toMatchObject({
+      code: 'disk_full',
+      category: 'resource_exhausted',
+      message: expect.stringContaining(path),
+      details: { path, sqlite_code: 'SQLITE_FULL' },
+    });
     expect((err as LibosError).message).not.toMatch(/rollback/i);
     await expect(rt.spawn({ goal: 'y'.repeat(30_000) })).rejects.toMatchObject({ code: 'disk_full' });
     // Nothing of the failed writes is there, and the store still answers.
@@ -141,7 +167,11 @@ describe('store faults', () => {
     } finally {
       ro.close();
     }
-    expect(storeFault(readOnlyErr, path)?.toJSON()).toMatchObject({ code: 'store_read_only', category: 'unavailable', details: { path, sqlite_code: 'SQLITE_READONLY' } });
+    expect(storeFault(readOnlyErr, path)?.toJSON()).toMatchObject({
+      code: 'store_read_only',
+      category: 'unavailable',
+      details: { path, sqlite_code: 'SQLITE_READONLY' },
+    });
     const fake = (code: string) => Object.assign(new Error('x'), { code });
     expect(storeFault(fake('SQLITE_FULL'), path)?.code).toBe('disk_full');
     expect(storeFault(fake('SQLITE_CORRUPT_INDEX'), path)?.code).toBe('store_corrupt');

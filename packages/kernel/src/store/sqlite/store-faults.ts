@@ -8,7 +8,12 @@ const FAULTS: readonly { readonly prefix: string; readonly code: ErrorCode; read
     what: 'cannot grow: the disk (or the store size cap) is full',
     fix: 'free space and retry; the failed write was not made',
   },
-  { prefix: 'SQLITE_READONLY', code: 'store_read_only', what: 'is read-only', fix: 'libOS writes to its store: make the file and its folder writable' },
+  {
+    prefix: 'SQLITE_READONLY',
+    code: 'store_read_only',
+    what: 'is read-only',
+    fix: 'libOS writes to its store: make the file and its folder writable',
+  },
   { prefix: 'SQLITE_CORRUPT', code: 'store_corrupt', what: 'is corrupt', fix: 'restore it from a backup or move it aside' },
   {
     prefix: 'SQLITE_NOTADB',

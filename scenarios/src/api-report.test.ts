@@ -9,7 +9,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 it('every public package matches its committed API report', () => {
   const r = spawnSync(process.execPath, ['scripts/api-report.mjs'], { cwd: ROOT, encoding: 'utf8' });
-  const why = `${r.stderr}\nThe public API changed. If that is intended, run \`node scripts/api-report.mjs --update\` and commit the reports.`;
+  const hint = 'If that is intended, run `node scripts/api-report.mjs --update` and commit the reports.';
+  const why = `${r.stderr}\nThe public API changed. ${hint}`;
   expect(r.status, why).toBe(0);
 }, 180_000);
 
@@ -40,7 +41,8 @@ it('no public index re-exports from ./internal: what a package exports is declar
     const fs = require('node:fs');
     for (const p of m.publicPackages()) {
       const text = fs.readFileSync(p.entry, 'utf8');
-      for (const line of text.split('\\n')) if (/from '\\.\\/internal\\//.test(line) && /^export/.test(line)) console.log(p.name + ': ' + line);
+      for (const line of text.split('\\n'))
+        if (/from '\\.\\/internal\\//.test(line) && /^export/.test(line)) console.log(p.name + ': ' + line);
     }
   })`,
     ],

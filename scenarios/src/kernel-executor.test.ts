@@ -44,7 +44,8 @@ const exit = { name: 'process_exit', arguments: { message: 'bye' } };
 const touch = (label: string) => ({ name: 'probe_touch', arguments: { label } });
 
 describe('llm_calls and accounting', () => {
-  it('[K-40] every model call is one llm_calls row: action_selection, ok, usage, latency; its tokens are charged to the budget of the pid and its ancestors', async () => {
+  it(`[K-40] every model call is one llm_calls row: action_selection, ok, usage, latency; its tokens are charged to the budget of the pid \
+and its ancestors`, async () => {
     const { rt } = await harness();
     const parent = await spawnProbe(rt, 'parent');
     const child = await spawnProbe(rt, 'child', parent);
@@ -86,7 +87,8 @@ describe('llm_calls and accounting', () => {
     expect((await rt.budget(parent)).usage).toMatchObject({ llm_calls: 3 + 2, llm_total_tokens: 6 + 4 });
   });
 
-  it('[K-40] a provider error is recorded with status error and pauses that process with the error; a resume runs it again; the runtime and other processes go on', async () => {
+  it(`[K-40] a provider error is recorded with status error and pauses that process with the error; a resume runs it again; the runtime \
+and other processes go on`, async () => {
     const { rt, probe } = await harness();
     const broken = await spawnProbe(rt, 'talk to a broken model');
     const crashing = await spawnProbe(rt, 'talk to a buggy provider');
@@ -226,7 +228,8 @@ describe('llm_calls and accounting', () => {
     expect((await rt.budget(pid)).usage.llm_total_tokens).toBe(350);
   });
 
-  it('the context of every prompt is charged to context_total_tokens (≈ chars / 4); a context budget too small for the prompt ends the process before any provider call', async () => {
+  it(`the context of every prompt is charged to context_total_tokens (≈ chars / 4); a context budget too small for the prompt ends the \
+process before any provider call`, async () => {
     const { rt, probe } = await harness();
     const pid = await spawnProbe(rt, 'measure my context');
     const provider = new ScriptedProvider({ processes: { [pid]: [[{ tool: 'probe_touch', args: { label: 'x' } }]] } });
@@ -262,7 +265,8 @@ describe('llm_calls and accounting', () => {
 });
 
 describe('attempts', () => {
-  it('[K-43] a tool the process cannot see, twice: two attempts (the second with a corrective message), then the process fails', async () => {
+  it(`[K-43] a tool the process cannot see, twice: two attempts (the second with a corrective message), then the process \
+fails`, async () => {
     const { rt, probe } = await harness();
     const pid = await spawnProbe(rt, 'hallucinate');
     const provider = new FnProvider(() => ({ calls: [{ name: 'format_disk' }, touch('never')] }));
@@ -304,7 +308,8 @@ describe('attempts', () => {
 });
 
 describe('prompt layout', () => {
-  it('[K-44] an image_only image: the system message is the image prompt verbatim and the user message carries no runtime preamble', async () => {
+  it(`[K-44] an image_only image: the system message is the image prompt verbatim and the user message carries no runtime \
+preamble`, async () => {
     const { rt } = await harness();
     const pid = (await rt.spawn({ goal: 'GOAL-TEXT-17', image: IMAGE_ONLY })).pid;
     const provider = new ScriptedProvider([]);
@@ -324,7 +329,8 @@ describe('prompt layout', () => {
     expect((await rt.process(pid)).status).toBe('exited');
   });
 
-  it('libos_default: kernel preamble, image id and prompt in the system message; goal, catalog and loaded Skill bodies in the user message', async () => {
+  it(`libos_default: kernel preamble, image id and prompt in the system message; goal, catalog and loaded Skill bodies in the user \
+message`, async () => {
     const { rt } = await harness();
     const pid = await spawnProbe(rt, 'GOAL-TEXT-42');
     const provider = new ScriptedProvider([]);

@@ -29,7 +29,8 @@ async function asker(rt: Runtime, goal = 'ask the owner', parentPid?: string): P
 }
 
 describe('ask_human', () => {
-  it('[K-18] parks in waiting_human{request_ids}; the answer wakes it in the same transaction; the call is replayed exactly once with no provider call', async () => {
+  it(`[K-18] parks in waiting_human{request_ids}; the answer wakes it in the same transaction; the call is replayed exactly once with no \
+provider call`, async () => {
     const { rt } = await harness();
     const pid = await asker(rt);
     const provider = new ScriptedProvider({
@@ -128,7 +129,8 @@ describe('ask_human', () => {
     expect(await rt.humanRequests()).toEqual([]);
   });
 
-  it('of two concurrent answers to one request exactly one commits; the other is human_request_not_pending and the process wakes once', async () => {
+  it(`of two concurrent answers to one request exactly one commits; the other is human_request_not_pending and the process wakes \
+once`, async () => {
     const { rt } = await harness();
     const pid = await asker(rt);
     expect(await rt.call(pid, 'ask_human', { question: 'Ship it?' })).toMatchObject({ ok: true, wait: { kind: 'human' } });

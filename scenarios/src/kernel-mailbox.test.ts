@@ -25,7 +25,8 @@ async function family() {
 const ids = (r: Json): string[] => r.messages.map((m: Json) => m.message_id);
 
 describe('send_process_message', () => {
-  it('[OT-52] sends to self, parent and direct children; refuses a sibling, a grandparent, an exited child and a 513-char subject', async () => {
+  it(`[OT-52] sends to self, parent and direct children; refuses a sibling, a grandparent, an exited child and a 513-char \
+subject`, async () => {
     const { rt, parent, child, sibling } = await family();
     const grandchild = await spawnProbe(rt, 'grandchild', child);
 
@@ -65,7 +66,8 @@ describe('send_process_message', () => {
 });
 
 describe('read_process_messages', () => {
-  it('[OT-53] read ACKs what it returns and lists those ids; ack:false leaves them unread; include_acked returns acked ones too', async () => {
+  it(`[OT-53] read ACKs what it returns and lists those ids; ack:false leaves them unread; include_acked returns acked ones \
+too`, async () => {
     const { rt, parent, child } = await family();
     const m1 = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { n: 1 } })).message_id;
     const m2 = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { n: 2 } })).message_id;
@@ -129,7 +131,8 @@ describe('read_process_messages', () => {
     });
   });
 
-  it('[OT-56] 105 unread, limit 100: 100 returned with has_more, omitted_count 5 and a continuation; the next read returns the last 5', async () => {
+  it(`[OT-56] 105 unread, limit 100: 100 returned with has_more, omitted_count 5 and a continuation; the next read returns the last \
+5`, async () => {
     const { rt, child } = await family();
     for (let i = 0; i < 105; i++) await rt.sendMessage(child, { i });
     const first = await ok(rt, child, 'read_process_messages', { limit: 100 });
@@ -197,7 +200,8 @@ describe('receive_process_messages', () => {
     expect(await ok(rt, child, 'receive_process_messages', { limit: 0 })).toMatchObject({ ready: false, messages: [] });
   });
 
-  it('[K-20] block=true without a match parks in waiting_event{message}; a non-matching post leaves it waiting; a matching one wakes it in the same transaction', async () => {
+  it(`[K-20] block=true without a match parks in waiting_event{message}; a non-matching post leaves it waiting; a matching one wakes it in \
+the same transaction`, async () => {
     const { rt, parent, child } = await family();
     const gen0 = (await rt.process(child)).stateGeneration;
     const parked = await rt.call(child, 'receive_process_messages', { block: true, channel: 'work' });
@@ -325,7 +329,8 @@ describe('receive_process_messages', () => {
 });
 
 describe('interrupts and notices', () => {
-  it('[K-21] an unread interrupt refuses the next non-message tool with interrupted_by_message; it does not run until the interrupt is read', async () => {
+  it(`[K-21] an unread interrupt refuses the next non-message tool with interrupted_by_message; it does not run until the interrupt is \
+read`, async () => {
     const { rt, probe, parent, child } = await family();
     const stop = (
       await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { stop: true }, delivery: 'interrupt', channel: 'control' })
@@ -351,7 +356,8 @@ describe('interrupts and notices', () => {
     expect(probe.runs).toEqual(['after']);
   });
 
-  it('[K-21] under the scheduler the batch stops at the refused call (stop_reason interrupted_by_message) and the rest never runs', async () => {
+  it(`[K-21] under the scheduler the batch stops at the refused call (stop_reason interrupted_by_message) and the rest never \
+runs`, async () => {
     h = await openHarness();
     const { rt, probe } = h;
     const pid = await spawnProbe(rt, 'be interrupted');
@@ -426,7 +432,8 @@ describe('interrupts and notices', () => {
 });
 
 describe('human messages', () => {
-  it('rt.sendMessage posts from human:owner on the human channel; the process reads and ACKs it with read_process_messages {}', async () => {
+  it(`rt.sendMessage posts from human:owner on the human channel; the process reads and ACKs it with read_process_messages \
+{}`, async () => {
     h = await openHarness();
     const { rt } = h;
     const pid = await spawnProbe(rt, 'listen to the human');

@@ -183,7 +183,8 @@ describe('OpenAI-compatible provider through the runtime', () => {
     expect(await rt.process(pid)).toMatchObject({ status: 'exited' });
   });
 
-  it('[K-40] a timeout on every attempt is recorded as an error, each retry is an llm_retry event, and the process is paused with the error; the runtime keeps running others', async () => {
+  it(`[K-40] a timeout on every attempt is recorded as an error, each retry is an llm_retry event, and the process is paused with the \
+error; the runtime keeps running others`, async () => {
     h = await openHarness();
     const { rt } = h;
     const pid = await spawnProbe(rt, 'talk to a model that never answers');

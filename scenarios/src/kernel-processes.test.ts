@@ -18,7 +18,8 @@ let rt: Runtime;
 afterEach(async () => rt?.close());
 
 describe('spawn_child_process', () => {
-  it('[K-3] a child gets a fresh namespace, a goal-only view, none of the parent Skills, and half the parent remaining budget', async () => {
+  it(`[K-3] a child gets a fresh namespace, a goal-only view, none of the parent Skills, and half the parent remaining \
+budget`, async () => {
     rt = await openKernel();
     const parent = await supervisor(rt);
     const before = await rt.budget(parent.pid);
@@ -82,7 +83,8 @@ describe('spawn_child_process', () => {
 });
 
 describe('wait_child_process', () => {
-  it('[K-6] a blocking wait on a live child parks the parent in waiting_event{child} and it is not scheduled; block=false answers ready:false', async () => {
+  it(`[K-6] a blocking wait on a live child parks the parent in waiting_event{child} and it is not scheduled; block=false answers \
+ready:false`, async () => {
     rt = await openKernel();
     const parent = await supervisor(rt);
     const childPid = await spawnChild(rt, parent.pid);
@@ -108,7 +110,8 @@ describe('wait_child_process', () => {
     expect(!denied.ok && denied.error.code).toBe('process_not_tool_callable');
   });
 
-  it('[K-7] the child exit wakes the waiting parent in the same commit, and the saved wait resumes with no provider call and a readable result', async () => {
+  it(`[K-7] the child exit wakes the waiting parent in the same commit, and the saved wait resumes with no provider call and a readable \
+result`, async () => {
     rt = await openKernel();
     const parent = await supervisor(rt);
     const childPid = await spawnChild(rt, parent.pid);
@@ -179,7 +182,8 @@ describe('wait_child_process', () => {
     const parentBefore = await rt.process(parent.pid);
     await rawSql(
       rt,
-      `CREATE TRIGGER fail_wake BEFORE INSERT ON events WHEN NEW.type = 'process_woken' BEGIN SELECT RAISE(ABORT, 'injected wake failure'); END`,
+      `CREATE TRIGGER fail_wake BEFORE INSERT ON events WHEN NEW.type = 'process_woken' BEGIN SELECT RAISE(ABORT, ` +
+        `'injected wake failure'); END`,
     );
 
     const exit = await rt.call(childPid, 'process_exit', { message: 'done' });

@@ -158,7 +158,8 @@ async function expectWaitsResume(rt: Runtime, w: WaitingLine): Promise<void> {
 }
 
 describe('reopen', () => {
-  it('[K-25] a `resuming` saved call found at reopen fails its process with llm.pending_action_resume_interrupted; a stale `running` one becomes `paused`; neither runs', async () => {
+  it(`[K-25] a \`resuming\` saved call found at reopen fails its process with llm.pending_action_resume_interrupted; a stale \`running\` \
+one becomes \`paused\`; neither runs`, async () => {
     const db = tempDb();
     const first = await open(db);
     const interrupted = await supervisor(first, 'resume was in flight');
@@ -190,7 +191,8 @@ describe('reopen', () => {
     expect((await rt.messages(interrupted.pid)).map((m) => m.status)).toEqual(['unread']);
   });
 
-  it('a clean close keeps every wait and its saved call; after reopen the child exit wakes the parent, which resumes without a model call', async () => {
+  it(`a clean close keeps every wait and its saved call; after reopen the child exit wakes the parent, which resumes without a model \
+call`, async () => {
     const db = tempDb();
     const first = await open(db);
     const parent = await supervisor(first);
@@ -219,7 +221,8 @@ describe('reopen', () => {
     expect((await rt.processes()).map((p) => p.status)).toEqual(['exited', 'exited']);
   });
 
-  it('SIGKILL while processes wait and one quantum holds a transaction open: waits intact, nothing half-committed, the running process is paused', async () => {
+  it(`SIGKILL while processes wait and one quantum holds a transaction open: waits intact, nothing half-committed, the running process is \
+paused`, async () => {
     const { db, waiting } = await crashWhileHolding('model');
     const rt = await open(db, REOPEN_IDS);
     await expectWaitsIntact(rt, waiting);
@@ -242,7 +245,8 @@ describe('reopen', () => {
     expect((await rt.process(waiting.pids.runner)).status).toBe('paused'); // never replayed: it waits for an explicit resume
   }, 60_000);
 
-  it('[K-25] SIGKILL while a resumed saved call holds a transaction open: that process fails closed, the other waits are intact', async () => {
+  it(`[K-25] SIGKILL while a resumed saved call holds a transaction open: that process fails closed, the other waits are \
+intact`, async () => {
     const { db, waiting } = await crashWhileHolding('resume');
     const rt = await open(db, REOPEN_IDS);
     await expectWaitsIntact(rt, waiting);

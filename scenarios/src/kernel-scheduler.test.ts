@@ -92,7 +92,8 @@ describe('runUntilIdle', () => {
     expect((await rt.process(p.pid)).status).toBe('exited');
   });
 
-  it('200 processes (100 parents each spawning and waiting on one child) all exit in one runUntilIdle; each parent is woken exactly once', async () => {
+  it(`200 processes (100 parents each spawning and waiting on one child) all exit in one runUntilIdle; each parent is woken exactly \
+once`, async () => {
     rt = await openKernel();
     const parents: string[] = [];
     for (let i = 0; i < 100; i++) {
@@ -148,7 +149,8 @@ describe('runUntilIdle', () => {
 });
 
 describe('batches', () => {
-  it('[K-22] a batch [read, wait_child, write] runs the read, parks on the wait, and never runs the write, not even after the resume', async () => {
+  it(`[K-22] a batch [read, wait_child, write] runs the read, parks on the wait, and never runs the write, not even after the \
+resume`, async () => {
     rt = await openKernel();
     const parent = await supervisor(rt);
     const childPid = await spawnChild(rt, parent.pid);
@@ -233,7 +235,8 @@ describe('batches', () => {
     expect(provider.calls).toBe(1);
   });
 
-  it('[K-25] an error after a saved call is claimed fails the process closed with llm.pending_action_resume_interrupted, never replayed', async () => {
+  it(`[K-25] an error after a saved call is claimed fails the process closed with llm.pending_action_resume_interrupted, never \
+replayed`, async () => {
     rt = await openKernel();
     const parent = await supervisor(rt);
     const childPid = await spawnChild(rt, parent.pid);
@@ -243,7 +246,8 @@ describe('batches', () => {
     // Every attempt to record the resumed call (its success and then its failure) now fails in the store.
     await rawSql(
       rt,
-      `CREATE TRIGGER fail_tool_audit BEFORE INSERT ON audit_records WHEN NEW.action = 'tool.call' BEGIN SELECT RAISE(ABORT, 'injected audit failure'); END`,
+      `CREATE TRIGGER fail_tool_audit BEFORE INSERT ON audit_records WHEN NEW.action = 'tool.call' BEGIN SELECT ` +
+        `RAISE(ABORT, 'injected audit failure'); END`,
     );
     const provider = new ScriptedProvider([]);
     const report = await rt.run({ provider });

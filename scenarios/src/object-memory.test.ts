@@ -205,7 +205,8 @@ describe('durability: runtime-local payloads and reopen', () => {
     expect(onDisk).not.toContain(marker);
   });
 
-  test('[OM-64] after reopen: listed with payload_available:false; read/append fail closed; unreadable is still not found; same-name create supersedes', async () => {
+  test(`[OM-64] after reopen: listed with payload_available:false; read/append fail closed; unreadable is still not found; same-name \
+create supersedes`, async () => {
     const path = join(tempDir(), 'libos.db');
     const rt1 = await open({ path });
     const P = await agent(rt1);
@@ -319,7 +320,8 @@ describe('Skill projection and the objects service', () => {
       expect(rt.hasTool(t)).toBe(false);
   });
 
-  test('[OM-73] the schemas a process sees state limit 1..50 (50), max_payload_chars 1..200,000 (12,000), immutable default true', async () => {
+  test(`[OM-73] the schemas a process sees state limit 1..50 (50), max_payload_chars 1..200,000 (12,000), immutable default \
+true`, async () => {
     const rt = await open();
     const P = await agent(rt);
     const schemas = Object.fromEntries((await rt.toolSchemas(P)).map((t) => [t.name, t.input_schema as Json]));

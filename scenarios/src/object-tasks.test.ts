@@ -175,7 +175,8 @@ describe('start_object_task: admission', () => {
     expect((await start(rt, pid, { ...base, notify_channel: 'c'.repeat(128) })).notification.channel).toBe('c'.repeat(128));
   });
 
-  it('[OT-7] notify_pid must be self, parent or a live direct child: a sibling, an exited child and an unknown pid are refused', async () => {
+  it(`[OT-7] notify_pid must be self, parent or a live direct child: a sibling, an exited child and an unknown pid are \
+refused`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const base = { owner_oid: owner, tool: 'get_current_time' };
@@ -243,7 +244,8 @@ describe('start_object_task: admission', () => {
 
   // Checked at admission, not by the runner after a queued start: arguments are never stored, so a start that cannot
   // run would only leave a runner and a row bound to fail (docs/behaviour/object-tasks.md says why).
-  it('[OT-12] args that violate the target schema refuse the start naming args.<field>; no runner, row or event; the target never runs', async () => {
+  it(`[OT-12] args that violate the target schema refuse the start naming args.<field>; no runner, row or event; the target never \
+runs`, async () => {
     const { rt, targets } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const before = (await rt.processes()).length;
@@ -322,7 +324,8 @@ describe('start_object_task: admission', () => {
 });
 
 describe('the runner', () => {
-  it('[OT-14] [OT-60] is a child of the creator with exactly the target tool, read/materialize on the owner, and its saved call', async () => {
+  it(`[OT-14] [OT-60] is a child of the creator with exactly the target tool, read/materialize on the owner, and its saved \
+call`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'hi' } });
@@ -455,7 +458,8 @@ describe('results and notifications', () => {
     });
   });
 
-  it('[OT-18] [OT-19] an interrupt notification to a child wakes its blocked receive; the child cannot read the result, the creator can', async () => {
+  it(`[OT-18] [OT-19] an interrupt notification to a child wakes its blocked receive; the child cannot read the result, the creator \
+can`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const child = await rt.spawn({ goal: 'listener', image: TASK_IMAGE, parentPid: pid });
@@ -492,7 +496,8 @@ describe('results and notifications', () => {
     });
   });
 
-  it('[OT-20] [OT-66] grant_result_to_notify spends the creator grant for another recipient; without one the task fails with nothing left', async () => {
+  it(`[OT-20] [OT-66] grant_result_to_notify spends the creator grant for another recipient; without one the task fails with nothing \
+left`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const child = await rt.spawn({ goal: 'reader', image: TASK_IMAGE, parentPid: pid });
@@ -532,7 +537,8 @@ describe('results and notifications', () => {
     expect((await get(rt, pid, self.task_id)).status).toBe('succeeded');
   });
 
-  it('[OT-22] [OT-47] the creator may exit while its task is active; the task still succeeds and its notification is undelivered_terminal', async () => {
+  it(`[OT-22] [OT-47] the creator may exit while its task is active; the task still succeeds and its notification is \
+undelivered_terminal`, async () => {
     const { rt, targets } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const scratch = await ok(rt, pid, 'create_memory_object', { type: 'observation', name: 'scratch', payload: 1 });
@@ -695,7 +701,8 @@ describe('waits', () => {
     expect((await get(rt, pid, b.task_id)).status).toBe('waiting_message');
   });
 
-  it('[OT-32] a runner waiting on a human: waiting_human with its request; approval completes it, a rejected question fails it', async () => {
+  it(`[OT-32] a runner waiting on a human: waiting_human with its request; approval completes it, a rejected question fails \
+it`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     await rt.grant(pid, 'human:owner', ['write'], { delegable: true });
@@ -890,7 +897,8 @@ describe('get, list, cancel and watch', () => {
     expect(targets.runs).toEqual(['tt_write_then_wait:F']);
   });
 
-  it('[OT-45] [OT-46] [OT-73] watch: validated, kept on empty changes, refused when terminal or for a stranger; status untouched', async () => {
+  it(`[OT-45] [OT-46] [OT-73] watch: validated, kept on empty changes, refused when terminal or for a stranger; status \
+untouched`, async () => {
     const { rt, targets } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_write_then_wait', args: { key: 'w' } });
@@ -1016,7 +1024,8 @@ describe('reopen (a real SQLite file)', () => {
 });
 
 describe('owner watch', () => {
-  it('[OT-43] a watching runner blocked in receive on the watch channel completes with the change notice, which holds no owner data', async () => {
+  it(`[OT-43] a watching runner blocked in receive on the watch channel completes with the change notice, which holds no owner \
+data`, async () => {
     const { rt } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     await ok(rt, pid, 'append_memory_object', { name: 'owner', entry: { secret: 'OWNER-CONTENT' } });
@@ -1053,7 +1062,8 @@ describe('owner watch', () => {
     expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([notice!.message_id]);
   });
 
-  it('[OT-31] [OT-45] a notice to a runner waiting on another channel leaves it waiting (the call ran once); a disabled watch sends nothing', async () => {
+  it(`[OT-31] [OT-45] a notice to a runner waiting on another channel leaves it waiting (the call ran once); a disabled watch sends \
+nothing`, async () => {
     const { rt, targets } = await open();
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_write_then_wait', args: { key: 'k' }, owner_watch: true });

@@ -89,7 +89,8 @@ describe('a batch of calls in one reply', () => {
     expect(await calledTools(rt, pid)).toEqual(['get_current_time']);
   });
 
-  it('[S-B6] an unread interrupt refuses the first call of the batch: nothing runs and the stop reason is interrupted_by_message', async () => {
+  it(`[S-B6] an unread interrupt refuses the first call of the batch: nothing runs and the stop reason is \
+interrupted_by_message`, async () => {
     h = await openHarness();
     const { rt, probe } = h;
     const pid = await spawnProbe(rt, 'be interrupted');
@@ -104,7 +105,8 @@ describe('a batch of calls in one reply', () => {
     expect((await rt.messages(pid)).map((m) => m.status)).toEqual(['unread']);
   });
 
-  it('[S-B9] a message that arrives after the prompt was built stops the batch with message_notice after the call it follows; the exit never runs', async () => {
+  it(`[S-B9] a message that arrives after the prompt was built stops the batch with message_notice after the call it follows; the exit \
+never runs`, async () => {
     h = await openHarness();
     const { rt, probe } = h;
     const pid = await spawnProbe(rt, 'work, then exit');

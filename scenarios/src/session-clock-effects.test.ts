@@ -58,7 +58,8 @@ async function usesLeft(r: Runtime, pid: string, resource: string): Promise<numb
 }
 
 describe('get_current_time: the clock read', () => {
-  it('[S-C8] [S-C24] a clock that fails the read: provider_error with effect_status not_started, and the one-use grant is still there', async () => {
+  it(`[S-C8] [S-C24] a clock that fails the read: provider_error with effect_status not_started, and the one-use grant is still \
+there`, async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'tell the time' });
@@ -79,14 +80,16 @@ describe('get_current_time: the clock read', () => {
     expect(await r.call(p.pid, 'get_current_time', {})).toMatchObject({ ok: false, error: { code: 'permission_denied' } });
   });
 
-  it('[S-C9] a failure after the read, in the same call (its event cannot be written), returns an error and leaves nothing: no audit, no event, the use back', async () => {
+  it(`[S-C9] a failure after the read, in the same call (its event cannot be written), returns an error and leaves nothing: no audit, no \
+event, the use back`, async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'tell the time' });
     await r.grant(p.pid, 'clock:now', ['read'], { uses: 1 });
     await rawSql(
       r,
-      `CREATE TRIGGER fail_clock_event BEFORE INSERT ON events WHEN NEW.type = 'external_read' BEGIN SELECT RAISE(ABORT, 'injected event failure'); END`,
+      `CREATE TRIGGER fail_clock_event BEFORE INSERT ON events WHEN NEW.type = 'external_read' BEGIN SELECT ` +
+        `RAISE(ABORT, 'injected event failure'); END`,
     );
     const failed = await r.call(p.pid, 'get_current_time', { timezone: 'UTC' });
     expect(failed.ok).toBe(false);
@@ -106,7 +109,8 @@ describe('get_current_time: the clock read', () => {
 });
 
 describe('sleep: before and after the timer is committed', () => {
-  it('[S-C15] [S-C24] a start reading that fails: provider_error with effect_status not_started; nothing waits and the one-use grant is back', async () => {
+  it(`[S-C15] [S-C24] a start reading that fails: provider_error with effect_status not_started; nothing waits and the one-use grant is \
+back`, async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'back off' });
@@ -123,14 +127,16 @@ describe('sleep: before and after the timer is committed', () => {
     expect(await usesLeft(r, p.pid, 'clock:sleep')).toBe(0);
   });
 
-  it('[S-C16] the start reading, the spent use and the timer wait commit together: a failure writing the wait leaves none of them', async () => {
+  it(`[S-C16] the start reading, the spent use and the timer wait commit together: a failure writing the wait leaves none of \
+them`, async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'back off' });
     await r.grant(p.pid, 'clock:sleep', ['read'], { uses: 1 });
     await rawSql(
       r,
-      `CREATE TRIGGER fail_timer BEFORE INSERT ON pending_actions WHEN NEW.tool = 'sleep' BEGIN SELECT RAISE(ABORT, 'injected wait failure'); END`,
+      `CREATE TRIGGER fail_timer BEFORE INSERT ON pending_actions WHEN NEW.tool = 'sleep' BEGIN SELECT RAISE(ABORT, ` +
+        `'injected wait failure'); END`,
     );
     const failed = await r.call(p.pid, 'sleep', { seconds: 5 });
     expect(failed.ok).toBe(false);
@@ -142,7 +148,8 @@ describe('sleep: before and after the timer is committed', () => {
     expect(await r.call(p.pid, 'sleep', { seconds: 5 })).toMatchObject({ ok: true, wait: { kind: 'timer' } });
   });
 
-  it('[S-C17] a reopen mid-sleep keeps the timer: the saved sleep resumes once after the deadline, without spending the grant again', async () => {
+  it(`[S-C17] a reopen mid-sleep keeps the timer: the saved sleep resumes once after the deadline, without spending the grant \
+again`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'libos-sleep-'));
     dirs.push(dir);
     const path = join(dir, 'store.db');
@@ -168,7 +175,8 @@ describe('sleep: before and after the timer is committed', () => {
     expect((await second.process(p.pid)).status).toBe('exited');
   });
 
-  it('[S-C18] the end reading is taken at the resume: a clock stepped back below the start gives elapsed 0, never negative, and the use stays spent', async () => {
+  it(`[S-C18] the end reading is taken at the resume: a clock stepped back below the start gives elapsed 0, never negative, and the use \
+stays spent`, async () => {
     const clock = fakeClock();
     const r = await open(clock);
     const p = await r.spawn({ goal: 'back off' });

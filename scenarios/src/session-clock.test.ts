@@ -13,7 +13,8 @@ async function proc() {
   return p.pid;
 }
 
-it('[S-C1] [S-C3] get_current_time needs clock:now read and returns iso8601 with an explicit offset, unix seconds and the zone as given', async () => {
+it(`[S-C1] [S-C3] get_current_time needs clock:now read and returns iso8601 with an explicit offset, unix seconds and the zone as \
+given`, async () => {
   const pid = await proc();
   await rt.grant(pid, 'clock:now', ['read']);
   expect(await rt.call(pid, 'get_current_time', { timezone: 'UTC' })).toMatchObject({

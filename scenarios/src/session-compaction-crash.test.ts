@@ -52,7 +52,8 @@ async function killAtReady(mode: 'stage2' | 'mid-child'): Promise<{ db: string; 
 const pending = (pid: string) =>
   rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
 
-it('SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt from the saved wait (stage 1 rolled forward) and the compaction completes once', async () => {
+it(`SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt from the saved wait (stage 1 rolled forward) and the \
+compaction completes once`, async () => {
   const { db, ready } = await killAtReady('stage2');
   expect(ready.status).toBe('waiting_event');
   rt = await openContextRuntime({ path: db, idStart: REOPEN_IDS });
@@ -78,7 +79,8 @@ it('SIGKILL while the caller waits on stage 2, reopen, run: stage 2 is rebuilt f
   expect(after.payload!.entries[0]).toMatchObject({ source_entry_count: ready.source_entries, summary: summaryOf('stage 2', ['stage 2']) });
 });
 
-it("SIGKILL inside the compressor's model call, reopen: the compressor is paused, never replayed; resumed, it finishes and the compaction completes once", async () => {
+it(`SIGKILL inside the compressor's model call, reopen: the compressor is paused, never replayed; resumed, it finishes and the compaction \
+completes once`, async () => {
   const { db, ready } = await killAtReady('mid-child');
   expect(ready.running).toBe(ready.first);
   rt = await openContextRuntime({ path: db, idStart: REOPEN_IDS });

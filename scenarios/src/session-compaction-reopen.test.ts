@@ -37,7 +37,8 @@ async function waitingCompaction(path: string): Promise<{ pid: string; child: st
 const pendingRows = (pid: string) =>
   rt!.transaction((scope) => scope.store.selectFrom('pending_actions').selectAll().where('pid', '=', pid).execute());
 
-it('[S-X18] a reopen while a stage waits: the lost stage goal is rebuilt, the child exits, the compaction completes and its saved call is done', async () => {
+it(`[S-X18] a reopen while a stage waits: the lost stage goal is rebuilt, the child exits, the compaction completes and its saved call is \
+done`, async () => {
   const path = storePath();
   const { pid, child } = await waitingCompaction(path);
   const before = await contextOf(rt!, pid);
@@ -61,7 +62,8 @@ it('[S-X18] a reopen while a stage waits: the lost stage goal is rebuilt, the ch
   expect(after.payload!.entries[0]!.summary).toEqual(summaryOf('stage 1', ['stage 1']));
 });
 
-it('[S-X19] a stage result lost with the reopen and no full I/O: the stage runs again in a new child; both pids are kept, the first as discarded', async () => {
+it(`[S-X19] a stage result lost with the reopen and no full I/O: the stage runs again in a new child; both pids are kept, the first as \
+discarded`, async () => {
   const path = storePath();
   const { pid, child } = await waitingCompaction(path);
   await rt!.run({ provider: new CompressorProvider(rt!, new ScriptedProvider([])), maxQuanta: 1, persistFullIo: false }); // the child exits
@@ -82,7 +84,8 @@ it('[S-X19] a stage result lost with the reopen and no full I/O: the stage runs 
   expect(await rt.audit({ action: 'context.compressor_discarded' })).toHaveLength(1);
 });
 
-it("a stage result lost with the reopen but kept by full I/O: the summary is taken from the child's recorded exit call, no rerun", async () => {
+it(`a stage result lost with the reopen but kept by full I/O: the summary is taken from the child's recorded exit call, no \
+rerun`, async () => {
   const path = storePath();
   const { pid, child } = await waitingCompaction(path);
   await rt!.run({
@@ -114,7 +117,8 @@ it('[S-X20] a saved compaction found resuming at reopen: the process fails close
   expect((await contextOf(rt, pid)).generation).toBe(before.generation);
 });
 
-it('[S-X30] compact, then reopen: generation, label high-water and audit survive; the payload does not (a new OID with fresh entries)', async () => {
+it(`[S-X30] compact, then reopen: generation, label high-water and audit survive; the payload does not (a new OID with fresh \
+entries)`, async () => {
   const path = storePath();
   const { pid } = await waitingCompaction(path);
   await rt!.run({ provider: new CompressorProvider(rt!, new ScriptedProvider([])), maxQuanta: 2 });

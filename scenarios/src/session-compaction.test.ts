@@ -193,7 +193,8 @@ describe('compact_process_context: the saved wait is the only resume', () => {
 });
 
 describe('compact_process_context: stages and the writeback', () => {
-  it('[S-X5] [K-37] force, one chunk: the caller waits on one context-compressor:v0 child whose table is exactly [process_exit]', async () => {
+  it(`[S-X5] [K-37] force, one chunk: the caller waits on one context-compressor:v0 child whose table is exactly \
+[process_exit]`, async () => {
     const pid = await agent();
     const r = await rt.call(pid, 'compact_process_context', { force: true, max_chunks: 1 });
     expect(r).toMatchObject({ ok: true, wait: { kind: 'child' } });
@@ -272,7 +273,8 @@ describe('compact_process_context: stages and the writeback', () => {
     expect((await contextOf(rt, pid)).payload!.entries.slice(1)).toEqual(three);
   });
 
-  it('[S-X26] target 256, preserve 2, a large tail: compacted above the target; the tail is the source tail; the stage goal says 256', async () => {
+  it(`[S-X26] target 256, preserve 2, a large tail: compacted above the target; the tail is the source tail; the stage goal says \
+256`, async () => {
     const pid = await agent({ quanta: 3, size: 3000 });
     const before = await contextOf(rt, pid);
     const { last, provider } = await compactAndRun(pid, { target_tokens: 256, preserve_recent_entries: 2, max_chunks: 1 });
@@ -426,7 +428,8 @@ describe('compact_process_context: failures leave the context unchanged', () => 
     expect(await jobOf(rt, pid)).toMatchObject({ status: 'failed' });
   });
 
-  it('[S-X12] an append between the pre-check and the write: the CAS conflicts, the entry stays, the version is old+1, the generation is unchanged', async () => {
+  it(`[S-X12] an append between the pre-check and the write: the CAS conflicts, the entry stays, the version is old+1, the generation is \
+unchanged`, async () => {
     const pid = await agent();
     const before = await contextOf(rt, pid);
     const outcome = await rt.transaction(async (scope) => {
@@ -459,7 +462,8 @@ describe('compact_process_context: failures leave the context unchanged', () => 
     expect(after.payload!.entries.at(-1)).toEqual({ kind: 'late', at: 'x' });
   });
 
-  it('[S-X31] a failure after the write (the job update throws): the write rolls back with it (settlement rolled_back); a new call compacts once', async () => {
+  it(`[S-X31] a failure after the write (the job update throws): the write rolls back with it (settlement rolled_back); a new call \
+compacts once`, async () => {
     let fail = true;
     rt = await openContextRuntime({
       sessionOptions: {
@@ -491,7 +495,8 @@ describe('compact_process_context: failures leave the context unchanged', () => 
     expect((await rt.audit({ action: 'context.compacted' })).length).toBe(1);
   });
 
-  it('[S-X24] an active job at stage 2 and a fresh call with other arguments: the stored arguments go on, no second job; without process:spawn it fails closed', async () => {
+  it(`[S-X24] an active job at stage 2 and a fresh call with other arguments: the stored arguments go on, no second job; without \
+process:spawn it fails closed`, async () => {
     for (const revoke of [false, true]) {
       const pid = await agent({ quanta: 3 });
       const before = await contextOf(rt, pid);

@@ -30,7 +30,8 @@ const PROFILE: LlmProfile = {
 const touches = (n: number, size = 0) => Array.from({ length: n }, (_, i) => [{ tool: 'note_touch', args: { label: `t${i}`, size } }]);
 const children = async (pid: string) => (await rt.processes()).filter((p) => p.parentPid === pid);
 
-it('[S-X22] auto_compact without context:maintenance dispatches nothing (recorded not_authorized, once per episode); a manual call works without it', async () => {
+it(`[S-X22] auto_compact without context:maintenance dispatches nothing (recorded not_authorized, once per episode); a manual call works \
+without it`, async () => {
   // Under pressure from the first prompt:
   rt = await openContextRuntime({ contextManagement: { mode: 'auto_compact', thresholdRatio: 0.1 } });
   const p = await rt.spawn({ goal: 'work under pressure', image: CTX_AGENT });
@@ -52,7 +53,8 @@ it('[S-X22] auto_compact without context:maintenance dispatches nothing (recorde
   expect(after.results[1]!.results[0]).toMatchObject({ ok: true, payload: { compacted: true } });
 });
 
-it('auto_compact with context:maintenance: the quantum dispatches the compaction through the broker instead of a model call, once per pressure episode', async () => {
+it(`auto_compact with context:maintenance: the quantum dispatches the compaction through the broker instead of a model call, once per \
+pressure episode`, async () => {
   rt = await openContextRuntime({
     contextManagement: {
       mode: 'auto_compact',
@@ -104,7 +106,8 @@ it('[S-X23] source_only with a pressure notice: no heading and no Object; compac
   expect((await contextOf(rt, p.pid)).oid).toBeNull();
 });
 
-it('the storage trigger: a context payload past 96,000 bytes is compacted (max_chunks 4, preserve 0) whatever the mode and without a window', async () => {
+it(`the storage trigger: a context payload past 96,000 bytes is compacted (max_chunks 4, preserve 0) whatever the mode and without a \
+window`, async () => {
   rt = await openContextRuntime({ contextManagement: { mode: 'disabled' } });
   const p = await rt.spawn({ goal: 'write big notes', image: CTX_AGENT });
   await rt.grant(p.pid, 'process:spawn', ['write']);

@@ -16,7 +16,8 @@ afterEach(async () => {
 const touches = (n: number) => Array.from({ length: n }, (_, i) => [{ tool: 'note_touch', args: { label: `t${i}` } }]);
 
 describe('the LLM context Object', () => {
-  it('[S-X1] enrichment on (host policy, or context:enrichment execute) puts the heading in the prompt and keeps llm_context:<pid>; source_only has neither', async () => {
+  it(`[S-X1] enrichment on (host policy, or context:enrichment execute) puts the heading in the prompt and keeps llm_context:<pid>; \
+source_only has neither`, async () => {
     rt = await openContextRuntime({ hostConfig: { llm_context: { policy: 'llm_context_object' } } });
     const byPolicy = await rt.spawn({ goal: 'policy on' });
     // It stays live (an exit releases what a root owns, its context Object included).

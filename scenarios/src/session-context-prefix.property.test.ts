@@ -16,7 +16,8 @@ const step = fc.record({
   host: fc.constantFrom('nothing', 'grant', 'message'),
 });
 
-it('[S-X2] property: any run of quanta without a compaction renders byte-prefix-stable contexts under one generation; a compaction moves it', async () => {
+it(`[S-X2] property: any run of quanta without a compaction renders byte-prefix-stable contexts under one generation; a compaction moves \
+it`, async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 7 }), async (steps) => {
       const rt = await openContextRuntime();

@@ -72,6 +72,7 @@ llm_calls rows show`, async () => {
   const compressors = processes.filter((x) => x.pid !== p.pid);
   expect(compressors.every((x) => x.imageId === 'context-compressor:v0' && ['exited', 'runnable'].includes(x.status))).toBe(true);
   console.log(
-    `window ${WINDOW}: ${report.quanta} quanta, ${rows.length} model calls, ${compactions.length} compactions, largest prompt + reserve ${largest} tokens`,
+    `window ${WINDOW}: ${report.quanta} quanta, ${rows.length} model calls, ${compactions.length} compactions, ` +
+      `largest prompt + reserve ${largest} tokens`,
   );
 }, 600_000);

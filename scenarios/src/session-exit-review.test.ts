@@ -68,7 +68,8 @@ function evidenceFor(review: CompletionReview, tool: string): CompletionEvidence
 const reviewOf = (r: ToolCallResult) => (r.ok ? ((r.payload as { completion_review: CompletionReview }).completion_review ?? null) : null);
 
 describe('review-gated process_exit', () => {
-  it('[K-38] [S-R1] [S-R19] coding-agent bare exit returns completion_review_required with a token and stays live; base-agent exits at once', async () => {
+  it(`[K-38] [S-R1] [S-R19] coding-agent bare exit returns completion_review_required with a token and stays live; base-agent exits at \
+once`, async () => {
     const rt = await open();
     const pid = await codingAgent(rt);
     const capsBefore = await rt.capabilities(pid);
@@ -209,7 +210,8 @@ describe('review-gated process_exit', () => {
     expect(b.observed_successful_tool_calls).toEqual(['list_memory_namespace', 'send_process_message']);
   });
 
-  it('[S-R18] [S-R21] the goal reference reads the payload that matches its hash; the message reference reads exactly the acked messages and changes nothing', async () => {
+  it(`[S-R18] [S-R21] the goal reference reads the payload that matches its hash; the message reference reads exactly the acked messages \
+and changes nothing`, async () => {
     const rt = await open();
     const pid = await codingAgent(rt, 'Write `the ledger` and report.');
     const m1 = await rt.sendMessage(pid, { n: 1 });
@@ -474,7 +476,8 @@ describe('review-gated process_exit', () => {
     expect((await rt.process(pid)).status).toBe('runnable');
   });
 
-  it('[S-R13] [S-R17] after a reopen the goal payload is gone: ok=false naming checkpoint and successor, no token, no goal from an acked follow-up', async () => {
+  it(`[S-R13] [S-R17] after a reopen the goal payload is gone: ok=false naming checkpoint and successor, no token, no goal from an acked \
+follow-up`, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'libos-exit-review-'));
     dirs.push(dir);
     const path = join(dir, 'libos.db');

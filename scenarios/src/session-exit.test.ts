@@ -39,7 +39,8 @@ describe('process_exit, one phase', () => {
     ]);
   });
 
-  it('[S-E2] result_oid beats payload and message and is used untouched; a payload beats a message; a message alone is {message}', async () => {
+  it(`[S-E2] result_oid beats payload and message and is used untouched; a payload beats a message; a message alone is \
+{message}`, async () => {
     const r = await open();
     const a = await spawnProbe(r, 'exit with an Object');
     const kept = (await ok(r, a, 'create_memory_object', { type: 'observation', name: 'kept', payload: { v: 1 } })).oid as string;

@@ -128,7 +128,8 @@ describe('an openai profile against a local OpenAI-compatible server', () => {
 });
 
 describe('the input estimate on llm_calls rows', () => {
-  it('a run with a profile records on each row the input estimate maintenance projected: the tokenizer count of the prompt sent', async () => {
+  it(`a run with a profile records on each row the input estimate maintenance projected: the tokenizer count of the prompt \
+sent`, async () => {
     const model = 'gpt-4o-mini'; // OpenAI family: the real tokenizer counts
     const { rt: r, pid } = await open({ llm_profiles: { one: { ...profile(), model } } });
     const provider = new ScriptedProvider([[note('a')], [note('b')], [{ tool: 'process_exit', args: {} }]], { model });

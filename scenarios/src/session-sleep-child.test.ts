@@ -8,7 +8,8 @@ import { afterEach, expect, it } from 'vitest';
 let rt: Runtime;
 afterEach(async () => rt.close());
 
-it('[S-C23] a child exiting and a message arriving mid-sleep do not end it: only its timer does; the output is requested and elapsed only', async () => {
+it(`[S-C23] a child exiting and a message arriving mid-sleep do not end it: only its timer does; the output is requested and elapsed \
+only`, async () => {
   let now = Date.parse('2026-12-01T09:00:00Z');
   // The scheduler's idle wait for the timer moves this clock (once `frozen` is lifted); nothing else does.
   let frozen = true;

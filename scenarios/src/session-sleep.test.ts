@@ -90,7 +90,8 @@ it('[S-C10] a real short sleep: the scheduler waits for the timer and the measur
   expect(out.elapsed_seconds).toBeGreaterThanOrEqual(0.05);
 });
 
-it('[S-C11] [S-C14] out-of-range seconds are invalid_arguments; without clock:sleep it is permission_denied and nothing waits', async () => {
+it(`[S-C11] [S-C14] out-of-range seconds are invalid_arguments; without clock:sleep it is permission_denied and nothing \
+waits`, async () => {
   await open();
   const p = await rt.spawn({ goal: 'nap' });
   await rt.activateSkill(p.pid, 'agent-libos-runtime-session');

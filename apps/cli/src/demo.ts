@@ -246,7 +246,8 @@ async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   const perPid = (pid: string) => calls.filter((c) => c.pid === pid).length;
   const tokens = calls.reduce((t, c) => t + (c.totalTokens ?? 0), 0);
   n = step(
-    `the record: ${calls.length} model calls (parent ${perPid(parent.pid)}, worker ${perPid(childPid)}; ${tokens} tokens), ${resumed} resumed waits with no model call, ${audit.length} audit records, ${events.length} events`,
+    `the record: ${calls.length} model calls (parent ${perPid(parent.pid)}, worker ${perPid(childPid)}; ${tokens} ` +
+      `tokens), ${resumed} resumed waits with no model call, ${audit.length} audit records, ${events.length} events`,
     [
       `audit by action: ${[...byAction]
         .sort((a, b) => b[1] - a[1])

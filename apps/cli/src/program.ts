@@ -290,7 +290,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const report = await validatePluginDir(dir);
         print(o, report, () =>
           report.problems.length === 0
-            ? `ok: ${report.skills.length} skill(s) valid${report.plugin ? `; plugin ${report.plugin} loads` : ''}: ${report.skills.join(', ')}`
+            ? `ok: ${report.skills.length} skill(s) valid${report.plugin ? `; plugin ${report.plugin} loads` : ''}: ` +
+              `${report.skills.join(', ')}`
             : report.problems.map((p) => `${p.file}: ${p.field}: ${p.message}`).join('\n'),
         );
         return report.problems.length === 0 ? EXIT.ok : EXIT.toolError;

@@ -18,7 +18,8 @@ afterEach(async () => {
 const nestedText = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
 
 describe('JSON bounds of REST bodies', () => {
-  it('[K-8.6] a message nested 10,000 deep is 400 invalid_arguments naming payload and depth 100; nothing written, nothing logged', async () => {
+  it(`[K-8.6] a message nested 10,000 deep is 400 invalid_arguments naming payload and depth 100; nothing written, nothing \
+logged`, async () => {
     const p = await h.rt.spawn({ goal: 'read mail' });
     const events = (await h.rt.events()).length;
     const r = await h.api(`/api/processes/${p.pid}/message`, { raw: `{"payload":${nestedText(10_000)},"interrupt":true}` });

@@ -45,7 +45,8 @@ describe('budgets', () => {
     expect(s.events.filter((e) => e.type === 'resource.charged').at(-1)!.data).toMatchObject({ pid: C, chargedPids: [C, B, A] });
   });
 
-  it("a child gets half of the parent's remaining (tool_calls ≥ 1), reserved from the parent, and the parent is charged child_processes 1", async () => {
+  it(`a child gets half of the parent's remaining (tool_calls ≥ 1), reserved from the parent, and the parent is charged child_processes \
+1`, async () => {
     await b((x) => x.openAccount(A, null, { tool_calls: 10, llm_total_tokens: 1000 }));
     await b((x) => x.openAccount(B, A));
     const child = await b((x) => x.usage(B));

@@ -219,7 +219,8 @@ describe('revoke', () => {
     expect(s.events.filter((e) => e.type === 'capability.revoked')).toHaveLength(1);
   });
 
-  it('[CAP-35] stranger denied; holder drops own allow but not own deny; issuer ok; non-revocable denied to all but the host bypass', async () => {
+  it(`[CAP-35] stranger denied; holder drops own allow but not own deny; issuer ok; non-revocable denied to all but the host \
+bypass`, async () => {
     const allow = await o.grant({ subject: A, resource: 'object:a', rights: ['read'] }, B);
     const deny = await o.grant({ subject: A, resource: 'object:b', rights: ['read'], effect: 'deny' }, B);
     const pinned = await o.grant({ subject: A, resource: 'object:c', rights: ['read'], revocable: false });

@@ -81,7 +81,10 @@ export interface ApprovalBinding {
 
 /** The authority engine. Stateless: every method works in the transaction of the scope it is given. */
 export interface AuthorityEngine {
-  /** Kysely migrations for the tables this package owns (grants, reservations, budget accounts and envelopes, process labels, sink registry). */
+  /**
+   * Kysely migrations for the tables this package owns (grants, reservations, budget accounts and envelopes, process labels, sink
+   * registry).
+   */
   readonly migrations: readonly Migration[];
   /**
    * The sdk Authority of `pid` in one store transaction. `require()` audits the decision, throws unless allowed

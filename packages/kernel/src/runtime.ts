@@ -445,7 +445,10 @@ export class Runtime {
     );
   }
 
-  /** Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100). Reading here does not ACK. */
+  /**
+   * Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100).
+   * Reading here does not ACK.
+   */
   async messages(pid: string, opts: { includeAcked?: boolean; limit?: number } = {}): Promise<ProcessMessage[]> {
     return (await queryMessages(this.#live().db, pid, {}, { includeAcked: opts.includeAcked ?? true, limit: opts.limit ?? 100 })).messages;
   }

@@ -316,7 +316,8 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     if (record.version !== opts.expectedVersion) {
       throw new LibosError(
         'version_conflict',
-        `replacePayload: ${record.namespace}/${record.name} is at version ${record.version}, not ${opts.expectedVersion}; nothing was written`,
+        `replacePayload: ${record.namespace}/${record.name} is at version ${record.version}, not ${opts.expectedVersion}; ` +
+          `nothing was written`,
         {
           details: { oid, expected_version: opts.expectedVersion, version: record.version },
         },

@@ -511,7 +511,9 @@ export interface RunnerState {
  * });
  */
 export interface RunnerService {
-  /** The tool as `callerPid` sees it: `tool_not_found` when no plugin defines it, `tool_not_in_process_table` when the caller cannot see it. */
+  /**
+   * The tool as `callerPid` sees it: `tool_not_found` when no plugin defines it, `tool_not_in_process_table` when the caller cannot see it.
+   */
   resolveTool(callerPid: string, tool: string): Promise<RunnerToolInfo>;
   /** Parses arguments against the tool's zod input: the parsed object, or `invalid_arguments` naming every bad field. */
   validateArgs(tool: string, args: unknown): Record<string, unknown>;

@@ -93,7 +93,8 @@ export function registerHuman(program: Command, kit: CommandKit): void {
     .addOption(
       new Option(
         '--decision <decision>',
-        'a permission decision (default: ask_each_time for a per-use request; always_allow on --approve, always_deny on --reject for a standing one)',
+        'a permission decision (default: ask_each_time for a per-use request; always_allow on --approve, always_deny ' +
+          'on --reject for a standing one)',
       ).choices(['always_allow', 'always_deny', 'ask_each_time']),
     )
     .action(
@@ -115,7 +116,8 @@ export function registerHuman(program: Command, kit: CommandKit): void {
             o,
             { request: settled, process: { pid: p.pid, status: p.status } },
             () =>
-              `${settled.id} ${settled.status}${responseText(settled) ? ` (${responseText(settled)})` : ''}; ${p.pid} is ${p.status}${p.status === 'runnable' ? ' (libos run continues it)' : ''}`,
+              `${settled.id} ${settled.status}${responseText(settled) ? ` (${responseText(settled)})` : ''}; ${p.pid} ` +
+              `is ${p.status}${p.status === 'runnable' ? ' (libos run continues it)' : ''}`,
           );
         });
       }),

@@ -25,7 +25,8 @@ export function parseRights(text: string): Right[] {
   const bad = rights.filter((r) => !isRight(r));
   if (rights.length === 0 || bad.length > 0)
     throw new UsageError(
-      `rights: ${bad.length ? `unknown right(s) ${bad.join(', ')}` : 'none given'}; use a comma list of read, write, delete, execute, materialize, link, diff, grant, revoke, approve, admin`,
+      `rights: ${bad.length ? `unknown right(s) ${bad.join(', ')}` : 'none given'}; use a comma list of read, ` +
+        `write, delete, execute, materialize, link, diff, grant, revoke, approve, admin`,
     );
   return rights as Right[];
 }

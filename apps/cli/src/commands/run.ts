@@ -135,7 +135,10 @@ export function quantumLine(n: number, q: QuantumResult): string {
 export function retryLine(e: RuntimeEvent): string {
   const d = e.data as { attempt?: number; max_attempts?: number; delay_ms?: number; error?: { code?: string; message?: string } };
   const wait = typeof d.delay_ms === 'number' ? `, retrying in ${(d.delay_ms / 1000).toFixed(1)} s` : '';
-  return `retry ${e.pid ?? '-'}: attempt ${d.attempt ?? '?'} of ${d.max_attempts ?? '?'} failed (${d.error?.code ?? '?'}: ${firstLine(d.error?.message ?? '')})${wait}`;
+  return (
+    `retry ${e.pid ?? '-'}: attempt ${d.attempt ?? '?'} of ${d.max_attempts ?? '?'} failed (${d.error?.code ?? '?'}: ` +
+    `${firstLine(d.error?.message ?? '')})${wait}`
+  );
 }
 
 /** The pids of `root` and every descendant. */
@@ -283,7 +286,8 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
         ...(out.held.length ? [`held paused during the run and resumed: ${out.held.join(', ')}`] : []),
         ...providerFailed.map(
           (f) =>
-            `provider failed: ${f.pid} paused: ${f.code}: ${firstLine(f.message)} (fix the provider, then libos resume ${f.pid} and run again)`,
+            `provider failed: ${f.pid} paused: ${f.code}: ${firstLine(f.message)} (fix the provider, then libos resume ` +
+            `${f.pid} and run again)`,
         ),
       ].join('\n'),
     );

@@ -18,7 +18,8 @@ function firstLine(run: ReturnType<typeof startLibos>): Promise<string> {
 }
 
 describe('libos serve', { timeout: 60_000 }, () => {
-  it('prints {url, token, db, pid, scheduler, console} as one JSON line, answers /api/health with the token, serves the console at /, holds the lease, exits 0 on SIGINT', async () => {
+  it(`prints {url, token, db, pid, scheduler, console} as one JSON line, answers /api/health with the token, serves the console at /, \
+holds the lease, exits 0 on SIGINT`, async () => {
     const { db, dir } = tempStore('libos-serve-');
     const server = startLibos(db, ['serve', '--port', '0']);
     const info = JSON.parse(await firstLine(server)) as { url: string; token: string; db: string };

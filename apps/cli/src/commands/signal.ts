@@ -69,7 +69,8 @@ export function registerSignals(program: Command, kit: CommandKit): void {
           const status = (await res.json()) as Record<string, unknown>;
           print(o, status, () =>
             status.mode === 'background'
-              ? `scheduler ${String(status.state)} (${String(status.provider)} ${String(status.model)}), ${String(status.quanta)} quanta${status.busy ? ', a quantum running' : ''}${status.error ? `; paused by ${JSON.stringify(status.error)}` : ''}`
+              ? `scheduler ${String(status.state)} (${String(status.provider)} ${String(status.model)}), ${String(status.quanta)} ` +
+                `quanta${status.busy ? ', a quantum running' : ''}${status.error ? `; paused by ${JSON.stringify(status.error)}` : ''}`
               : 'no background scheduler (libos serve --provider <name> runs one)',
           );
         }),

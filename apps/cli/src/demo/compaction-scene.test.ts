@@ -6,7 +6,8 @@ import { session } from '@libos/session';
 import { expect, it } from 'vitest';
 import { compactionScene } from './compaction-scene.js';
 
-it("the demo's compaction scene: the scribe outgrows its window, two compressors compact its context, the generation moves, it finishes", async () => {
+it(`the demo's compaction scene: the scribe outgrows its window, two compressors compact its context, the generation moves, it \
+finishes`, async () => {
   const rt = await openRuntime({
     path: ':memory:',
     plugins: [capabilities(), objectMemory(), session()],
@@ -45,7 +46,8 @@ it("the demo's compaction scene: the scribe outgrows its window, two compressors
     expect(facts.new_version).toBe(Number(facts.old_version) + 1);
     expect(facts.generation.after).not.toBe(facts.generation.before);
     expect(steps.find((s) => s.startsWith('context after:'))).toBe(
-      `context after: version ${facts.old_version} → ${facts.new_version}, generation ${facts.generation.before} → ${facts.generation.after}`,
+      `context after: version ${facts.old_version} → ${facts.new_version}, generation ${facts.generation.before} ` +
+        `→ ${facts.generation.after}`,
     );
   } finally {
     await rt.close();

@@ -25,7 +25,9 @@ async function remote<T>(served: ServedStore, fn: () => Promise<T>): Promise<T> 
     if (err instanceof LibosApiError) throw localError(err);
     if (isLibosError(err)) throw err;
     const why = err instanceof Error ? err.message : String(err);
-    const message = `store ${served.db} is served by libos serve (pid ${served.pid}) at ${served.url}, which did not answer (${why}); stop it or retry`;
+    const message =
+      `store ${served.db} is served by libos serve (pid ${served.pid}) at ${served.url}, which did not answer ` +
+      `(${why}); stop it or retry`;
     throw new LibosError('store_locked', message, {
       details: { path: served.db, url: served.url, pid: served.pid, unreachable: true },
       cause: err,
@@ -56,7 +58,9 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
   const call = <T>(fn: () => Promise<T>) => remote(served, fn);
   const health = await call(() => client.health());
   if (health.db !== served.db) {
-    const message = `store ${served.db}: the server recorded for it (pid ${served.pid}, ${served.url}) serves ${health.db}; remove the stale ${served.db}.serve.json`;
+    const message =
+      `store ${served.db}: the server recorded for it (pid ${served.pid}, ${served.url}) serves ${health.db}; ` +
+      `remove the stale ${served.db}.serve.json`;
     throw new LibosError('store_locked', message, { details: { path: served.db, url: served.url, pid: served.pid } });
   }
   const catalog = await call(() => json<ReturnType<Runtime['skillCatalog']>>(api.skills.$get() as unknown as Promise<Response>));

@@ -82,7 +82,8 @@ describe('human requests', () => {
     });
   });
 
-  it('[K-53] approve + always_deny and reject + always_allow are 400 before anything changes; a consistent answer installs the policy', async () => {
+  it(`[K-53] approve + always_deny and reject + always_allow are 400 before anything changes; a consistent answer installs the \
+policy`, async () => {
     const { pid, req } = await requestingProcess(h.rt);
     const before = await fingerprint(h.rt);
     const contradictions = [

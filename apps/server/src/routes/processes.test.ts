@@ -103,7 +103,8 @@ describe('processes', () => {
     expect((await h.rt.process(p.pid)).status).toBe('exited');
   });
 
-  it('[K-53] exec_process and a child cancel/terminate through signal_child_process need confirmation too; a child pause does not', async () => {
+  it(`[K-53] exec_process and a child cancel/terminate through signal_child_process need confirmation too; a child pause does \
+not`, async () => {
     const p = await h.rt.spawn({ goal: 'x' });
     const child = await h.rt.spawn({ goal: 'child', parentPid: p.pid });
     await h.rt.activateSkill(p.pid, 'agent-libos-child-processes');

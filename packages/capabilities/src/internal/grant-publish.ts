@@ -100,7 +100,8 @@ export async function assertNoLaundering(
     if (!(await validChain(env.owners, db, rec, now, cache))) continue;
     throw new LibosError(
       'delegation_denied',
-      `resource: ${holder} holds ${rec.effect} record ${rec.id} on ${rec.resource} overlapping ${resource.canonical}; passing on the wider allow would launder it`,
+      `resource: ${holder} holds ${rec.effect} record ${rec.id} on ${rec.resource} overlapping ${resource.canonical}; ` +
+        `passing on the wider allow would launder it`,
       {
         details: { field: 'resource', conflictCapId: rec.id },
       },

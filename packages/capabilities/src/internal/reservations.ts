@@ -32,7 +32,8 @@ export async function reserveImpl(
   if (left === null) {
     throw new LibosError(
       'permission_denied',
-      `${decision.subject} may not ${decision.right} ${decision.resource}: the one-use grant ${decision.consumeId} is already spent or revoked`,
+      `${decision.subject} may not ${decision.right} ${decision.resource}: the one-use grant ${decision.consumeId} ` +
+        `is already spent or revoked`,
       {
         details: { capId: decision.consumeId },
       },

@@ -6,7 +6,9 @@ import { CAPABILITY_SERVICE_NAME, type CapabilityService } from '../service.js';
 export const delegateCapability = defineTool({
   name: 'delegate_capability',
   description:
-    'Give one of your live direct children a narrower copy of a delegable capability you hold: a resource within yours, a subset of its rights, no later expiry. Finite, non-delegable and deny/ask-restricted authority cannot be passed on. Revoking your grant revokes the copy.',
+    'Give one of your live direct children a narrower copy of a delegable capability you hold: a resource ' +
+    'within yours, a subset of its rights, no later expiry. Finite, non-delegable and deny/ask-restricted ' +
+    'authority cannot be passed on. Revoking your grant revokes the copy.',
   input: z.object({
     child_pid: z.string().min(1).max(64),
     capability_id: z.string().min(1).max(64),

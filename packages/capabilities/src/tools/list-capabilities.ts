@@ -5,7 +5,9 @@ import { CAPABILITY_SERVICE_NAME, type CapabilityService } from '../service.js';
 export const listCapabilities = defineTool({
   name: 'list_capabilities',
   description:
-    'List the capabilities your process holds: id, resource, rights, effect (allow/deny/ask), remaining uses and expiry. Seeing a grant here is not using it; revoked, expired and exhausted grants are hidden unless include_inactive is true.',
+    'List the capabilities your process holds: id, resource, rights, effect (allow/deny/ask), remaining uses ' +
+    'and expiry. Seeing a grant here is not using it; revoked, expired and exhausted grants are hidden unless ' +
+    'include_inactive is true.',
   input: z.object({
     include_inactive: z.boolean().default(false),
     kind: z

@@ -11,7 +11,10 @@ import { resources } from '@libos/sdk';
 export const requestPermission = defineTool({
   name: 'request_permission',
   description:
-    'Ask a human to grant your own process a standing permission (resource and rights) and wait for the decision. Broad or privileged requests (admin on capabilities, whole-kind wildcards, non-git shell, filesystem writes outside the workspace, workspace-wide delete) are refused without asking. A rejection returns status rejected; do not ask again for the same thing.',
+    'Ask a human to grant your own process a standing permission (resource and rights) and wait for the decision. ' +
+    'Broad or privileged requests (admin on capabilities, whole-kind wildcards, non-git shell, filesystem ' +
+    'writes outside the workspace, workspace-wide delete) are refused without asking. A rejection returns ' +
+    'status rejected; do not ask again for the same thing.',
   input: z.object({
     resource: z.string().min(1).max(2048),
     rights: z.array(z.enum(RIGHTS)).min(1).max(16),

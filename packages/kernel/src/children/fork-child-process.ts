@@ -16,7 +16,8 @@ export function forkChildProcess(deps: () => KernelDeps) {
   return defineTool({
     name: 'fork_child_process',
     description:
-      'Fork a worker child of your own image that sees the named roots of your MemoryView (default all) read-only and keeps your Skills. Grants nothing else.',
+      'Fork a worker child of your own image that sees the named roots of your MemoryView (default all) read-only ' +
+      'and keeps your Skills. Grants nothing else.',
     input: z.object({
       goal: z.string().min(1).max(32_000).optional().describe("the worker's goal; default your own goal"),
       root_oids: z

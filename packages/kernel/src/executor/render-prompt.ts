@@ -31,7 +31,8 @@ const KERNEL_PREAMBLE = [
   'You are the planner of one AgentProcess on libOS, an operating system for LLM agents.',
   'You act only by calling the tools listed for this turn. Each turn is stateless: this prompt is all you know.',
   'Visibility is never authority: a tool you can see may still be refused for lack of a capability; do not retry a denial blindly.',
-  'Calls in one turn run in order and stop at the first failure or wait; process_exit, exec_process, compact_process_context and blocking waits must be the only call in their turn.',
+  'Calls in one turn run in order and stop at the first failure or wait; process_exit, exec_process, compact_process_context ' +
+    'and blocking waits must be the only call in their turn.',
 ].join('\n');
 
 /** The `Unread messages:` section (null when the mailbox holds nothing unread). */

@@ -244,7 +244,8 @@ async function chargeTokens(deps: KernelDeps, pid: string, r: LlmResponse, token
   if (budgeted && inconsistent)
     throw new LibosError(
       'resource_limit_exceeded',
-      `the provider reported inconsistent token usage (total ${tokens} < prompt ${p} + completion ${c}) while ${pid} has a token budget; failing closed`,
+      `the provider reported inconsistent token usage (total ${tokens} < prompt ${p} + completion ${c}) while ` +
+        `${pid} has a token budget; failing closed`,
     );
   if (killPids.length > 0)
     throw new LibosError(

@@ -29,7 +29,8 @@ export function execProcessTool(deps: () => KernelDeps) {
   return defineTool({
     name: 'exec_process',
     description:
-      'Replace the image this process runs, keeping pid, budget and usage. Call it alone; never while waiting. preserve_capabilities=false (default) drops grants issued to you by others.',
+      'Replace the image this process runs, keeping pid, budget and usage. Call it alone; never while waiting. ' +
+      'preserve_capabilities=false (default) drops grants issued to you by others.',
     input: z.object({
       image: z.string().min(1),
       goal: z.string().min(1).max(32_000).optional().describe('new goal; omitted keeps the current one'),

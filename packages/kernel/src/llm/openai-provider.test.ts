@@ -144,7 +144,8 @@ describe('OpenAiProvider against a local chat-completions server', () => {
     });
   });
 
-  test('omits tools, tool_choice, parallel_tool_calls, max_tokens and Authorization when there are none, and keeps tool_call_id', async () => {
+  test(`omits tools, tool_choice, parallel_tool_calls, max_tokens and Authorization when there are none, and keeps \
+tool_call_id`, async () => {
     const server = await startServer(() => ({
       status: 200,
       body: { choices: [{ message: { role: 'assistant', content: 'no tools needed' } }] },

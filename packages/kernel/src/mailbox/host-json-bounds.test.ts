@@ -37,7 +37,8 @@ async function written(rt: Runtime, pid: string) {
 }
 
 describe('host JSON bounds', () => {
-  it('[K-8.6] rt.sendMessage with a payload nested 5,000 deep is invalid_arguments naming payload and depth 100; nothing written', async () => {
+  it(`[K-8.6] rt.sendMessage with a payload nested 5,000 deep is invalid_arguments naming payload and depth 100; nothing \
+written`, async () => {
     const { rt, pid } = await processWithMailbox();
     const before = await written(rt, pid);
     await expect(rt.sendMessage(pid, nested(5_000))).rejects.toMatchObject({

@@ -82,7 +82,8 @@ export function mailboxTools(deps: () => KernelDeps) {
   const send = defineTool({
     name: 'send_process_message',
     description:
-      'Send a JSON message to yourself, your parent or a direct child. delivery "interrupt" stops its next non-message tool call until it reads.',
+      'Send a JSON message to yourself, your parent or a direct child. delivery "interrupt" stops its next ' +
+      'non-message tool call until it reads.',
     input: z.object({
       to_pid: z.string().min(1),
       payload: z.json(),
@@ -148,7 +149,8 @@ export function mailboxTools(deps: () => KernelDeps) {
   const receive = defineTool({
     name: 'receive_process_messages',
     description:
-      'Take unread messages that match the filters (ACKed by default). block=true waits for a matching message when none is unread; a blocking receive needs a limit > 0 and, if given, non-empty message_ids.',
+      'Take unread messages that match the filters (ACKed by default). block=true waits for a matching message ' +
+      'when none is unread; a blocking receive needs a limit > 0 and, if given, non-empty message_ids.',
     input: z.object({ ...filterFields, block: z.boolean().default(false) }),
     async run(args, ctx) {
       const f = filtersOf(args);
@@ -168,7 +170,8 @@ export function mailboxTools(deps: () => KernelDeps) {
   const read = defineTool({
     name: 'read_process_messages',
     description:
-      'Read messages by exact message_ids or filters, optionally including ACKed ones; ack=false leaves their status unchanged. Never blocks; has_more/omitted_count tell what the limit left out.',
+      'Read messages by exact message_ids or filters, optionally including ACKed ones; ack=false leaves their ' +
+      'status unchanged. Never blocks; has_more/omitted_count tell what the limit left out.',
     input: z.object({ ...filterFields, include_acked: z.boolean().default(false) }),
     async run(args, ctx) {
       return {

@@ -56,7 +56,8 @@ async function mailbox(): Promise<OpenedStore> {
 }
 
 describe('unread mail in one query', () => {
-  it('unreadOf and unreadByDelivery say what the two-query reference says (count, the oldest 20 ids, channels, correlation ids)', async () => {
+  it(`unreadOf and unreadByDelivery say what the two-query reference says (count, the oldest 20 ids, channels, correlation \
+ids)`, async () => {
     const s = await mailbox();
     const expected = { normal: await reference(s.db, PID, 'normal'), interrupt: await reference(s.db, PID, 'interrupt') };
     expect(expected.normal.count).toBe(21);

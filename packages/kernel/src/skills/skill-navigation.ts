@@ -60,7 +60,8 @@ export async function loadSkillOnProcess(
   if (expectedSha !== undefined && expectedSha !== reg.manifest.packageSha256) {
     throw new LibosError(
       'skill_package_changed',
-      `expected_package_sha256: skill ${skillId} is now ${reg.manifest.packageSha256}, not ${expectedSha}; discover it again before activating`,
+      `expected_package_sha256: skill ${skillId} is now ${reg.manifest.packageSha256}, not ${expectedSha}; ` +
+        `discover it again before activating`,
       {
         details: { skill_id: skillId, expected: expectedSha, actual: reg.manifest.packageSha256 },
       },

@@ -126,7 +126,8 @@ export function parseModelMetadata(raw: unknown): ParsedMetadata {
   if (unknown.length > 0) {
     throw invalid(
       'metadata',
-      `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')} (origin and token_estimate are derived)`,
+      `unknown key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; allowed: ${MODEL_METADATA_KEYS.join(', ')} ` +
+        `(origin and token_estimate are derived)`,
     );
   }
   for (const key of ['trust_level', 'integrity'] as const) {

@@ -78,7 +78,9 @@ export function requireAvailable(payloads: PayloadStore, record: ObjectRecord): 
   if (record.lifecycle !== 'live' || !payloads.has(record.oid)) {
     throw new LibosError(
       'payload_unavailable_after_reopen',
-      `${record.namespace}/${record.name} (${record.oid}, version ${record.version}): its payload was runtime-local and did not survive the Runtime reopen; recover the content from an authoritative file or a captured checkpoint, then create it again under this name. Do not infer it from the surviving metadata, version or OID.`,
+      `${record.namespace}/${record.name} (${record.oid}, version ${record.version}): its payload was runtime-local ` +
+        `and did not survive the Runtime reopen; recover the content from an authoritative file or a captured ` +
+        `checkpoint, then create it again under this name. Do not infer it from the surviving metadata, version or OID.`,
       { details: { oid: record.oid, namespace: record.namespace, name: record.name, version: record.version } },
     );
   }

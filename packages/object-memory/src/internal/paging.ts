@@ -85,7 +85,8 @@ export function readPage<E extends Readonly<Record<string, unknown>>>(req: PageR
   if (req.expectedSha256 !== null && req.expectedSha256 !== canonical.sha256) {
     throw new LibosError(
       'digest_mismatch',
-      `expected_sha256: ${req.expectedSha256} does not match the current sha256 ${canonical.sha256} of this selection; the value changed since your first page, so restart at cursor 0`,
+      `expected_sha256: ${req.expectedSha256} does not match the current sha256 ${canonical.sha256} of this ` +
+        `selection; the value changed since your first page, so restart at cursor 0`,
       { details: { field: 'expected_sha256', sha256: canonical.sha256 } },
     );
   }

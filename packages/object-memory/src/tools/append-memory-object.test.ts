@@ -145,7 +145,8 @@ describe('append_memory_object', () => {
     expect((await inspect(L.oid)).labels.sensitivity).toBe('secret');
   });
 
-  test('[OM-80] object read+write without namespace read is namespace_denied; namespace read + write without object read is object_not_found; L unchanged', async () => {
+  test(`[OM-80] object read+write without namespace read is namespace_denied; namespace read + write without object read is \
+object_not_found; L unchanged`, async () => {
     const { P, Q } = await twoWithProj();
     const L = await ledger(P, { namespace: 'proj' });
     const before = await read(P, { name: 'ledger', namespace: 'proj' });

@@ -43,7 +43,10 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
   defineTool({
     name: 'append_memory_object',
     description:
-      'Append one direct JSON entry to a mutable Object you can read and write. Object payload: appends to list_field (default "entries"; a missing field is created, a non-list fails). Root list: appends to it (list_field ignored, returned null). Scalars and immutable Objects fail. Returns identity, new version, appended=true, list_field and length, never content. Blind retries duplicate entries.',
+      'Append one direct JSON entry to a mutable Object you can read and write. Object payload: appends to ' +
+      'list_field (default "entries"; a missing field is created, a non-list fails). Root list: appends to ' +
+      'it (list_field ignored, returned null). Scalars and immutable Objects fail. Returns identity, new version, ' +
+      'appended=true, list_field and length, never content. Blind retries duplicate entries.',
     input,
     output,
     async run(args, ctx) {
@@ -111,7 +114,8 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         if (now === null || now.lifecycle === 'released' || now.lifecycle === 'superseded') throw objectNotFound(namespace, name);
         throw new LibosError(
           'version_conflict',
-          `name: ${record.namespace}/${record.name} changed while appending (expected version ${record.version}); nothing was appended: re-read it and retry only if the entry is absent`,
+          `name: ${record.namespace}/${record.name} changed while appending (expected version ${record.version}); ` +
+            `nothing was appended: re-read it and retry only if the entry is absent`,
           {
             details: { field: 'name', oid: record.oid, expected_version: record.version },
           },

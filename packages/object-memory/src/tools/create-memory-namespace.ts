@@ -32,7 +32,9 @@ const output = z.object({ namespace: z.string(), parent_namespace: z.string().nu
 export const createMemoryNamespace = defineTool({
   name: 'create_memory_namespace',
   description:
-    'Create one Object Memory namespace (slash-delimited; parent_namespace defaults to the path parent). A top-level namespace needs no right; a child needs write on its existing parent. Duplicates fail (no ensure/upsert). Metadata grants nothing. Returns namespace, parent_namespace, created=true.',
+    'Create one Object Memory namespace (slash-delimited; parent_namespace defaults to the path parent). ' +
+    'A top-level namespace needs no right; a child needs write on its existing parent. Duplicates fail (no ' +
+    'ensure/upsert). Metadata grants nothing. Returns namespace, parent_namespace, created=true.',
   input,
   output,
   async run(args, ctx) {
@@ -45,7 +47,8 @@ export const createMemoryNamespace = defineTool({
       if (explicit !== impliedParent) {
         throw new LibosError(
           'invalid_namespace',
-          `parent_namespace: ${JSON.stringify(explicit)} is not the path parent of namespace ${JSON.stringify(namespace)} (which is ${impliedParent === null ? 'none: it is top-level' : JSON.stringify(impliedParent)})`,
+          `parent_namespace: ${JSON.stringify(explicit)} is not the path parent of namespace ${JSON.stringify(namespace)} ` +
+            `(which is ${impliedParent === null ? 'none: it is top-level' : JSON.stringify(impliedParent)})`,
           { details: { field: 'parent_namespace', namespace, parent_namespace: explicit } },
         );
       }

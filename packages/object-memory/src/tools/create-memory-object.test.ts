@@ -183,7 +183,8 @@ describe('create_memory_object', () => {
     expect((await inspect(o.oid)).labels.trust_level).toBe('untrusted');
   });
 
-  test('[OM-35] an unreadable parent is parent_unavailable; with object:* read a missing one is parent_not_found; "" is parent_invalid', async () => {
+  test(`[OM-35] an unreadable parent is parent_unavailable; with object:* read a missing one is parent_not_found; "" is \
+parent_invalid`, async () => {
     await open();
     const P = await agent();
     const Q = await agent();
@@ -216,7 +217,8 @@ describe('create_memory_object', () => {
     );
   });
 
-  test('[OM-74] missing type or payload is invalid_arguments and creates nothing; payload null is fine; defaults are process scope and immutable', async () => {
+  test(`[OM-74] missing type or payload is invalid_arguments and creates nothing; payload null is fine; defaults are process scope and \
+immutable`, async () => {
     await open();
     const P = await agent();
     const before = await list(P);
@@ -279,7 +281,8 @@ describe('create_memory_object', () => {
     expect((await read(P, { name: 'g7' })).payload).toBe(7);
   });
 
-  test('[OM-77] provenance parents include observed sources: P read o1, so o2 has {o1,o3}; an append adds o4 but never the ledger itself', async () => {
+  test(`[OM-77] provenance parents include observed sources: P read o1, so o2 has {o1,o3}; an append adds o4 but never the ledger \
+itself`, async () => {
     await open();
     const P = await agent();
     const Q = await agent();

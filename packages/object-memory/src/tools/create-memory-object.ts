@@ -17,7 +17,9 @@ import { resources } from '@libos/sdk';
 const input = z.object({
   type: z.string().meta({ enum: [...OBJECT_TYPES], description: 'Object type (classifies; imposes no payload schema).' }),
   payload: z.unknown().meta({
-    description: `Direct JSON value (object, array, string, number, boolean or null; required, null allowed). Pass containers directly, not encoded strings. SIZE at most ${MAX_PAYLOAD_SIZE}.`,
+    description:
+      `Direct JSON value (object, array, string, number, boolean or null; required, null allowed). Pass containers ` +
+      `directly, not encoded strings. SIZE at most ${MAX_PAYLOAD_SIZE}.`,
   }),
   name: z
     .string()
@@ -25,12 +27,16 @@ const input = z.object({
     .optional()
     .describe('Stable name, unique among live Objects of the namespace. Omitted or "" means "<type>:<oid>".'),
   namespace: z.string().nullable().optional().describe('Target namespace (needs write); omitted or blank means your process scope.'),
-  metadata: z.unknown().optional().meta({
-    type: 'object',
-    default: {},
-    description:
-      'Optional keys: title, summary, tags, mime_type, sensitivity, retention_policy, trust_level, integrity, tenant, principal. trust_level/integrity may only be untrusted or unknown.',
-  }),
+  metadata: z
+    .unknown()
+    .optional()
+    .meta({
+      type: 'object',
+      default: {},
+      description:
+        'Optional keys: title, summary, tags, mime_type, sensitivity, retention_policy, trust_level, integrity, ' +
+        'tenant, principal. trust_level/integrity may only be untrusted or unknown.',
+    }),
   parent_oids: z.array(z.string()).optional().meta({ default: [], description: 'OIDs of readable source Objects this one derives from.' }),
   parents: z.array(z.string()).optional().describe('Alias of parent_oids; both are unioned.'),
   immutable: z.boolean().default(true).describe('Default true. Set false at creation to allow appends.'),
@@ -50,7 +56,10 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
   defineTool({
     name: 'create_memory_object',
     description:
-      'Create a typed JSON Object (required: type, payload) in a namespace you can write (omitted = your process scope) and attach its handle to your MemoryView. Optional: name, metadata, parent_oids (readable sources), immutable (default true; set false to append later). Returns oid, namespace, name, type only. Names are unique per namespace; no upsert.',
+      'Create a typed JSON Object (required: type, payload) in a namespace you can write (omitted = your process ' +
+      'scope) and attach its handle to your MemoryView. Optional: name, metadata, parent_oids (readable sources), ' +
+      'immutable (default true; set false to append later). Returns oid, namespace, name, type only. Names ' +
+      'are unique per namespace; no upsert.',
     input,
     output,
     async run(args, ctx) {

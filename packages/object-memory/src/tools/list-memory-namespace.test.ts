@@ -121,7 +121,8 @@ describe('list_memory_namespace', () => {
     expect((await list(P, { namespace: 'proj' })).namespaces).toEqual([{ namespace: 'proj/p', parent_namespace: 'proj' }]);
   });
 
-  test("[OM-71] listing proj shows proj's objects and child proj/r only; {} shows only the process scope; a missing namespace is namespace_not_found", async () => {
+  test(`[OM-71] listing proj shows proj's objects and child proj/r only; {} shows only the process scope; a missing namespace is \
+namespace_not_found`, async () => {
     const { P } = await twoWithProj();
     await kit.t.ok(P, 'create_memory_namespace', { namespace: 'proj/r' });
     await create(P, { type: 'plan', name: 'in-proj', namespace: 'proj', payload: 1 });
@@ -139,7 +140,8 @@ describe('list_memory_namespace', () => {
     expect((await kit.t.fails(P, 'list_memory_namespace', { namespace: 'proj/none' })).code).toBe('namespace_not_found');
   });
 
-  test('the scan ceiling: 1,100 unreadable objects before the readable one is scan_ceiling_reached, never a silent short page', async () => {
+  test(`the scan ceiling: 1,100 unreadable objects before the readable one is scan_ceiling_reached, never a silent short \
+page`, async () => {
     const { P, Q } = await twoWithProj();
     const last = await create(P, { type: 'plan', name: 'old', namespace: 'proj', payload: 1 });
     await kit.t.runtime.transaction(async (scope) => {

@@ -22,7 +22,9 @@ const input = z.object({
     .optional()
     .meta({
       default: LIST_LIMITS.default,
-      description: `Shared page size, integer ${LIST_LIMITS.min}..${LIST_LIMITS.max} (default ${LIST_LIMITS.default}): Objects consume it first, then child namespaces. A full page does not prove completeness.`,
+      description:
+        `Shared page size, integer ${LIST_LIMITS.min}..${LIST_LIMITS.max} (default ${LIST_LIMITS.default}): Objects ` +
+        `consume it first, then child namespaces. A full page does not prove completeness.`,
     }),
 });
 
@@ -58,7 +60,8 @@ async function boundedScan<T, R>(
       if (more.length === 0) break;
       throw new LibosError(
         'scan_ceiling_reached',
-        `limit: scanning ${what} reached the ${LIST_LIMITS.scanCeiling}-row ceiling before filling ${want} entries; the result would be silently short, so nothing is returned (most entries here are not readable by you)`,
+        `limit: scanning ${what} reached the ${LIST_LIMITS.scanCeiling}-row ceiling before filling ${want} entries; ` +
+          `the result would be silently short, so nothing is returned (most entries here are not readable by you)`,
         { details: { field: 'limit', ceiling: LIST_LIMITS.scanCeiling } },
       );
     }
@@ -125,7 +128,10 @@ export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
   defineTool({
     name: 'list_memory_namespace',
     description:
-      'List readable Objects (oid, namespace, name, type, version; newest first) and then readable direct child namespaces of one exact namespace (omitted = your process scope). limit (1..50, default 50) is shared, Objects first. No cursor or total: a full page or a missing name proves nothing. No payload, metadata or labels.',
+      'List readable Objects (oid, namespace, name, type, version; newest first) and then readable direct child ' +
+      'namespaces of one exact namespace (omitted = your process scope). limit (1..50, default 50) is shared, ' +
+      'Objects first. No cursor or total: a full page or a missing name proves nothing. No payload, metadata ' +
+      'or labels.',
     input,
     output,
     async run(args, ctx) {

@@ -62,7 +62,8 @@ describe('read_memory_object', () => {
     expect(pages.at(-1)).not.toHaveProperty('next_cursor');
   });
 
-  test('[OM-40] cursor 1 without digest is invalid_arguments; 64 zeros is digest_mismatch; uppercase or 63-char digests are invalid_arguments', async () => {
+  test(`[OM-40] cursor 1 without digest is invalid_arguments; 64 zeros is digest_mismatch; uppercase or 63-char digests are \
+invalid_arguments`, async () => {
     await open();
     const P = await agent();
     await create(P, { type: 'observation', name: 'v', payload: 'abcdef' });

@@ -66,7 +66,10 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
   defineTool({
     name: 'read_memory_object',
     description:
-      "Read an Object by exact name as canonical JSON (optionally a json_pointer subtree). If it fits max_payload_chars at cursor 0 you get representation json_value with the typed payload; otherwise canonical_json_page with a text preview: follow next_cursor and pass the first page's sha256 as expected_sha256, concatenate previews, then parse. A fragment is not JSON evidence.",
+      'Read an Object by exact name as canonical JSON (optionally a json_pointer subtree). If it fits max_payload_chars ' +
+      'at cursor 0 you get representation json_value with the typed payload; otherwise canonical_json_page ' +
+      "with a text preview: follow next_cursor and pass the first page's sha256 as expected_sha256, concatenate " +
+      'previews, then parse. A fragment is not JSON evidence.',
     input,
     output,
     policy: { idempotent: true },

@@ -30,13 +30,19 @@ function instructionsFor(state: ReviewState): string[] {
   const out = ['This is not an exit: the process is still live. Only status "exited" confirms completion.'];
   if (state.unreadIds.length > 0) {
     out.push(
-      'Activate agent-libos-child-processes and read the unread human messages with read_process_messages {message_ids: unread_human_message_ids} (ack defaults to true). The ACK makes this review_token stale: then call process_exit alone without a token for a fresh review.',
+      'Activate agent-libos-child-processes and read the unread human messages with read_process_messages {message_ids: ' +
+        'unread_human_message_ids} (ack defaults to true). The ACK makes this review_token stale: then call process_exit ' +
+        'alone without a token for a fresh review.',
     );
   }
   out.push(
-    'Read the goal with goal.reference (by namespace and name, never by OID) and the acknowledged messages with acknowledged_human_message_reference (copy its arguments; it changes nothing).',
-    'Give every explicit deliverable its own acceptance check citing its expected_source_refs; together the checks cover every expected_source_ref. A completed check cites observed_successful_tool_calls by exact name; a blocked or cancelled check states the exact reason.',
-    'Then call process_exit alone with this review_token, completion_evidence and your result. Successful tools and human output keep the token; a goal change, a new human message or an ACK makes it stale.',
+    'Read the goal with goal.reference (by namespace and name, never by OID) and the acknowledged messages ' +
+      'with acknowledged_human_message_reference (copy its arguments; it changes nothing).',
+    'Give every explicit deliverable its own acceptance check citing its expected_source_refs; together the ' +
+      'checks cover every expected_source_ref. A completed check cites observed_successful_tool_calls by exact ' +
+      'name; a blocked or cancelled check states the exact reason.',
+    'Then call process_exit alone with this review_token, completion_evidence and your result. Successful ' +
+      'tools and human output keep the token; a goal change, a new human message or an ACK makes it stale.',
   );
   return out;
 }

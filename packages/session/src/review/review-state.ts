@@ -43,7 +43,8 @@ function objectsOf(scope: ServiceScope): ObjectsService {
     if (err instanceof LibosError && err.code === 'not_found') {
       throw new LibosError(
         'completion_review_invalid',
-        'goal: a completion review reads the goal Object, and this runtime does not load the Object Memory plugin; no review token is issued',
+        'goal: a completion review reads the goal Object, and this runtime does not load the Object Memory plugin; ' +
+          'no review token is issued',
         { cause: err },
       );
     }
@@ -85,7 +86,10 @@ export async function loadReviewState(scope: ServiceScope, pid: string): Promise
   if (!goal.payloadAvailable) {
     throw new LibosError(
       'completion_review_invalid',
-      `goal: the payload of goal Object ${goal.oid} is unavailable after a runtime reopen, and this runtime does not recover goals from LLM records; no review token is issued. Restore a checkpoint that holds the goal, or have the host establish a bounded successor goal; a human follow-up message never replaces the original goal`,
+      `goal: the payload of goal Object ${goal.oid} is unavailable after a runtime reopen, and this runtime ` +
+        `does not recover goals from LLM records; no review token is issued. Restore a checkpoint that holds ` +
+        `the goal, or have the host establish a bounded successor goal; a human follow-up message never replaces ` +
+        `the original goal`,
       { details: { field: 'goal', goal_oid: goal.oid, remedies: ['restore_checkpoint', 'bounded_successor_goal'] } },
     );
   }
@@ -95,7 +99,8 @@ export async function loadReviewState(scope: ServiceScope, pid: string): Promise
   if (messages.length > MESSAGE_READ_HARD_LIMIT) {
     throw new LibosError(
       'completion_review_invalid',
-      `human_messages: ${pid} has more than ${MESSAGE_READ_HARD_LIMIT} human messages, more than one review can cover; no review token is issued. Ask the host for a consolidated successor process`,
+      `human_messages: ${pid} has more than ${MESSAGE_READ_HARD_LIMIT} human messages, more than one review ` +
+        `can cover; no review token is issued. Ask the host for a consolidated successor process`,
       { details: { field: 'human_messages', limit: MESSAGE_READ_HARD_LIMIT } },
     );
   }

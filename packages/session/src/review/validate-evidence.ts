@@ -24,7 +24,8 @@ export function validateCompletion(state: ValidationState, token: string | undef
   const errors: string[] = [];
   if (state.unreadIds.length > 0) {
     errors.push(
-      `read and acknowledge every unread human message before exit (read_process_messages with these message_ids, ack=true), then probe again: ${list(state.unreadIds)}`,
+      `read and acknowledge every unread human message before exit (read_process_messages with these message_ids, ` +
+        `ack=true), then probe again: ${list(state.unreadIds)}`,
     );
   }
   if (token !== state.reviewToken) {
@@ -34,7 +35,8 @@ export function validateCompletion(state: ValidationState, token: string | undef
   }
   if (evidence === undefined) {
     errors.push(
-      'completion_evidence must be a structured object with goal_oid, reviewed_message_ids, acceptance_checks and final_verification (see required_evidence_shape)',
+      'completion_evidence must be a structured object with goal_oid, reviewed_message_ids, acceptance_checks ' +
+        'and final_verification (see required_evidence_shape)',
     );
     return errors;
   }
@@ -45,7 +47,8 @@ export function validateCompletion(state: ValidationState, token: string | undef
   const reviewed = evidence.reviewed_message_ids;
   if (reviewed.length !== state.ackedIds.length || new Set(reviewed).size !== reviewed.length || reviewed.some((id) => !acked.has(id))) {
     errors.push(
-      `completion_evidence.reviewed_message_ids must list exactly the ${state.ackedIds.length} acknowledged_human_message_ids, each once (got ${reviewed.length})`,
+      `completion_evidence.reviewed_message_ids must list exactly the ${state.ackedIds.length} acknowledged_human_message_ids, ` +
+        `each once (got ${reviewed.length})`,
     );
   }
   if (state.hints.length > 0) {

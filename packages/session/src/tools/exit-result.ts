@@ -25,7 +25,8 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
       if (err instanceof LibosError && err.code === 'not_found') {
         throw new LibosError(
           'invalid_state',
-          'process_exit: a result Object needs the Object Memory plugin, which this runtime does not load; exit without payload, message or result_oid',
+          'process_exit: a result Object needs the Object Memory plugin, which this runtime does not load; exit ' +
+            'without payload, message or result_oid',
           { cause: err },
         );
       }

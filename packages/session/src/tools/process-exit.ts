@@ -16,7 +16,10 @@ export const MAX_EXIT_MESSAGE_CHARS = 32_000;
 export const processExit = defineTool({
   name: 'process_exit',
   description:
-    'Finish this process. Call it alone, after every write, wait and required output is done. Result precedence: result_oid (an existing readable Object) > payload (becomes a summary Object) > message (becomes {"message": ...}) > none. Only status "exited" confirms completion; "completion_review_required" means the process is still live: follow the review.',
+    'Finish this process. Call it alone, after every write, wait and required output is done. Result precedence: ' +
+    'result_oid (an existing readable Object) > payload (becomes a summary Object) > message (becomes {"message": ' +
+    '...}) > none. Only status "exited" confirms completion; "completion_review_required" means the process ' +
+    'is still live: follow the review.',
   input: z.object({
     result_oid: z.string().regex(idPattern('obj')).optional().describe('an existing Object you can read; overrides payload and message'),
     payload: z.json().optional().describe('structured final summary; becomes a new summary Object'),

@@ -187,7 +187,10 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
     return notified;
   }
 
-  /** The result Object: immutable `tool_result` owned by the task, linked from the owner (`produced`); a live creator gets r+m+link and a root. */
+  /**
+   * The result Object: immutable `tool_result` owned by the task, linked from the owner (`produced`); a live creator gets r+m+link and a
+   * root.
+   */
   async function publishResult(task: TaskInfo, outcome: Extract<RunnerOutcome, { kind: 'succeeded' }>): Promise<string> {
     // The kernel's one result publisher (the broker's too): a large result is kept as its digest and a preview.
     const ref = await scope.service<ResultsService>(SERVICE_NAMES.results).publish({

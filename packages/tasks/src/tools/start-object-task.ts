@@ -127,7 +127,8 @@ async function checkOwner(
       const field = ownerOid !== '' ? 'owner_oid' : 'owner_name';
       throw new LibosError(
         'object_denied',
-        `${field}: ${ctx.pid} lacks ${right} on the owner object:${oid} (an ObjectTask owner needs read, write and link; immutable Objects lack write)`,
+        `${field}: ${ctx.pid} lacks ${right} on the owner object:${oid} (an ObjectTask owner needs read, write ` +
+          `and link; immutable Objects lack write)`,
         {
           details: { field, oid, missing_right: right },
         },
@@ -158,7 +159,8 @@ export function startObjectTask(state: TasksState) {
   return defineTool({
     name: 'start_object_task',
     description:
-      'Run one call of a tool in your table in the background, as a task bound to a mutable owner Object. Returns {task}; save task_id and runner_pid.',
+      'Run one call of a tool in your table in the background, as a task bound to a mutable owner Object. Returns ' +
+      '{task}; save task_id and runner_pid.',
     input,
     output: z.object({ task: taskInfoSchema }),
     async run(a, ctx) {

@@ -17,7 +17,8 @@ export function waitObjectTask(state: TasksState) {
   return defineTool({
     name: 'wait_object_task',
     description:
-      'Wait for an object task to settle or to need something. timeout_s 0..60 (0 = look once, omitted = no deadline); a timeout returns queued/running.',
+      'Wait for an object task to settle or to need something. timeout_s 0..60 (0 = look once, omitted = no ' +
+      'deadline); a timeout returns queued/running.',
     input: z.object({
       task_id: taskIdInput,
       timeout_s: z

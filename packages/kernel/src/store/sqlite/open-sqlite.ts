@@ -304,7 +304,8 @@ function sqliteAppendLog(db: ReturnType<typeof cachingDatabase>): AppendLog {
     },
     audit(r: AuditRow) {
       audit ??= db.prepare(
-        'insert into "audit_records" ("id", "ts", "actor", "action", "target", "decision", "call_id", "details") values (?, ?, ?, ?, ?, ?, ?, ?)',
+        'insert into "audit_records" ("id", "ts", "actor", "action", "target", "decision", "call_id", "details") ' +
+          'values (?, ?, ?, ?, ?, ?, ?, ?)',
       );
       return Number(audit.run([r.id, r.ts, r.actor, r.action, r.target, r.decision, r.call_id, r.details]).lastInsertRowid);
     },

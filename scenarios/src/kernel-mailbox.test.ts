@@ -1,3 +1,4 @@
+// Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 import { ScriptedProvider, type QuantumResult } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { commitGroups, fails, ok, openHarness, spawnProbe, type Harness, type Json } from './support/kernel-harness.js';

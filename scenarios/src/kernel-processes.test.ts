@@ -1,3 +1,4 @@
+// Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 // Process lifecycle on the real kernel (docs/behaviour/kernel.md): spawn_child, wait, signal, exit, typed states.
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 import { DEFAULT_SINK_RULES } from '@libos/capabilities';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { SERVICE_NAMES, type LlmContextService, type ObjectsService } from '@libos/sdk';

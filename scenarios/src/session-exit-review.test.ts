@@ -1,3 +1,4 @@
+// Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 // The cumulative completion review that gates process_exit for review-gated images (K-38/K-39;
 // docs/behaviour/session.md S-R*/S-E10/S-B8: probe, ACK, probe again), against the real kernel.
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,3 +1,4 @@
+// Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 // The workspace tools against the real kernel, capability engine and filesystem (issue 13 acceptance): every tool
 // refuses without its grant and works with it; a grant on <tmp>/a/* reaches nothing in b, neither through ".." nor
 // through a symlink; commands are killed with their children on timeout; bad input is a clear code, nothing written.

@@ -1,3 +1,4 @@
+// Long file: the budget engine is one class over one tree state (accounts, charges, reservations, kills).
 import { BUDGET_FIELDS, LibosError, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
 import {
   applyDelta,

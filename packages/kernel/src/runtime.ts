@@ -1,3 +1,4 @@
+// Long file: the Runtime class is the host's whole API; each method is short and delegates to its module.
 import { dirname } from 'node:path';
 import {
   CAPABILITY_SERVICE_NAME,

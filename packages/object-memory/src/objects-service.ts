@@ -1,3 +1,4 @@
+// Long file: the ObjectsService implementation, one method per service operation over the same store helpers.
 import {
   LibosError,
   newId,

@@ -1,3 +1,4 @@
+// Long file: the service contracts the kernel and plugins code against, one interface per service, read together.
 import type { ErrorPayload } from './errors.js';
 import type { DataLabels } from './labels.js';
 import type { Right } from './rights.js';

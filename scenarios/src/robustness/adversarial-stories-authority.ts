@@ -1,3 +1,4 @@
+// Long file: a table of adversarial stories, one per attack, each reading alone.
 import type { Runtime } from '@libos/kernel';
 import { agent, attack, childOf, describeCall, legit, story, type Story, type World } from './adversarial-harness.js';
 

@@ -1,3 +1,4 @@
+// Long file: a table of adversarial stories, one per attack, each reading alone.
 import { ScriptedProvider, type Runtime, type ToolCallResult } from '@libos/kernel';
 import { agent, attack, childOf, describeCall, legit, ok, story, type Json, type Story, type World } from './adversarial-harness.js';
 

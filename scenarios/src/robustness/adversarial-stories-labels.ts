@@ -1,3 +1,4 @@
+// Long file: a table of adversarial stories, one per attack, each reading alone.
 import { DEFAULT_SINK_RULES, type SinkRule } from '@libos/capabilities';
 import { ScriptedProvider, type LlmProvider, type Runtime } from '@libos/kernel';
 import {

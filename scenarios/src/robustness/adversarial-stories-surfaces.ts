@@ -1,3 +1,4 @@
+// Long file: a table of adversarial stories, one per attack, each reading alone.
 import type { LlmProvider, Runtime, ToolCallResult } from '@libos/kernel';
 import type { CompletionEvidence, CompletionReview } from '@libos/session';
 import {

@@ -1,3 +1,4 @@
+// Long file: one quantum, step by step (prompt, model call, batch, results, waits); the steps share its state.
 import { canonicalJson, joinLabels, LibosError, resources, type DataLabels } from '@libos/sdk';
 import { callTool } from '../broker/tool-broker.js';
 import type { ToolCallResult } from '../broker/tool-result.js';

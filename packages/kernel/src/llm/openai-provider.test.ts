@@ -1,3 +1,4 @@
+// Long file: the OpenAI-compatible wire contract, request and response cases against one fake server.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';

@@ -1,3 +1,4 @@
+// Long file: the compaction tool and its staged job (authorize, spawn stages, collect, write back) share one job record.
 import {
   defineTool,
   joinLabels,

@@ -17,6 +17,7 @@ import type { Registry } from '../plugins/registry.js';
 import { resources } from '@libos/sdk';
 import type { KernelStore } from '../store/kernel-database.js';
 import { storeOf } from '../store/kernel-scope.js';
+import { VERSION } from '../version.js';
 
 const db = (ctx: ToolContext) => storeOf(ctx);
 
@@ -181,7 +182,7 @@ export function skillNavigationPlugin(registry: () => Registry): Plugin {
 
   return definePlugin({
     name: '@libos/kernel:skill-navigation',
-    version: '0.1.0',
+    version: VERSION,
     skills: [skillFromFile(NAVIGATION_SKILL_URL)],
     tools: [discover, activate, unload],
   });

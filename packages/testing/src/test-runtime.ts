@@ -12,6 +12,7 @@ import {
   type Right,
 } from '@libos/sdk';
 import { FakeClock } from './fake-clock.js';
+import { VERSION } from './version.js';
 
 /** The image `spawn` uses by default: the Skills and tools of every plugin under test, active from the start. */
 export const TEST_IMAGE = 'test-agent:v0';
@@ -143,7 +144,7 @@ function testImagePlugin(plugins: readonly Plugin[]): Plugin {
     defaultSkills: [SKILL_NAVIGATION, ...skills],
     defaultTools: ['discover_skills', 'activate_skill', 'unload_skill', ...tools],
   };
-  return definePlugin({ name: '@libos/testing', version: '0.1.0', skills: [], tools: [], images: [image] });
+  return definePlugin({ name: '@libos/testing', version: VERSION, skills: [], tools: [], images: [image] });
 }
 
 /**

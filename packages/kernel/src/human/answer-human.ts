@@ -1,7 +1,7 @@
 import { LibosError, type HumanRequest } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { waitsForHuman, wakeIfWaiting } from '../processes/wake.js';
-import { inTransaction } from '../store/transaction.js';
+import { inTransaction, type TxScope } from '../store/transaction.js';
 import { installPermissionDecision } from './approvals.js';
 import { getHumanRequest, settleHumanRequest } from './human-queue.js';
 import { resources } from '@libos/sdk';
@@ -74,19 +74,21 @@ export async function answerHuman(deps: KernelDeps, id: string, a: HumanAnswer):
       decision: settled.status,
       details: { pid: req.pid, kind: req.kind, decision: a.decision ?? null },
     });
-    const pending = new Set(
-      (
-        await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()
-      ).map((r) => r.id),
-    );
-    await wakeIfWaiting(
-      scope,
-      req.pid,
-      waitsForHuman((rid) => !pending.has(rid)),
-      `human request ${id} ${settled.status}`,
-    );
+    await wakeIfHumanWaitSettled(scope, req.pid, `human request ${id} ${settled.status}`);
     return settled;
   });
+}
+
+/** Wakes `pid` if it waits on human requests and none it waits on is still pending (same transaction). */
+async function wakeIfHumanWaitSettled(scope: TxScope, pid: string, why: string): Promise<void> {
+  const rows = await scope.store.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute();
+  const pending = new Set(rows.map((r) => r.id));
+  await wakeIfWaiting(
+    scope,
+    pid,
+    waitsForHuman((rid) => !pending.has(rid)),
+    why,
+  );
 }
 
 /**
@@ -112,17 +114,7 @@ export async function cancelHuman(deps: KernelDeps, id: string, reason: string, 
       decision: 'cancelled',
       details: { pid: req.pid, kind: req.kind },
     });
-    const pending = new Set(
-      (
-        await scope.store.selectFrom('human_requests').select('id').where('pid', '=', req.pid).where('status', '=', 'pending').execute()
-      ).map((r) => r.id),
-    );
-    await wakeIfWaiting(
-      scope,
-      req.pid,
-      waitsForHuman((rid) => !pending.has(rid)),
-      `human request ${id} cancelled`,
-    );
+    await wakeIfHumanWaitSettled(scope, req.pid, `human request ${id} cancelled`);
     return settled;
   });
 }

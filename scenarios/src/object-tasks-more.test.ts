@@ -5,6 +5,7 @@ import type { Runtime } from '@libos/kernel';
 import type { TaskInfo } from '@libos/tasks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ok, type Json } from './support/kernel-harness.js';
+import { failInserts } from './support/store-faults.js';
 import { creatorWithOwner, drive, openTaskHarness, type TaskHarness } from './support/tasks-harness.js';
 
 // ObjectTasks rules that rest on how transactions are cut (the call, its bookkeeping and its notification commit
@@ -42,16 +43,9 @@ const rawTask = (rt: Runtime, taskId: string) =>
 
 describe('notifications commit with the task', () => {
   it('[OT-21] a requested result grant whose post fails: the task succeeds, notification failed, no handle, use unspent', async () => {
+    // Every message post fails before its row is written (a store fault injected from outside the plugin).
     let fail = true;
-    const { rt } = await open({
-      tasks: {
-        testHooks: {
-          beforeNotify: () => {
-            if (fail) throw new Error('post refused');
-          },
-        },
-      },
-    });
+    const { rt } = await open({ kyselyPlugins: [failInserts('process_messages', () => (fail ? new Error('post refused') : null))] });
     const { pid, owner } = await creatorWithOwner(rt);
     const child = (await ok(rt, pid, 'spawn_child_process', { goal: 'recipient' })).pid as string;
     const grant = await rt.grant(pid, 'object:*', ['grant'], { uses: 1 });

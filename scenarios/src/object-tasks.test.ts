@@ -6,6 +6,7 @@ import type { Runtime } from '@libos/kernel';
 import { TASK_STATUSES, type TaskInfo } from '@libos/tasks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fails, ok, type Json } from './support/kernel-harness.js';
+import { failInserts } from './support/store-faults.js';
 import { creatorWithOwner, drive, openTaskHarness, TASK_IMAGE, type TaskHarness } from './support/tasks-harness.js';
 
 // ObjectTasks against the real kernel (docs/behaviour/object-tasks.md; tests are titled with its OT ids).
@@ -568,15 +569,10 @@ undelivered_terminal`, async () => {
   });
 
   it('[OT-23] [OT-67] a terminal post that throws is retried by get: exactly one delivered message', async () => {
+    // The first message post fails before its row is written (a store fault injected from outside the plugin).
     let failures = 1;
     const { rt } = await open({
-      tasks: {
-        testHooks: {
-          beforeNotify: () => {
-            if (failures-- > 0) throw new Error('post exploded');
-          },
-        },
-      },
+      kyselyPlugins: [failInserts('process_messages', () => (failures-- > 0 ? new Error('post exploded') : null))],
     });
     const { pid, owner } = await creatorWithOwner(rt);
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'retry' } });

@@ -1,6 +1,7 @@
 // Long file: one scenario's stories over one shared harness; split, each file would repeat the setup.
 import { DEFAULT_SINK_RULES } from '@libos/capabilities';
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
+import { createPayloadStore, type PayloadStore } from '@libos/object-memory';
 import { SERVICE_NAMES, type LlmContextService, type ObjectsService } from '@libos/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -465,16 +466,20 @@ unchanged`, async () => {
 
   it(`[S-X31] a failure after the write (the job update throws): the write rolls back with it (settlement rolled_back); a new call \
 compacts once`, async () => {
+    // Object Memory's payload store (injectable) refuses the completed job's write: the call fails after the context's
+    // compare-and-swap, in the same transaction.
     let fail = true;
-    rt = await openContextRuntime({
-      sessionOptions: {
-        compactionTestHooks: {
-          afterWriteback: () => {
-            if (fail) throw new Error('job store down');
-          },
-        },
+    const payloads = createPayloadStore();
+    const completedJob = (p: unknown) =>
+      typeof p === 'object' && p !== null && (p as Json).kind === 'context_compaction_job' && (p as Json).status === 'completed';
+    const payloadStore: PayloadStore = {
+      ...payloads,
+      set(oid, payload) {
+        if (fail && completedJob(payload)) throw new Error('job store down');
+        payloads.set(oid, payload);
       },
-    });
+    };
+    rt = await openContextRuntime({ objectMemory: { payloadStore } });
     const p = await rt.spawn({ goal: 'x', image: CTX_AGENT });
     await rt.grant(p.pid, 'process:spawn', ['write']);
     await rt.grant(p.pid, `image:${COMPRESSOR}`, ['read']);

@@ -1,5 +1,6 @@
 // Long file: the Runtime class is the host's whole API; each method is short and delegates to its module.
 import { dirname } from 'node:path';
+import type { KyselyPlugin } from 'kysely';
 import {
   CAPABILITY_SERVICE_NAME,
   completeLabels,
@@ -96,6 +97,28 @@ export interface OpenRuntimeOptions {
    * the config was given in code. Those plugins load after `plugins`.
    */
   readonly pluginBaseDir?: string;
+  /**
+   * Kysely plugins of the store's Kysely instance, as kysely's own `plugins` option: each sees every statement that the
+   * kernel and the Skill plugins build with kysely (`transformQuery`, before it runs) and its result (`transformResult`),
+   * inside the transaction that runs it. For instrumentation (statement logs, timings) and for fault injection in
+   * tests: a `transformQuery` that throws fails that statement before it runs, and the call or transaction around it
+   * fails as it would on a store error. Statements still run through the store adapter, so cached reads are dropped
+   * on every write. Not seen: the append-only `events` and `audit_records` inserts and the savepoint statements,
+   * which the adapter prepares itself.
+   *
+   * @example
+   * import { InsertQueryNode, type KyselyPlugin } from 'kysely';
+   * // Every message post fails before its row is written (the mailbox is "down").
+   * const mailboxDown: KyselyPlugin = {
+   *   transformQuery({ node }) {
+   *     if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'process_messages') throw new Error('mailbox down');
+   *     return node;
+   *   },
+   *   transformResult: async ({ result }) => result,
+   * };
+   * const runtime = await openRuntime({ path: ':memory:', kyselyPlugins: [mailboxDown] });
+   */
+  readonly kyselyPlugins?: readonly KyselyPlugin[];
 }
 
 /** A loaded plugin as `libos plugins` lists it: name, version, and the spec and file it came from (if any). */
@@ -568,7 +591,10 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     ...kernelServices(getDeps),
     [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope),
   };
-  const store = openSqliteStore(opts.path, opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {});
+  const store = openSqliteStore(opts.path, {
+    ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}),
+    ...(opts.kyselyPlugins ? { plugins: opts.kyselyPlugins } : {}),
+  });
   const bus = new EventBus();
   const reg = registry;
   for (const name of Object.keys(builtinServices)) {

@@ -1,7 +1,7 @@
 import { definePlugin, skillFromFile, SERVICE_NAMES, type Plugin } from '@libos/sdk';
 import { processEnded } from './internal/process-ended.js';
 import { objectsState } from './internal/subtree-state.js';
-import type { ObjectMemoryDeps, ObjectMemoryTestHooks } from './internal/deps.js';
+import type { ObjectMemoryDeps } from './internal/deps.js';
 import { migrations } from './internal/migrations.js';
 import { objectOwners } from './internal/object-owners.js';
 import { createObjectsService } from './objects-service.js';
@@ -16,8 +16,6 @@ import { VERSION } from './version.js';
 export interface ObjectMemoryOptions {
   /** Where payloads live (default: a fresh in-memory store owned by this plugin instance). */
   readonly payloadStore?: PayloadStore;
-  /** Fault-injection seams for tests. */
-  readonly testHooks?: ObjectMemoryTestHooks;
 }
 
 /** The plugin instance with its payload store exposed (checkpoints capture payloads through it). */
@@ -33,7 +31,7 @@ export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore 
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
  */
 export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlugin {
-  const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore(), testHooks: options.testHooks ?? {} };
+  const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore() };
   const plugin = definePlugin({
     name: '@libos/object-memory',
     version: VERSION,

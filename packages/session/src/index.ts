@@ -4,7 +4,7 @@ import { DEFAULT_TIMEZONE, getCurrentTimeTool } from './tools/get-current-time.j
 import { humanOutput } from './tools/human-output.js';
 import { processExit } from './tools/process-exit.js';
 import { MAX_SLEEP_SECONDS, sleepTool } from './tools/sleep.js';
-import { compactProcessContextTool, type CompactionTestHooks } from './context/compact-process-context.js';
+import { compactProcessContext } from './context/compact-process-context.js';
 import { CONTEXT_COMPRESSOR } from './context/compressor-image.js';
 import { rebuildStageGoals } from './context/reopen-stage-goals.js';
 import { VERSION } from './version.js';
@@ -17,7 +17,7 @@ export { completionEvidenceSchema, type CompletionEvidence, type AcceptanceCheck
 export { reviewToken, acknowledgedMessagesSha256, REVIEW_TOKEN_PREFIX, type ReviewIdentity } from './review/review-token.js';
 export { MESSAGE_READ_HARD_LIMIT } from './review/review-state.js';
 export type { CompletionReview } from './review/build-review.js';
-export { compactProcessContextTool, type CompactionTestHooks } from './context/compact-process-context.js';
+export { compactProcessContext } from './context/compact-process-context.js';
 export { CONTEXT_COMPRESSOR, CONTEXT_COMPRESSOR_IMAGE, stageObjectName } from './context/compressor-image.js';
 export { SUMMARY_KEYS, validateSummary } from './context/summary.js';
 export { chunkEntries } from './context/chunks.js';
@@ -29,8 +29,6 @@ export interface SessionOptions {
   readonly timezone?: string;
   /** The largest `seconds` of one `sleep` (else the host config's `sleep.max_seconds`, else 60). */
   readonly maxSleepSeconds?: number;
-  /** Fault-injection seams of `compact_process_context` (tests only). */
-  readonly compactionTestHooks?: CompactionTestHooks;
 }
 
 /**
@@ -44,13 +42,12 @@ export interface SessionOptions {
  * session({ maxSleepSeconds: 5 }); // sleep(6) is invalid_arguments, whatever the host config says
  */
 export function session(opts: SessionOptions = {}): Plugin {
-  const compactTool = compactProcessContextTool(opts.compactionTestHooks);
   const build = (timezone: string, maxSleepSeconds: number): Plugin =>
     definePlugin({
       name: '@libos/session',
       version: VERSION,
       skills: [skillFromFile(RUNTIME_SESSION_SKILL_URL), skillFromFile(HUMAN_OUTPUT_SKILL_URL)],
-      tools: [processExit, compactTool, getCurrentTimeTool(timezone), sleepTool(maxSleepSeconds), humanOutput],
+      tools: [processExit, compactProcessContext, getCurrentTimeTool(timezone), sleepTool(maxSleepSeconds), humanOutput],
       images: [CONTEXT_COMPRESSOR],
       hooks: { open: async (scope) => void (await rebuildStageGoals(scope)) },
       configure: (host: HostSettings) => build(opts.timezone ?? host.timezone, opts.maxSleepSeconds ?? host.sleep.max_seconds),

@@ -4,7 +4,7 @@ import { tasksState } from './internal/subtree-state.js';
 import { taskLifecycle } from './internal/lifecycle.js';
 import { notifyOwnerChange } from './internal/owner-watch.js';
 import { sweepTasksAfterReopen } from './internal/reopen.js';
-import { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TasksState, type TaskTestHooks } from './internal/state.js';
+import { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TasksState } from './internal/state.js';
 import { migrations } from './internal/task-store.js';
 import { OBJECT_TASKS_SKILL_URL } from './skill-files.js';
 import { cancelObjectTask } from './tools/cancel-object-task.js';
@@ -18,8 +18,6 @@ import { VERSION } from './version.js';
 export interface TasksOptions {
   /** Capacity and wait bounds (defaults: 16 active, 4 per owner, 60 s). */
   readonly limits?: Partial<TaskLimits>;
-  /** Fault-injection seams for tests. */
-  readonly testHooks?: TaskTestHooks;
 }
 
 /**
@@ -41,7 +39,7 @@ export function tasks(options: TasksOptions = {}): Plugin {
   }
   if (!(limits.maxWaitSeconds > 0 && Number.isFinite(limits.maxWaitSeconds)))
     throw new TypeError('tasks: limits.maxWaitSeconds must be a positive number');
-  const state: TasksState = { limits, live: new Map(), testHooks: options.testHooks ?? {} };
+  const state: TasksState = { limits, live: new Map() };
   return definePlugin({
     name: '@libos/tasks',
     version: VERSION,

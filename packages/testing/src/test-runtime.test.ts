@@ -1,7 +1,7 @@
 import { defineTool, definePlugin, skillFromText, z } from '@libos/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from './fake-clock.js';
-import { openTestRuntime, TEST_IMAGE, type TestRuntime } from './test-runtime.js';
+import { openTestRuntime, TEST_IMAGE, type TestRuntime, type TestRuntimeOptions } from './test-runtime.js';
 
 const SKILL = `---
 name: stamp
@@ -65,4 +65,32 @@ describe('@libos/testing', () => {
     expect(() => clock.set('2025-12-31T00:00:00.000Z')).toThrow(TypeError);
     expect(() => clock.advance(-1)).toThrow(TypeError);
   });
+
+  it('kyselyPlugins reach the store: a throw before one INSERT fails that write, and nothing of it is kept', async () => {
+    let down = false;
+    const inserts: string[] = [];
+    const faults: NonNullable<TestRuntimeOptions['kyselyPlugins']>[number] = {
+      transformQuery({ node }) {
+        const into = node.kind === 'InsertQueryNode' ? (node as unknown as InsertNode).into?.table.identifier.name : undefined;
+        if (into !== undefined) inserts.push(into);
+        if (down && into !== undefined) throw new Error(`store down: no insert into ${into}`);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    t = await openTestRuntime({ plugins: [stampPlugin()], kyselyPlugins: [faults] });
+    const pid = await t.spawn();
+    expect(inserts).toContain('processes');
+    down = true;
+    await expect(t.grant(pid, 'note:stamp', ['execute'])).rejects.toThrow(/store down: no insert into/);
+    down = false;
+    expect(await t.fails(pid, 'stamp_note', { note: 'a' })).toMatchObject({ code: 'permission_denied' });
+    await t.grant(pid, 'note:stamp', ['execute']);
+    expect(await t.ok(pid, 'stamp_note', { note: 'a' })).toMatchObject({ note: 'a', pid });
+  });
 });
+
+/** The part of kysely's InsertQueryNode the test reads: the table the INSERT writes. */
+interface InsertNode {
+  readonly into?: { readonly table: { readonly identifier: { readonly name: string } } };
+}

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openRuntime, type GrantOptions, type Runtime, type ToolCallResult } from '@libos/kernel';
+import { openRuntime, type GrantOptions, type OpenRuntimeOptions, type Runtime, type ToolCallResult } from '@libos/kernel';
 import {
   definePlugin,
   parseSkillOrThrow,
@@ -24,6 +24,11 @@ export interface TestRuntimeOptions {
   readonly store?: 'memory' | 'file';
   /** Where the fake clock starts (default 2026-01-01T00:00:00.000Z). */
   readonly start?: string | Date;
+  /**
+   * Kysely plugins of the store (`OpenRuntimeOptions.kyselyPlugins`): e.g. one whose `transformQuery` throws on an
+   * INSERT into a chosen table, to fail that write inside a call's transaction from outside the plugin under test.
+   */
+  readonly kyselyPlugins?: OpenRuntimeOptions['kyselyPlugins'];
 }
 
 /** What `spawn` gives a process: an image, Skills to activate, and grants (`[resource, rights]`). */
@@ -77,6 +82,7 @@ export class TestRuntime {
       path: this.#path,
       plugins: [...this.#opts.plugins, testImagePlugin(this.#opts.plugins)],
       config: { clock: this.clock, ids: this.#ids },
+      ...(this.#opts.kyselyPlugins ? { kyselyPlugins: this.#opts.kyselyPlugins } : {}),
     });
   }
 

@@ -9,7 +9,7 @@ import {
   type Runtime,
   type ScriptedRequestRecord,
 } from '@libos/kernel';
-import { objectMemory } from '@libos/object-memory';
+import { objectMemory, type ObjectMemoryOptions } from '@libos/object-memory';
 import {
   definePlugin,
   defineTool,
@@ -57,6 +57,8 @@ export interface ContextHarnessOptions {
   readonly contextManagement?: ContextManagement;
   readonly plugins?: readonly Plugin[];
   readonly sessionOptions?: SessionOptions;
+  /** Options of the Object Memory plugin (e.g. a wrapping `payloadStore` that fails chosen writes). */
+  readonly objectMemory?: ObjectMemoryOptions;
 }
 
 /** The `ctx-notes` plugin and the CTX_AGENT image. */
@@ -110,7 +112,13 @@ export function notesPlugin(contextManagement?: ContextManagement): Plugin {
 export async function openContextRuntime(opts: ContextHarnessOptions = {}): Promise<Runtime> {
   return openRuntime({
     path: opts.path ?? ':memory:',
-    plugins: [capabilities(), objectMemory(), session(opts.sessionOptions), notesPlugin(opts.contextManagement), ...(opts.plugins ?? [])],
+    plugins: [
+      capabilities(),
+      objectMemory(opts.objectMemory),
+      session(opts.sessionOptions),
+      notesPlugin(opts.contextManagement),
+      ...(opts.plugins ?? []),
+    ],
     config: { ids: sequentialIds(opts.idStart ?? 0) },
     ...(opts.hostConfig ? { hostConfig: opts.hostConfig } : {}),
   });

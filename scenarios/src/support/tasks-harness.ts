@@ -5,6 +5,7 @@ import { definePlugin, defineTool, LibosError, sequentialIds, skillFromText, z, 
 import { session } from '@libos/session';
 import { tasks, type TasksOptions } from '@libos/tasks';
 import type { Json } from './kernel-harness.js';
+import type { StorePlugin } from './store-faults.js';
 
 /**
  * Harness of the ObjectTasks scenarios: the real kernel over SQLite with capabilities, Object Memory, ObjectTasks
@@ -152,9 +153,12 @@ export function testClock(start = Date.parse('2026-01-01T00:00:00.000Z')): TestC
   return { now: () => new Date(t), advance: (ms) => void (t += ms) };
 }
 
-/** Opens the runtime (in memory unless `path`; a reopen passes `idStart` past the ids the first runtime used). */
+/**
+ * Opens the runtime (in memory unless `path`; a reopen passes `idStart` past the ids the first runtime used);
+ * `kyselyPlugins` reach the store's Kysely instance (e.g. `failInserts` from `store-faults.ts`).
+ */
 export async function openTaskHarness(
-  opts: { path?: string; idStart?: number; tasks?: TasksOptions; clock?: TestClock } = {},
+  opts: { path?: string; idStart?: number; tasks?: TasksOptions; clock?: TestClock; kyselyPlugins?: readonly StorePlugin[] } = {},
 ): Promise<TaskHarness> {
   const targets = targetsPlugin();
   const clock = opts.clock ?? testClock();
@@ -162,6 +166,7 @@ export async function openTaskHarness(
     path: opts.path ?? ':memory:',
     plugins: [capabilities(), objectMemory(), tasks(opts.tasks ?? {}), session(), targets.plugin],
     config: { ids: sequentialIds(opts.idStart ?? 0), clock },
+    ...(opts.kyselyPlugins ? { kyselyPlugins: opts.kyselyPlugins } : {}),
   });
   return { rt, targets, clock };
 }

@@ -1,3 +1,4 @@
+import { UpdateQueryNode, type KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
 import { findProcess } from '../processes/process-store.js';
@@ -56,5 +57,36 @@ describe('store memo coherence', () => {
     expect((await rt.budget(pid)).usage.tool_calls).toBe((before ?? 0) + 1);
     const count = await rt.call(pid, 'note_count', {});
     expect(count).toMatchObject({ ok: true, payload: { count: 0 } });
+  });
+
+  it(`[K-9.3] under kyselyPlugins every statement still reaches the store adapter: a write drops the cached read, and a \
+plugin's throw fails the transaction with nothing kept`, async () => {
+    let blocked = false;
+    const kinds = new Set<string>();
+    const gate: KyselyPlugin = {
+      transformQuery({ node }) {
+        kinds.add(node.kind);
+        if (blocked && UpdateQueryNode.is(node)) throw new Error('updates are blocked');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage()], kyselyPlugins: [gate] });
+    open.push(rt);
+    const { pid } = await rt.spawn({ image: 'notes-agent:v0', goal: 'x' });
+    expect([...kinds]).toEqual(expect.arrayContaining(['SelectQueryNode', 'InsertQueryNode']));
+    expect((await rt.process(pid)).goal).toBe('x');
+    await rt.transaction((scope) => scope.store.updateTable('processes').set({ goal: 'y' }).where('pid', '=', pid).execute());
+    expect((await rt.process(pid)).goal).toBe('y');
+    blocked = true;
+    const failed = rt.transaction(async (scope) => {
+      await scope.store.insertInto('libos_meta').values({ key: 'probe', value: '1' }).execute();
+      await scope.store.updateTable('processes').set({ goal: 'z' }).where('pid', '=', pid).execute();
+    });
+    await expect(failed).rejects.toThrow('updates are blocked');
+    blocked = false;
+    expect((await rt.process(pid)).goal).toBe('y');
+    const probe = await rt.transaction((scope) => scope.store.selectFrom('libos_meta').selectAll().where('key', '=', 'probe').execute());
+    expect(probe).toEqual([]);
   });
 });

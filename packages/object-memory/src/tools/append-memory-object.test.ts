@@ -1,10 +1,10 @@
+import { definePlugin } from '@libos/sdk';
+import type { Kysely } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
 const kit = objectMemoryToolTests();
 const { open, agent, twoWithProj, objects, hostCreate, inspect, read, create, append, ledger } = kit;
-
-type Json = any;
 
 describe('append_memory_object', () => {
   test('[OM-49] appending {"x":1} to a ledger gives version 2, entries, length 1, and the read shows it', async () => {
@@ -160,38 +160,41 @@ object_not_found; L unchanged`, async () => {
   });
 
   test('[OM-81] a version bump between load and conditional write is version_conflict; nothing changes; the retry lands once', async () => {
-    let bumps = 1;
-    await open({
-      om: {
-        testHooks: {
-          async beforeAppendWrite({ store, oid }) {
-            if (bumps-- <= 0) return;
-            const db = store as {
-              updateTable: (t: string) => {
-                set: (v: unknown) => { where: (c: string, o: string, v: string) => { execute: () => Promise<unknown> } };
-              };
-            };
-            const row = (await (store as Json)
-              .selectFrom('om_objects')
-              .select('version')
-              .where('oid', '=', oid)
-              .executeTakeFirstOrThrow()) as { version: number };
+    // The fault comes from outside the tool: P appends under a one-use grant, whose spend (between the tool's load of
+    // the record and its conditional write) exhausts the grant; a plugin hook on that event, run in the call's
+    // transaction, bumps the Object's version through the store as a concurrent writer would.
+    let target: string | null = null;
+    let bumps = 0;
+    const concurrentWriter = definePlugin({
+      name: 'test-concurrent-writer',
+      version: '0.0.0',
+      skills: [],
+      tools: [],
+      hooks: {
+        events: {
+          'capability.revoked': async (scope, event) => {
+            if (target === null || event.data.cause !== 'exhausted' || bumps > 0) return;
+            bumps++;
+            const db = scope.store as Kysely<{ om_objects: { oid: string; version: number } }>;
             await db
               .updateTable('om_objects')
-              .set({ version: row.version + 1 })
-              .where('oid', '=', oid)
+              .set((eb) => ({ version: eb('version', '+', 1) }))
+              .where('oid', '=', target)
               .execute();
           },
         },
       },
     });
+    await open({ plugins: [concurrentWriter] });
     const P = await agent();
     const L = await ledger(P);
     const source = await hostCreate(P, { type: 'evidence', name: 'conf', payload: 1, labels: { sensitivity: 'confidential' } });
     await read(P, { name: 'conf' });
     const cap = await kit.t.grant(P, `object:${L.oid}`, ['read', 'write'], { uses: 1 });
     const before = await inspect(L.oid);
+    target = L.oid;
     const e = await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: { x: 1 } });
+    expect(bumps).toBe(1);
     expect(e.code).toBe('version_conflict');
     const after = await inspect(L.oid);
     expect(after.version).toBe(before.version);
@@ -204,26 +207,34 @@ object_not_found; L unchanged`, async () => {
     expect((await inspect(L.oid)).provenance.parent_oids).toContain(source.oid);
   });
 
-  test('a failure after the payload write restores the runtime-local payload (rollback undo)', async () => {
+  test('a failure after the payload write restores the runtime-local payload and the row together (rollback undo)', async () => {
+    // A plugin hook on `object_appended` runs in the call's transaction after the row and the payload are written;
+    // its throw fails the call, which must take both back.
     let failNext = true;
-    await open({
-      om: {
-        testHooks: {
-          afterAppendWrite() {
-            if (failNext) {
-              failNext = false;
-              throw new Error('injected failure after the payload write');
-            }
+    const failingHook = definePlugin({
+      name: 'test-failing-hook',
+      version: '0.0.0',
+      skills: [],
+      tools: [],
+      hooks: {
+        events: {
+          object_appended: async () => {
+            if (!failNext) return;
+            failNext = false;
+            throw new Error('injected failure after the payload write');
           },
         },
       },
     });
+    await open({ plugins: [failingHook] });
     const P = await agent();
     await ledger(P);
     const e = await kit.t.fails(P, 'append_memory_object', { name: 'ledger', entry: 'lost' });
+    expect(failNext).toBe(false);
     expect(e.code).toBe('internal_error');
     expect(await read(P, { name: 'ledger' })).toMatchObject({ version: 1, payload: { entries: [] } });
     expect(await append(P, { name: 'ledger', entry: 'kept' })).toMatchObject({ version: 2, length: 1 });
+    expect((await read(P, { name: 'ledger' })).payload).toEqual({ entries: ['kept'] });
   });
 
   test('[OM-83] the same entry appended twice is kept twice (no dedupe)', async () => {

@@ -98,7 +98,6 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const sources = ctx.flow.sources().filter((oid) => oid !== record.oid);
       const provenance = { ...record.provenance, parent_oids: [...new Set([...record.provenance.parent_oids, ...sources])] };
       const metadata = { ...record.metadata, token_estimate: tokensForChars(outcome.after.canonicalChars) };
-      await deps.testHooks.beforeAppendWrite?.({ store: ctx.store, oid: record.oid, version: record.version });
       const written = await writeAppend(db, {
         oid: record.oid,
         expectVersion: record.version,
@@ -123,7 +122,6 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       }
       ctx.onRollback(outcome.apply());
       const version = record.version + 1;
-      await deps.testHooks.afterAppendWrite?.({ store: ctx.store, oid: record.oid, version });
       await ctx.events.emit('object_appended', {
         oid: record.oid,
         namespace: record.namespace,

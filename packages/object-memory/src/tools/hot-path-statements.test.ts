@@ -45,7 +45,7 @@ beforeEach(async () => {
     log: (e) => void (e.level === 'query' && statements.push({ sql: e.query.sql, parameters: e.query.parameters })),
   });
   for (const m of migrations) await m.up(db);
-  deps = { payloads: createPayloadStore(), testHooks: {} };
+  deps = { payloads: createPayloadStore() };
   ctx = {
     store: db,
     clock: { now: () => new Date('2026-01-01T00:00:00.000Z') },

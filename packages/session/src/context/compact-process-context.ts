@@ -18,12 +18,6 @@ import { CONTEXT_COMPRESSOR_IMAGE, stageObjectName } from './compressor-image.js
 import { buildStageGoal } from './stage-goal.js';
 import { EMPTY_SUMMARY, validateSummary } from './summary.js';
 
-/** Test seams of the compaction (fault injection). */
-export interface CompactionTestHooks {
-  /** Runs right after the context's compare-and-swap write, in the call's transaction (a throw fails the call). */
-  readonly afterWriteback?: (pid: string) => void | Promise<void>;
-}
-
 export const compactInput = z.object({
   target_tokens: z
     .number()
@@ -141,24 +135,23 @@ const resumeArgs = (job: CompactionJob) => ({
  * context at or under `target_tokens` is a no-op needing only the context rights. While a stage's child runs the
  * caller waits on it; the runtime resumes the call from its durable saved wait (never the model).
  */
-export const compactProcessContextTool = (hooks: CompactionTestHooks = {}) =>
-  defineTool({
-    name: 'compact_process_context',
-    description:
-      'Compact your LLM context Object (only with the "LLM context object:" heading in your prompt): one context-compressor:v0 ' +
-      'child per chunk summarizes it; the context becomes the summary plus your newest entries. Call it alone; you wait while ' +
-      'children run. Unforced and at or under target_tokens: compacted=false, reason "context_under_target".',
-    input: compactInput,
-    output,
-    exclusive: true,
-    hiddenInputs: ['_resume_job'],
-    async run(args, ctx) {
-      const resumed = args._resume_job !== undefined ? await authorizeResume(ctx, args._resume_job) : null;
-      return compact(ctx, args, resumed, hooks);
-    },
-  });
+export const compactProcessContext = defineTool({
+  name: 'compact_process_context',
+  description:
+    'Compact your LLM context Object (only with the "LLM context object:" heading in your prompt): one context-compressor:v0 ' +
+    'child per chunk summarizes it; the context becomes the summary plus your newest entries. Call it alone; you wait while ' +
+    'children run. Unforced and at or under target_tokens: compacted=false, reason "context_under_target".',
+  input: compactInput,
+  output,
+  exclusive: true,
+  hiddenInputs: ['_resume_job'],
+  async run(args, ctx) {
+    const resumed = args._resume_job !== undefined ? await authorizeResume(ctx, args._resume_job) : null;
+    return compact(ctx, args, resumed);
+  },
+});
 
-async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | null, hooks: CompactionTestHooks) {
+async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | null) {
   const { contexts } = services(ctx);
   const context = await loadContext(ctx);
   if (!context && !resumed) {
@@ -247,7 +240,7 @@ async function compact(ctx: ToolContext, args: Args, resumed: CompactionJob | nu
     if (current.current_child_pid !== null)
       ctx.wait({ kind: 'child', child_pid: current.current_child_pid }, { resumeArgs: resumeArgs(current) });
   }
-  return writeBack(ctx, current, hooks, (j) => (current = j));
+  return writeBack(ctx, current, (j) => (current = j));
 }
 
 /** Checks the stage's authority and budget, spawns its compressor, and records its pid in the job first. */
@@ -337,7 +330,7 @@ async function collectStage(ctx: ToolContext, job: CompactionJob): Promise<Compa
 }
 
 /** The summary entry plus the preserved tail, written by compare-and-swap; the job completes in the same transaction. */
-async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: CompactionTestHooks, track: (j: CompactionJob) => void) {
+async function writeBack(ctx: ToolContext, job: CompactionJob, track: (j: CompactionJob) => void) {
   const { contexts } = services(ctx);
   const at = ctx.clock.now().toISOString();
   const entries = job.source_payload.entries;
@@ -408,7 +401,6 @@ async function writeBack(ctx: ToolContext, job: CompactionJob, hooks: Compaction
     preserved_recent_entries: preserved,
   };
   try {
-    await hooks.afterWriteback?.(ctx.pid);
     const done: CompactionJob = { ...job, status: 'completed', result: { ...result, generation: written.generation } };
     track(done);
     await saveJob(ctx, done);

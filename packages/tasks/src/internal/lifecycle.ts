@@ -103,7 +103,6 @@ export function taskLifecycle(scope: ServiceScope, state: TasksState) {
       outcome = { status: 'undelivered_terminal', message_id: null, error: `recipient ${n.recipient_pid} has ended` };
     } else {
       try {
-        if (terminal) state.testHooks.beforeNotify?.(task);
         const m = await scope.service<MailboxService>(SERVICE_NAMES.mailbox).post({
           recipientPid: n.recipient_pid,
           sender: resources.objectTask(task.task_id),

@@ -8,15 +8,8 @@ export interface LiveTask {
   readonly grantResultToNotify: boolean;
 }
 
-/** Fault-injection seams for tests. */
-export interface TaskTestHooks {
-  /** Called before a terminal notification is posted; a throw makes that post fail (it is retried later). */
-  beforeNotify?(task: { readonly task_id: string; readonly status: string }): void;
-}
-
 /** The state one plugin instance shares between its tools, its observer service and its open hook. */
 export interface TasksState {
   readonly limits: TaskLimits;
   readonly live: Map<string, LiveTask>;
-  readonly testHooks: TaskTestHooks;
 }

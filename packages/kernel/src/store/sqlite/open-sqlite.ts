@@ -1,7 +1,15 @@
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import {
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type KyselyPlugin,
+  type SqliteDialectConfig,
+} from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { bindMemo } from '../memo-of.js';
@@ -30,6 +38,11 @@ export interface SqliteStoreOptions {
    * further fails with `disk_full`, exactly as on a full disk. Unset: no cap of libOS's own.
    */
   readonly maxPageCount?: number;
+  /**
+   * Kysely plugins of the store's Kysely instance (kysely's `plugins` option; see `OpenRuntimeOptions.kyselyPlugins`).
+   * Every statement they let through, or rewrite, still runs through this adapter, so the memo sees every write.
+   */
+  readonly plugins?: readonly KyselyPlugin[];
 }
 
 /** The table every libOS store has (its first migration run creates it): a SQLite file with tables but not this one is another's. */
@@ -118,7 +131,7 @@ function assertWritable(location: string): void {
  * every query with its code (`store-faults.ts`), never as a raw SQLite error.
  */
 export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): OpenedStore {
-  const { maxPageCount } = opts;
+  const { maxPageCount, plugins = [] } = opts;
   if (maxPageCount !== undefined && (!Number.isInteger(maxPageCount) || maxPageCount < 1)) {
     throw new LibosError('invalid_arguments', `maxPageCount: must be a positive integer (got ${maxPageCount})`, {
       details: { field: 'maxPageCount' },
@@ -161,7 +174,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
   }
   const memo = new TableMemo();
   const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo) };
-  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, sqlite) });
+  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, sqlite), plugins: [...plugins] });
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {

@@ -1,6 +1,6 @@
 // Shared by the tool tests beside each tool (src/tools/*.test.ts): a runtime of the plugin test kit with Object
 // Memory, closed after each test, and the helpers every such test uses. Test-only: nothing in src imports it.
-import type { HostObjectInput } from '@libos/sdk';
+import type { HostObjectInput, Plugin } from '@libos/sdk';
 import { openTestRuntime, type TestRuntime } from '@libos/testing';
 import { afterEach } from 'vitest';
 import type { ObjectMemoryService } from '../../objects-service.js';
@@ -10,8 +10,9 @@ const SKILL = 'agent-libos-object-memory';
 type Args = Record<string, unknown>;
 
 /**
- * Registers an `afterEach` that closes the test's runtime and returns the helpers. `open({ om })` starts a fresh in-memory
- * runtime (fake clock, sequential ids) with `objectMemory(om)`; `kit.t` is the open one.
+ * Registers an `afterEach` that closes the test's runtime and returns the helpers. `open({ om, plugins })` starts a fresh
+ * in-memory runtime (fake clock, sequential ids) with `objectMemory(om)` and any further `plugins` (e.g. one whose event
+ * hooks inject a fault inside a call's transaction); `kit.t` is the open one.
  *
  * @example
  * const kit = objectMemoryToolTests();
@@ -39,8 +40,8 @@ export function objectMemoryToolTests() {
     get t(): TestRuntime {
       return t();
     },
-    async open(opts: { readonly om?: ObjectMemoryOptions } = {}): Promise<TestRuntime> {
-      current = await openTestRuntime({ plugins: [objectMemory(opts.om)] });
+    async open(opts: { readonly om?: ObjectMemoryOptions; readonly plugins?: readonly Plugin[] } = {}): Promise<TestRuntime> {
+      current = await openTestRuntime({ plugins: [objectMemory(opts.om), ...(opts.plugins ?? [])] });
       return current;
     },
     /** A base-agent process with the Object Memory Skill loaded by the host (activation grants nothing). */

@@ -62,7 +62,7 @@ describe('hot queries read history tables through indexes', () => {
       expect(planOfQuery(/from "processes" where "status" = \? order by "created_at", "pid"/)).toMatch(/INDEX processes_status/);
       // The earliest timer (every round); the due-timer sweep runs only when it is due, on the same index.
       expect(planOfQuery(/from "processes" where "wait_kind" = \? order by "wait_deadline"/)).toMatch(/INDEX processes_wait/);
-      expect(planOfQuery(/from "events" where "pid" = \? order by "seq" desc/)).toMatch(/INDEX events_pid/);
+      expect(planOfQuery(/from "events" where "pid" = \? order by "seq" desc/)).toMatch(/INDEX events_by_pid/);
       expect(planOfQuery(/select "pid" from "processes" where "status" = \?$/)).toMatch(/INDEX processes_status/);
       expect(planOfQuery(/from "pending_actions" where "status" = \?$/)).toMatch(/INDEX pending_actions_status/);
       const scans = [...plans].filter(([, p]) => p.some((line) => HISTORY_TABLES.some((t) => new RegExp(`^SCAN ${t}\\b`).test(line))));

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type CreateTableBuilder } from 'kysely';
 import type { Migration } from '@libos/sdk';
 import { waitColumns } from '../processes/wait-columns.js';
 import { migrationStore } from './kernel-scope.js';
@@ -216,4 +216,68 @@ export const kernelMigrations: readonly Migration[] = [
       await migrationStore(raw).schema.alterTable('llm_calls').addColumn('input_estimate_tokens', 'integer').execute();
     },
   },
+  {
+    name: '0009_lean_append_tables',
+    async up(raw) {
+      // Every unit of work appends to `events` and `audit_records` (issue 9): each index and counter they carry is a
+      // page more in every commit's WAL. `seq` stays the row id, in commit order, never reused (rows are never
+      // deleted); AUTOINCREMENT only added a `sqlite_sequence` write per commit. Ids are never looked up (readers go
+      // by seq, pid or actor) and are unique by construction (`newId`: a run's random prefix and a counter), so their
+      // unique indexes go too. The tables are rebuilt in place (SQLite cannot drop either from a live table).
+      const db = migrationStore(raw);
+      await rebuildAppendTable(
+        db,
+        'events',
+        ['id', 'ts', 'pid', 'type', 'data'],
+        (t) =>
+          t
+            .addColumn('pid', 'text')
+            .addColumn('type', 'text', (c) => c.notNull())
+            .addColumn('data', 'text', (c) => c.notNull()),
+        (next) => db.schema.createIndex('events_by_pid').on(next).columns(['pid', 'seq']).execute(),
+      );
+      const auditColumns = ['id', 'ts', 'actor', 'action', 'target', 'decision', 'call_id', 'details'];
+      await rebuildAppendTable(
+        db,
+        'audit_records',
+        auditColumns,
+        (t) =>
+          t
+            .addColumn('actor', 'text', (c) => c.notNull())
+            .addColumn('action', 'text', (c) => c.notNull())
+            .addColumn('target', 'text')
+            .addColumn('decision', 'text')
+            .addColumn('call_id', 'text')
+            .addColumn('details', 'text', (c) => c.notNull()),
+        (next) => db.schema.createIndex('audit_by_actor').on(next).column('actor').execute(),
+      );
+    },
+  },
 ];
+
+/**
+ * Rebuilds an append-only table as `seq integer primary key, id, ts, <rest>`, rows and `seq` values kept. The old
+ * table's indexes go with it; `indexes` creates the new table's, under new names, before the old table is dropped, so
+ * running this again on a rebuilt store fails (`already exists`) as every applied migration does (K-8.7).
+ */
+async function rebuildAppendTable(
+  db: ReturnType<typeof migrationStore>,
+  table: 'events' | 'audit_records',
+  columns: readonly string[],
+  rest: (t: CreateTableBuilder<string, 'seq' | 'id' | 'ts'>) => CreateTableBuilder<string, string>,
+  indexes: (next: string) => Promise<void>,
+): Promise<void> {
+  const next = `${table}_next`;
+  await rest(
+    db.schema
+      .createTable(next)
+      .addColumn('seq', 'integer', (c) => c.primaryKey())
+      .addColumn('id', 'text', (c) => c.notNull())
+      .addColumn('ts', 'text', (c) => c.notNull()),
+  ).execute();
+  await indexes(next);
+  const list = sql.join(['seq', ...columns].map((c) => sql.ref(c)));
+  await sql`insert into ${sql.table(next)} (${list}) select ${list} from ${sql.table(table)} order by seq`.execute(db);
+  await db.schema.dropTable(table).execute();
+  await db.schema.alterTable(next).renameTo(table).execute();
+}

@@ -528,7 +528,9 @@ interface QuantumRun {
  * Each phase is one unit of work (one commit), and each commits before anything the next one does can have an
  * effect outside the store: the claim (with a model turn's prompt and charge) before the model is called or a saved
  * call re-runs, so a crash never replays a call whose settlement is unknown; the model's reply (its llm_calls row and
- * token charge) before its batch is dispatched; then the batch (each call a savepoint) with the hand-back. The model
+ * token charge) before a batch that can act outside the store (a tool whose policy declares side effects) is
+ * dispatched; then the batch (each call a savepoint) with the hand-back. A batch of store-only tools commits in the
+ * reply's unit: a crash loses both or neither, and nothing outside the store happened in between. The model
  * call runs outside any transaction, so a slow provider never holds the store.
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
@@ -545,7 +547,10 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
         step = await unit((d) =>
           guarded(d, run, async () => {
             const reply = await takeAnswer(d, request, answer, opts);
-            return 'toolCalls' in reply ? { kind: 'dispatch', response: reply } : { kind: 'ask', request: reply };
+            if (!('toolCalls' in reply)) return { kind: 'ask', request: reply };
+            // A batch that cannot act outside the store joins the reply's unit: one commit holds both.
+            if (actsOutsideStore(d, reply)) return { kind: 'dispatch', response: reply };
+            return { kind: 'done', result: await dispatchReply(d, pid, reply, opts) };
           }),
         );
         break;
@@ -562,6 +567,14 @@ export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOpt
       }
     }
   }
+}
+
+/**
+ * True when a call of the reply may act outside the store (its tool's `policy.sideEffects`): then the reply's unit
+ * commits before the batch runs. Any other batch writes only the store, so it commits with the reply.
+ */
+function actsOutsideStore(deps: KernelDeps, reply: LlmResponse): boolean {
+  return reply.toolCalls.some((c) => deps.registry.tools.get(c.name)?.tool.policy?.sideEffects === true);
 }
 
 /** The quantum's first unit: claim and read the Turn; then a saved call is due, or the model call is prepared. */

@@ -2,7 +2,7 @@
 import type { ErrorPayload } from './errors.js';
 import type { DataLabels } from './labels.js';
 import type { Right } from './rights.js';
-import type { WaitSpec } from './waits.js';
+import type { SavedCallWait, WaitSpec } from './waits.js';
 
 /**
  * Service interfaces: how the kernel and plugins reach each other without importing each other.
@@ -240,7 +240,7 @@ export interface SavedCall {
   readonly tool: string;
   readonly callId: string;
   readonly args: Readonly<Record<string, unknown>>;
-  readonly wait: WaitSpec;
+  readonly wait: SavedCallWait;
   readonly status: 'pending' | 'resuming';
 }
 

@@ -31,6 +31,12 @@ export type WaitSpec =
    */
   | { readonly kind: 'timer'; readonly started_at: string; readonly deadline: string };
 
+/**
+ * What a saved call waits for: a tool's wait, or, for a runner's call saved at its birth (never run yet), the
+ * operation it will run.
+ */
+export type SavedCallWait = WaitSpec | { readonly kind: 'tool'; readonly operation_id: string };
+
 /** Thrown by `ctx.wait`; the broker turns it into a committed wait. Never thrown across a tool boundary otherwise. */
 /** How a call parks (`ToolContext.wait`'s options). */
 export interface WaitOptions {

@@ -465,8 +465,8 @@ async function resumeSaved(deps: KernelDeps, turn: ResumeTurn): Promise<QuantumR
   const { pid } = turn.process;
   const { saved } = turn;
   // A runner's call saved at its birth (`{kind:'tool'}`) has never run: it runs as a first call.
-  const firstRun = (saved.wait as { kind: string }).kind === 'tool';
-  const resume = { token: saved.resumeToken, callId: saved.callId, wait: saved.wait, firstRun };
+  const wait = saved.wait.kind === 'tool' ? null : saved.wait;
+  const resume = { token: saved.resumeToken, callId: saved.callId, firstRun: wait === null, ...(wait ? { wait } : {}) };
   const origin = turn.runner ? { kind: 'runner' as const, runner: turn.runner } : { kind: 'model' as const };
   const r = await callTool(deps, pid, saved.tool, saved.args, { resume, origin });
   const ended = TERMINAL_PROCESS_STATUSES.has(await statusOf(deps, pid));

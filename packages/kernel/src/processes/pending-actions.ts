@@ -1,5 +1,5 @@
 import { readThrough } from '../store/memo-of.js';
-import { LibosError, newId, type WaitSpec } from '@libos/sdk';
+import { LibosError, newId, type SavedCallWait } from '@libos/sdk';
 import type { Selectable } from 'kysely';
 import type { KernelStore, PendingActionsTable } from '../store/kernel-database.js';
 
@@ -18,7 +18,7 @@ export interface PendingAction {
   readonly callId: string;
   readonly tool: string;
   readonly args: Readonly<Record<string, unknown>>;
-  readonly wait: WaitSpec;
+  readonly wait: SavedCallWait;
   readonly status: 'pending' | 'resuming';
 }
 
@@ -46,7 +46,7 @@ export function findPendingAction(db: KernelStore, pid: string): Promise<Pending
  */
 export async function savePendingAction(
   db: KernelStore,
-  a: { pid: string; callId: string; tool: string; args: unknown; wait: WaitSpec },
+  a: { pid: string; callId: string; tool: string; args: unknown; wait: SavedCallWait },
   nowIso: string,
 ): Promise<string> {
   const waiting = await findPendingAction(db, a.pid);

@@ -1,11 +1,21 @@
-import { LibosError, type WaitSpec } from '@libos/sdk';
+import { LibosError, type SavedCallWait, type WaitSpec } from '@libos/sdk';
 import type { ProcessStatus } from './process-record.js';
 
 /** The wait a non-runnable process carries. Typed: each waiting status admits only its kinds. */
-export type WaitState =
-  | WaitSpec
-  | { readonly kind: 'paused'; readonly reason?: string }
-  | { readonly kind: 'tool'; readonly operation_id: string };
+export type WaitState = SavedCallWait | { readonly kind: 'paused'; readonly reason?: string };
+
+/**
+ * The wait of one kind, typed, or null when the state is another (or none).
+ *
+ * @example
+ * waitOfKind({ kind: 'timer', started_at: 't0', deadline: 't1' }, 'timer')?.deadline; // 't1'
+ */
+export function waitOfKind<K extends WaitState['kind']>(
+  state: Readonly<Record<string, unknown>> | null | undefined,
+  kind: K,
+): Extract<WaitState, { readonly kind: K }> | null {
+  return state?.kind === kind ? (state as Extract<WaitState, { readonly kind: K }>) : null;
+}
 
 /** How a terminal process ended. */
 export type Outcome =
@@ -25,7 +35,7 @@ const nonEmptyString = (v: unknown) => typeof v === 'string' && v !== '';
 
 /** What is wrong with the fields of a wait of a known kind, or null. */
 function waitShapeError(wait: WaitState): string | null {
-  const w = wait as unknown as Record<string, unknown>;
+  const w: Readonly<Record<string, unknown>> = wait;
   if (wait.kind === 'child') return nonEmptyString(w.child_pid) ? null : 'needs a child wait with a child_pid';
   if (wait.kind === 'message')
     return w.filters !== null && typeof w.filters === 'object' && !Array.isArray(w.filters)

@@ -14,7 +14,7 @@ import { parseArguments } from '../broker/parse-arguments.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { findPendingAction, savePendingAction } from './pending-actions.js';
 import type { LoadedSkill, ProcessInfo } from './process-record.js';
-import type { Outcome } from './process-state.js';
+import { waitOfKind, type Outcome } from './process-state.js';
 import { getProcess } from './process-store.js';
 import { spawnInScope } from './spawn.js';
 import { wakeIfWaiting } from './wake.js';
@@ -161,7 +161,7 @@ export async function spawnRunner(deps: KernelDeps, scope: KernelScope, req: Run
         .execute();
       await savePendingAction(
         scope.store,
-        { pid, callId, tool: req.tool, args, wait: { kind: 'tool', operation_id: req.operationId } as unknown as WaitSpec },
+        { pid, callId, tool: req.tool, args, wait: { kind: 'tool', operation_id: req.operationId } },
         now,
       );
     },
@@ -205,7 +205,7 @@ export async function runnerState(db: KernelStore, pid: string): Promise<RunnerS
     waitState: p.waitState,
     outcome: p.outcome,
     toolTable: p.toolTable,
-    savedCallWait: saved ? (saved.wait as unknown as Record<string, unknown>) : null,
+    savedCallWait: saved ? saved.wait : null,
   };
 }
 
@@ -216,8 +216,7 @@ export function outcomeOf(how: RunnerEnd): Outcome {
   return { kind: 'killed', code: how.code, reason: how.reason.slice(0, 2000) };
 }
 
-type TaskWait = { readonly kind: 'task'; readonly task_id: string; readonly deadline?: string };
-const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 'task' ? (p.waitState as unknown as TaskWait) : null);
+const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => waitOfKind(p.waitState, 'task');
 
 /** Processes parked in a task wait (pid and wait only; a wake re-reads the row under its own check). */
 async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {

@@ -1,12 +1,12 @@
 import { readThrough } from '../store/memo-of.js';
 import type { ProcessInfo } from './process-record.js';
+import { waitOfKind } from './process-state.js';
 import { wakeIfWaiting } from './wake.js';
 import type { NotNull } from 'kysely';
 import type { KernelStore } from '../store/kernel-database.js';
 import type { KernelScope } from '../store/kernel-scope.js';
 
-type TimerWait = { readonly kind: 'timer'; readonly started_at: string; readonly deadline: string };
-const timerWait = (p: Pick<ProcessInfo, 'waitState'>) => (p.waitState?.kind === 'timer' ? (p.waitState as unknown as TimerWait) : null);
+const timerWait = (p: Pick<ProcessInfo, 'waitState'>) => waitOfKind(p.waitState, 'timer');
 
 /**
  * The earliest timer deadline, or null. One step of the wait index (`wait_kind`, `wait_deadline`): its cost does not

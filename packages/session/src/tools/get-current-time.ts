@@ -32,6 +32,9 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 
 /** Formats `date` as ISO 8601 with the explicit offset of `timeZone` (UTC is `+00:00`, never `Z`), e.g. `2026-11-30T20:48:00+08:00`. */
 export function isoInZone(date: Date, timeZone: string): string {
+  // UTC, the default zone of every call, needs no Intl formatter (years 0..9999: ISO's own 4-digit form).
+  const year = date.getUTCFullYear();
+  if (timeZone === 'UTC' && year >= 0 && year <= 9999) return `${date.toISOString().slice(0, 19)}+00:00`;
   const parts = Object.fromEntries(
     formatterFor(timeZone)
       .formatToParts(date)

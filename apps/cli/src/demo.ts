@@ -99,7 +99,11 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
 type StepFn = (text: string, details?: readonly string[]) => number;
 type ExpectFn = (cond: boolean, n: number, what: string) => void;
 
-async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
+/**
+ * The story alone (no checkpoint or compaction scene) on `rt`: exported so that the story-ledger test pins what it
+ * writes to the store (K-9.6).
+ */
+export async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   // 1-2: the host spawns the parent and grants it what it needs.
   const parent = await rt.spawn({ goal: STORY.parentGoal });
   let n = step(`host spawns the parent ${parent.pid} from ${parent.imageId}`, [`goal: ${parent.goal}`]);

@@ -1,5 +1,9 @@
 import { definePlugin, defineTool, LibosError, skillFromText, z, type Plugin } from '@libos/sdk';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openRuntime } from '../runtime.js';
 import { loadPlugins } from './load-plugins.js';
 
 const tool = (name: string) => defineTool({ name, description: `${name} tool`, input: z.object({}), run: () => ({}) });
@@ -30,6 +34,39 @@ describe('plugin loader', () => {
     );
     expect(r.tools.get('a_one')?.skill).toBe('alpha');
     expect(r.skills.get('alpha')?.manifest.allowedTools).toEqual(['a_one', 'a_two']);
+  });
+
+  it('[K-63] a plain-JS value that is not shaped like a plugin is plugin_invalid naming each field, not a TypeError', () => {
+    const notPlugins = [
+      { name: 'weather', version: '1.0.0', skills: [] },
+      { name: 'clock', version: '1.0.0', skills: [], tools: [{ name: 'tick', input: z.object({}) }], migrations: {} },
+      'not a plugin',
+      { version: '1.0.0', skills: [], tools: [] },
+    ] as unknown as Plugin[];
+    const e = loadError(notPlugins);
+    expect(e.code).toBe('plugin_invalid');
+    expect(e.message.split('\n').slice(1)).toEqual([
+      'plugin weather: tools: must be an array of tool definitions (got undefined)',
+      'plugin clock: tools[0].run: must be a function (got undefined)',
+      'plugin clock: migrations: must be an array when given (got an object)',
+      'plugins[2]: (plugin): must be a plugin object (got "not a plugin")',
+      'plugins[3]: name: must be a non-empty string (got undefined)',
+    ]);
+  });
+
+  it('[K-63] openRuntime with a malformed plugin fails with plugin_invalid and creates no store file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'libos-shape-'));
+    try {
+      const path = join(dir, 'libos.db');
+      const bad = { name: 'weather', version: '1.0.0', skills: [], tools: [{ name: 'forecast' }] } as unknown as Plugin;
+      await expect(openRuntime({ path, plugins: [bad] })).rejects.toMatchObject({
+        code: 'plugin_invalid',
+        message: expect.stringContaining('plugin weather: tools[0].run: must be a function'),
+      });
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('[K-27] a SKILL.md without a closing --- fails, naming the file and the frontmatter', () => {

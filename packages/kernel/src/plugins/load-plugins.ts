@@ -14,6 +14,7 @@ import {
 } from '@libos/sdk';
 import type { MigrationSet } from '../store/migrate.js';
 import type { RegisteredSkill, RegisteredTool, Registry } from './registry.js';
+import { pluginShapeProblems } from './plugin-shape.js';
 import { contextManagementProblems } from '../context/maintenance-settings.js';
 
 export const IMAGE_ID_PATTERN = /^[a-z0-9]+(-[a-z0-9]+)*:[A-Za-z0-9._-]+$/;
@@ -36,6 +37,9 @@ type GroupedImage = ImageDefinition & { readonly toolGroups?: readonly { readonl
  * const registry = loadPlugins([objectMemory(), session()], BUILTIN_IMAGES);
  */
 export function loadPlugins(plugins: readonly Plugin[], builtins: readonly GroupedImage[]): Registry {
+  // A value that is not shaped like a plugin (plain JS, no definePlugin) is reported before anything reads it.
+  const malformed = plugins.flatMap((p, i) => pluginShapeProblems(p, i));
+  if (malformed.length > 0) throw loadFailure(malformed);
   const problems: SkillProblem[] = [];
   const bad = (file: string, field: string, message: string) => problems.push({ file, field, message });
 
@@ -167,12 +171,15 @@ export function loadPlugins(plugins: readonly Plugin[], builtins: readonly Group
   for (const img of builtins) addImage(img, 'kernel');
   for (const p of plugins) for (const img of p.images ?? []) addImage(img, `plugin ${p.name}`);
 
-  if (problems.length > 0) {
-    const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');
-    throw new LibosError('plugin_invalid', `plugins failed to load:\n${text}`, { details: { problems } });
-  }
+  if (problems.length > 0) throw loadFailure(problems);
   for (const p of plugins) if (p.errorCodes) defineErrorCodes(p.name, p.errorCodes);
   const tools = new Map<string, RegisteredTool>();
   for (const [name, d] of defs) tools.set(name, { tool: d.tool, plugin: d.plugin, skill: owner.get(name)! });
   return { plugins, tools, skills, images, services, migrations, owners: new Map([...owners].map(([kind, o]) => [kind, o.resolver])) };
+}
+
+/** `plugin_invalid` listing every problem, one `file: field: message` line each. */
+function loadFailure(problems: readonly SkillProblem[]): LibosError {
+  const text = problems.map((x) => `${x.file}: ${x.field}: ${x.message}`).join('\n');
+  return new LibosError('plugin_invalid', `plugins failed to load:\n${text}`, { details: { problems } });
 }

@@ -40,12 +40,15 @@ export function isoInZone(date: Date, timeZone: string): string {
       .formatToParts(date)
       .map((p) => [p.type, p.value]),
   );
-  const wall = Date.UTC(+parts.year!, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!);
+  // Date.UTC reads years 0..99 as 1900..1999: set the year apart.
+  const wall = new Date(Date.UTC(2000, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!)).setUTCFullYear(
+    +parts.year!,
+  );
   const offsetMin = Math.round((wall - Math.floor(date.getTime() / 1000) * 1000) / 60_000);
   const sign = offsetMin >= 0 ? '+' : '-';
   const abs = Math.abs(offsetMin);
   const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+  return `${parts.year!.padStart(4, '0')}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
 }
 
 function assertTimezone(tz: string): void {

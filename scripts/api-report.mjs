@@ -107,6 +107,35 @@ function declarationText(checker, d, name) {
   return `${ts.SyntaxKind[d.kind]} ${name}`;
 }
 
+/** A namespace re-export (`export * as wire from './wire.js'`): its own exports, each with its declaration. */
+function namespaceText(checker, d, name, pkg, packages) {
+  const mod = checker.getSymbolAtLocation(d);
+  const inner = mod ? exportEntries(checker, mod, pkg, packages) : [];
+  const indent = (t) => t.replace(/^(?=.)/gm, '    ');
+  return `namespace ${name} {\n${inner.map((e) => indent(`// ${e.name}\n${e.text}`)).join('\n\n')}\n}`;
+}
+
+/** `{ name, text }` of each export of a module symbol, sorted by name. */
+function exportEntries(checker, mod, pkg, packages) {
+  const entries = [];
+  for (const sym of checker.getExportsOfModule(mod)) {
+    const name = sym.getName();
+    const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
+    const decls = (target.declarations ?? []).filter(
+      (d) => !(ts.isFunctionDeclaration(d) && d.body && target.declarations.filter(ts.isFunctionDeclaration).length > 1),
+    );
+    const owner = decls.length ? ownerOf(decls[0].getSourceFile().fileName, pkg, packages) : null;
+    const same = name === target.getName() || target.flags & ts.SymbolFlags.ValueModule;
+    const text = owner
+      ? `export { ${same ? name : `${target.getName()} as ${name}`} } from '${owner}';`
+      : decls
+          .map((d) => (ts.isSourceFile(d) ? namespaceText(checker, d, name, pkg, packages) : declarationText(checker, d, name)))
+          .join('\n');
+    entries.push({ name, text });
+  }
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /** The package a source file belongs to (`@libos/sdk`), a node module's name, or null for the package itself. */
 function ownerOf(file, pkg, packages) {
   const f = file.replaceAll('\\', '/');
@@ -121,21 +150,7 @@ export function renderReport(program, pkg, packages) {
   const checker = program.getTypeChecker();
   const sf = program.getSourceFile(pkg.entry);
   const mod = checker.getSymbolAtLocation(sf);
-  const entries = [];
-  for (const sym of mod ? checker.getExportsOfModule(mod) : []) {
-    const name = sym.getName();
-    const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym;
-    const decls = (target.declarations ?? []).filter(
-      (d) => !(ts.isFunctionDeclaration(d) && d.body && target.declarations.filter(ts.isFunctionDeclaration).length > 1),
-    );
-    const owner = decls.length ? ownerOf(decls[0].getSourceFile().fileName, pkg, packages) : null;
-    const same = name === target.getName() || target.flags & ts.SymbolFlags.ValueModule;
-    const text = owner
-      ? `export { ${same ? name : `${target.getName()} as ${name}`} } from '${owner}';`
-      : decls.map((d) => declarationText(checker, d, name)).join('\n');
-    entries.push({ name, text });
-  }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = mod ? exportEntries(checker, mod, pkg, packages) : [];
   const body = entries.map((e) => `// ${e.name}\n${e.text}`).join('\n\n');
   return [
     `# API report: ${pkg.name}`,

@@ -199,7 +199,7 @@ describe('task notifications pass sink clearance', () => {
     expect(done.notification).toMatchObject({ status: 'failed', message_id: null });
     expect(done.notification.error).toContain('egress_denied');
     expect(done.notification.error).toContain(`process:${child.pid}`);
-    expect((await rt.messages(child.pid)).filter((m) => m.correlation_id === t.task_id)).toEqual([]);
+    expect((await rt.messages(child.pid)).filter((m) => m.correlationId === t.task_id)).toEqual([]);
     expect(await mayRead(child.pid, done.result_oid!)).toBe(false);
     expect((await rt.capabilities(pid)).find((c) => c.id === cap.id)?.usesRemaining).toBe(1);
   });

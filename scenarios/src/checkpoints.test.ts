@@ -325,9 +325,9 @@ describe('restore', () => {
     await ok(rt, pid, 'read_process_messages', {});
     const second = await rt.sendMessage(pid, { n: 2 });
     const r = await asHost(rt, (cps) => cps.restore('host', cp.checkpoint_id));
-    expect(r.report.kernel!.superseded_messages).toEqual([second.message_id]);
+    expect(r.report.kernel!.superseded_messages).toEqual([second.messageId]);
     const read = await ok(rt, pid, 'read_process_messages', { include_acked: true, ack: false });
-    expect(read.messages.map((m: Json) => [m.message_id, m.status])).toEqual([[first.message_id, 'unread']]);
+    expect(read.messages.map((m: Json) => [m.message_id, m.status])).toEqual([[first.messageId, 'unread']]);
   });
 
   it('[CP-13] effects outside the store since the capture are listed, never undone', async () => {

@@ -356,7 +356,7 @@ message`, async () => {
     const provider = new ScriptedProvider({
       processes: {
         [pid]: [
-          [{ tool: 'read_process_messages', args: { message_ids: [stop.message_id] } }],
+          [{ tool: 'read_process_messages', args: { message_ids: [stop.messageId] } }],
           [{ tool: 'read_process_messages', args: {} }],
         ],
       },
@@ -365,10 +365,10 @@ message`, async () => {
     const users = provider.requests.map((r) => r.messages[1]!.content);
     expect(users).toHaveLength(3);
     expect(users[0]).toContain('Unread messages (read them with read_process_messages or receive_process_messages):');
-    expect(users[0]).toContain(`- 1 interrupt (every non-message tool is refused until they are read): ${stop.message_id}`);
-    expect(users[0]).toContain(`- 1 normal: ${note.message_id}`);
+    expect(users[0]).toContain(`- 1 interrupt (every non-message tool is refused until they are read): ${stop.messageId}`);
+    expect(users[0]).toContain(`- 1 normal: ${note.messageId}`);
     expect(users[1]).not.toContain('interrupt (every');
-    expect(users[1]).toContain(`- 1 normal: ${note.message_id}`);
+    expect(users[1]).toContain(`- 1 normal: ${note.messageId}`);
     expect(users[2]).not.toContain('Unread messages');
   });
 

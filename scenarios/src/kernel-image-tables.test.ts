@@ -76,7 +76,7 @@ it('with the standard plugins base-agent:v0 holds every tool of the runtime-sess
   const p = await rt.spawn({ goal: 'look' });
   const expected = ['process_exit', 'compact_process_context', 'get_current_time', 'sleep', 'human_output'];
   expect(p.toolTable).toEqual(expect.arrayContaining(expected));
-  const sessionSkill = rt.skillCatalog().find((s) => s.skill_id === 'agent-libos-runtime-session')!;
+  const sessionSkill = rt.skillCatalog().find((s) => s.skillId === 'agent-libos-runtime-session')!;
   expect([...sessionSkill.tools].sort()).toEqual(['compact_process_context', 'get_current_time', 'process_exit', 'sleep']);
   for (const name of p.toolTable) expect(rt.hasTool(name)).toBe(true);
 });

@@ -35,11 +35,11 @@ subject`, async () => {
     const toParent = await ok(rt, child, 'send_process_message', { to_pid: parent, payload: { n: 2 }, subject: 's'.repeat(512) });
     const toChild = await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { n: 3 }, channel: 'work' });
     expect(toParent).toMatchObject({ to_pid: parent, channel: 'default', delivery: 'normal', status: 'unread', subject: 's'.repeat(512) });
-    expect((await rt.messages(child)).map((m) => [m.message_id, m.sender])).toEqual([
+    expect((await rt.messages(child)).map((m) => [m.messageId, m.sender])).toEqual([
       [toSelf.message_id, child],
       [toChild.message_id, parent],
     ]);
-    expect((await rt.messages(parent)).map((m) => [m.message_id, m.sender])).toEqual([[toParent.message_id, child]]);
+    expect((await rt.messages(parent)).map((m) => [m.messageId, m.sender])).toEqual([[toParent.message_id, child]]);
 
     // Unrelated: a sibling, a grandparent, an unknown pid.
     expect(await fails(rt, child, 'send_process_message', { to_pid: sibling, payload: {} })).toMatchObject({ code: 'permission_denied' });
@@ -88,7 +88,7 @@ too`, async () => {
       [m2, 'acked', { n: 2 }],
     ]);
     expect((await rt.messages(child)).map((m) => m.status)).toEqual(['acked', 'acked']);
-    expect((await rt.messages(child)).every((m) => typeof m.acked_at === 'string')).toBe(true);
+    expect((await rt.messages(child)).every((m) => typeof m.ackedAt === 'string')).toBe(true);
 
     expect(ids(await ok(rt, child, 'read_process_messages', {}))).toEqual([]);
     const m3 = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { n: 3 } })).message_id;
@@ -118,7 +118,7 @@ too`, async () => {
     const exact = await ok(rt, child, 'read_process_messages', { message_ids: [c, a] });
     expect(ids(exact)).toEqual([a, c]);
     expect(exact.acked_message_ids).toEqual([a, c]);
-    expect((await rt.messages(child)).filter((m) => m.status === 'unread').map((m) => m.message_id)).toEqual([b, own]);
+    expect((await rt.messages(child)).filter((m) => m.status === 'unread').map((m) => m.messageId)).toEqual([b, own]);
     const got = exact.messages[1];
     expect(got).toMatchObject({
       message_id: c,
@@ -175,7 +175,7 @@ describe('receive_process_messages', () => {
     expect((await rt.messages(child)).map((m) => m.status)).toEqual(['unread', 'unread']);
     const took = await ok(rt, child, 'receive_process_messages', { channel: 'work' });
     expect(took.acked_message_ids).toEqual([a]);
-    expect((await rt.messages(child)).map((m) => [m.message_id, m.status])).toEqual([
+    expect((await rt.messages(child)).map((m) => [m.messageId, m.status])).toEqual([
       [a, 'acked'],
       [b, 'unread'],
     ]);
@@ -217,7 +217,7 @@ the same transaction`, async () => {
 
     const other = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: {}, channel: 'other' })).message_id;
     expect(await rt.process(child)).toMatchObject({ status: 'waiting_event', stateGeneration: gen0 + 1 });
-    expect((await rt.messages(child)).map((m) => [m.message_id, m.status])).toEqual([[other, 'unread']]);
+    expect((await rt.messages(child)).map((m) => [m.messageId, m.status])).toEqual([[other, 'unread']]);
 
     const commits = commitGroups(rt);
     const work = (await ok(rt, parent, 'send_process_message', { to_pid: child, payload: { go: true }, channel: 'work' })).message_id;
@@ -263,9 +263,9 @@ the same transaction`, async () => {
     const resumed = second.results[0]!;
     expect(resumed).toMatchObject({ kind: 'resumed', stopReason: 'completed', executed: ['receive_process_messages'] });
     expect(callsAtResume[0]).toBe(1);
-    expect(resumed.results[0]).toMatchObject({ ok: true, payload: { ready: true, acked_message_ids: [msg.message_id] } });
+    expect(resumed.results[0]).toMatchObject({ ok: true, payload: { ready: true, acked_message_ids: [msg.messageId] } });
     expect((resumed.results[0] as Json).payload.messages[0]).toMatchObject({
-      message_id: msg.message_id,
+      message_id: msg.messageId,
       sender: 'human:owner',
       payload: { text: 'go' },
       status: 'acked',
@@ -288,7 +288,7 @@ the same transaction`, async () => {
     const first = await rt.sendMessage(pid, { n: 1 }, { channel: 'work' });
     expect((await rt.process(pid)).status).toBe('runnable');
     // The host reads it first (a runnable process's mailbox can be read by any caller of its tools).
-    expect(await ok(rt, pid, 'read_process_messages', { channel: 'work' })).toMatchObject({ acked_message_ids: [first.message_id] });
+    expect(await ok(rt, pid, 'read_process_messages', { channel: 'work' })).toMatchObject({ acked_message_ids: [first.messageId] });
     const again = await rt.run({ provider });
     expect(again.results).toMatchObject([{ pid, kind: 'resumed', stopReason: 'waiting_message' }]);
     expect(await rt.process(pid)).toMatchObject({ status: 'waiting_event', waitState: { kind: 'message', filters: { channel: 'work' } } });
@@ -297,7 +297,7 @@ the same transaction`, async () => {
     const last = await rt.run({ provider });
     expect(last.results[0]).toMatchObject({
       kind: 'resumed',
-      results: [{ ok: true, payload: { acked_message_ids: [second.message_id] } }],
+      results: [{ ok: true, payload: { acked_message_ids: [second.messageId] } }],
     });
     expect(provider.calls).toBe(2); // the exhausted script's exit, after the resume
     expect((await rt.process(pid)).status).toBe('exited');
@@ -439,7 +439,7 @@ describe('human messages', () => {
     const { rt } = h;
     const pid = await spawnProbe(rt, 'listen to the human');
     const m = await rt.sendMessage(pid, { text: 'please also add tests' }, { from: 'human:owner' });
-    expect(m).toMatchObject({ sender: 'human:owner', recipient_pid: pid, channel: 'human', delivery: 'normal', status: 'unread' });
+    expect(m).toMatchObject({ sender: 'human:owner', recipientPid: pid, channel: 'human', delivery: 'normal', status: 'unread' });
     const other = await rt.sendMessage(pid, { text: 'from ops' }, { from: 'human:ops', channel: 'ops' });
     expect(other).toMatchObject({ sender: 'human:ops', channel: 'ops' });
 
@@ -447,9 +447,9 @@ describe('human messages', () => {
     await expect(rt.sendMessage(pid, {}, { from: 'human:' })).rejects.toMatchObject({ code: 'invalid_arguments' });
 
     const fromOwner = await ok(rt, pid, 'read_process_messages', { sender_pid: 'human:owner', ack: false });
-    expect(ids(fromOwner)).toEqual([m.message_id]);
+    expect(ids(fromOwner)).toEqual([m.messageId]);
     const drained = await ok(rt, pid, 'read_process_messages', {});
-    expect(drained.acked_message_ids).toEqual([m.message_id, other.message_id]);
+    expect(drained.acked_message_ids).toEqual([m.messageId, other.messageId]);
     expect((await rt.messages(pid)).map((x) => [x.sender, x.status])).toEqual([
       ['human:owner', 'acked'],
       ['human:ops', 'acked'],

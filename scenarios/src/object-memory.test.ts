@@ -301,7 +301,7 @@ create supersedes`, async () => {
 describe('Skill projection and the objects service', () => {
   test('[OM-65] the Skill lists exactly the five tools, and no other memory tool exists', async () => {
     const rt = await open();
-    const entry = rt.skillCatalog().find((s) => s.skill_id === SKILL)!;
+    const entry = rt.skillCatalog().find((s) => s.skillId === SKILL)!;
     expect([...entry.tools].sort()).toEqual([
       'append_memory_object',
       'create_memory_namespace',
@@ -324,7 +324,7 @@ describe('Skill projection and the objects service', () => {
 true`, async () => {
     const rt = await open();
     const P = await agent(rt);
-    const schemas = Object.fromEntries((await rt.toolSchemas(P)).map((t) => [t.name, t.input_schema as Json]));
+    const schemas = Object.fromEntries((await rt.toolSchemas(P)).map((t) => [t.name, t.inputSchema as Json]));
     expect(schemas.list_memory_namespace.properties.limit).toMatchObject({
       default: 50,
       anyOf: expect.arrayContaining([{ type: 'integer', minimum: 1, maximum: 50 }]),

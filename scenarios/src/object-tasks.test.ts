@@ -366,7 +366,7 @@ call`, async () => {
       'wait_object_task',
       'watch_object_task_owner',
     ]);
-    expect(rt.skillCatalog().find((s) => s.skill_id === 'agent-libos-object-tasks')?.tools).toEqual([
+    expect(rt.skillCatalog().find((s) => s.skillId === 'agent-libos-object-tasks')?.tools).toEqual([
       'start_object_task',
       'get_object_task',
       'list_object_tasks',
@@ -442,7 +442,7 @@ describe('results and notifications', () => {
     const types = (await rt.events({})).map((e) => e.type).filter((x) => x.startsWith('object_task_'));
     expect(types).toEqual(['object_task_started', 'object_task_running', 'object_task_completed']);
     const done = await get(rt, pid, t.task_id);
-    const msgs = (await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id);
+    const msgs = (await rt.messages(pid)).filter((m) => m.correlationId === t.task_id);
     expect(msgs).toHaveLength(1);
     expect(msgs[0]).toMatchObject({
       sender: `object_task:${t.task_id}`,
@@ -454,7 +454,7 @@ describe('results and notifications', () => {
     expect(done.notification).toMatchObject({
       recipient_pid: pid,
       status: 'delivered',
-      message_id: msgs[0]!.message_id,
+      message_id: msgs[0]!.messageId,
       error: null,
       subject: 'Object task succeeded: tt_echo',
     });
@@ -477,7 +477,7 @@ can`, async () => {
     await drive(rt, 2);
     const done = await get(rt, pid, t.task_id);
     expect(done.status).toBe('succeeded');
-    const msg = (await rt.messages(child.pid)).find((m) => m.correlation_id === t.task_id);
+    const msg = (await rt.messages(child.pid)).find((m) => m.correlationId === t.task_id);
     expect(msg).toMatchObject({ delivery: 'interrupt', payload: { result_oid: done.result_oid } });
     expect((await rt.process(child.pid)).status).not.toBe('waiting_event');
     expect(await may(rt, child.pid, `object:${done.result_oid}`, 'read')).toBe(false);
@@ -490,7 +490,7 @@ can`, async () => {
     const c = await creatorWithOwner(rt, 'c', { parentPid: p.pid });
     const t = await start(rt, c.pid, { owner_oid: c.owner, tool: 'tt_echo', args: { text: 'up' }, notify_pid: p.pid });
     await drive(rt);
-    expect((await rt.messages(p.pid)).filter((m) => m.correlation_id === t.task_id)).toHaveLength(1);
+    expect((await rt.messages(p.pid)).filter((m) => m.correlationId === t.task_id)).toHaveLength(1);
     const g = await creatorWithOwner(rt, 'g', { parentPid: c.pid });
     expect(await fails(rt, g.pid, 'start_object_task', { owner_oid: g.owner, tool: 'get_current_time', notify_pid: p.pid })).toMatchObject({
       code: 'permission_denied',
@@ -560,7 +560,7 @@ undelivered_terminal`, async () => {
     );
     expect(row.status).toBe('succeeded');
     expect(JSON.parse(row.notification)).toMatchObject({ status: 'undelivered_terminal', message_id: null });
-    expect((await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id)).toEqual([]);
+    expect((await rt.messages(pid)).filter((m) => m.correlationId === t.task_id)).toEqual([]);
     // Once the task ended with its creator terminal, the owner is no longer pinned: released. The creator's exit
     // result (a process_result) and the task's result (owned by the task) are kept.
     expect(await describe(owner)).toBeNull();
@@ -582,11 +582,11 @@ undelivered_terminal`, async () => {
     );
     expect(JSON.parse(row.notification)).toMatchObject({ status: 'failed', error: 'Error: post exploded' });
     const after = await get(rt, pid, t.task_id);
-    const msgs = (await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id);
+    const msgs = (await rt.messages(pid)).filter((m) => m.correlationId === t.task_id);
     expect(msgs).toHaveLength(1);
-    expect(after.notification).toMatchObject({ status: 'delivered', message_id: msgs[0]!.message_id, error: null });
+    expect(after.notification).toMatchObject({ status: 'delivered', message_id: msgs[0]!.messageId, error: null });
     await get(rt, pid, t.task_id);
-    expect((await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id)).toHaveLength(1);
+    expect((await rt.messages(pid)).filter((m) => m.correlationId === t.task_id)).toHaveLength(1);
   });
 
   it('[OT-17] a failing target leaves the task failed with the tool error, the runner failed and a failed-phase message', async () => {
@@ -599,7 +599,7 @@ undelivered_terminal`, async () => {
     expect(done.completed_at).not.toBeNull();
     expect(targets.runs).toEqual(['tt_fail:nope']);
     expect(await rt.process(t.runner_pid!)).toMatchObject({ status: 'failed', outcome: { kind: 'failed', code: 'conflict' } });
-    const msg = (await rt.messages(pid)).find((m) => m.correlation_id === t.task_id);
+    const msg = (await rt.messages(pid)).find((m) => m.correlationId === t.task_id);
     expect(msg).toMatchObject({
       subject: 'Object task failed: tt_fail',
       body: 'conflict: tt_fail: nope',
@@ -668,7 +668,7 @@ describe('waits', () => {
     });
     // wait returns at once for a task that waits on something.
     expect((await ok(rt, pid, 'wait_object_task', { task_id: t.task_id, timeout_s: 30 })).task.status).toBe('waiting_message');
-    const phase = (await rt.messages(pid)).find((m) => m.correlation_id === t.task_id);
+    const phase = (await rt.messages(pid)).find((m) => m.correlationId === t.task_id);
     expect(phase).toMatchObject({ payload: { phase: 'waiting', status: 'waiting_message' } });
 
     await ok(rt, pid, 'send_process_message', { to_pid: t.runner_pid, payload: { n: 1 }, channel: 'other' });
@@ -842,7 +842,7 @@ describe('get, list, cancel and watch', () => {
     expect(c).toMatchObject({ status: 'cancelled', error: 'r' });
     expect(c.completed_at).not.toBeNull();
     expect(await rt.process(t.runner_pid!)).toMatchObject({ status: 'killed', outcome: { kind: 'killed', code: 'cancelled' } });
-    const msg = (await rt.messages(pid)).filter((m) => m.correlation_id === t.task_id).pop();
+    const msg = (await rt.messages(pid)).filter((m) => m.correlationId === t.task_id).pop();
     expect(msg).toMatchObject({ subject: 'Object task cancelled: receive_process_messages', body: 'r', payload: { phase: 'cancelled' } });
   });
 
@@ -1040,7 +1040,7 @@ data`, async () => {
     const notice = (await rt.messages(t.runner_pid!)).find((m) => m.sender === `object_task_owner_watch:${t.task_id}`);
     expect(notice).toMatchObject({
       channel: 'object-task-owner',
-      correlation_id: t.task_id,
+      correlationId: t.task_id,
       subject: `Object owner updated: ${owner}`,
       payload: {
         type: 'object_task_owner_change',
@@ -1056,7 +1056,7 @@ data`, async () => {
       namespace: `process:${pid}/tool_results`,
       name: `object_task_result:${t.task_id}`,
     });
-    expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([notice!.message_id]);
+    expect(result.payload.result.messages.map((m: Json) => m.message_id)).toEqual([notice!.messageId]);
   });
 
   it(`[OT-31] [OT-45] a notice to a runner waiting on another channel leaves it waiting (the call ran once); a disabled watch sends \

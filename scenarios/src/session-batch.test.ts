@@ -114,7 +114,7 @@ never runs`, async () => {
     // The message lands while the model answers: the prompt did not show it, the first call's result carries it.
     const provider = new StateProvider(async (_pid, n) => {
       if (n > 0) return [];
-      posted = (await rt.sendMessage(pid, { text: 'wait, one more thing' }, { from: 'human:owner' })).message_id;
+      posted = (await rt.sendMessage(pid, { text: 'wait, one more thing' }, { from: 'human:owner' })).messageId;
       return [{ tool: 'probe_touch', args: { label: 'work' } }, exit()];
     });
     const report = await rt.run({ provider, maxQuanta: 1 });

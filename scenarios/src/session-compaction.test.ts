@@ -129,7 +129,7 @@ describe('compact_process_context: the no-op and its refusals', () => {
 
   it('[S-X25] the model schema shows the defaults 4000/8/8/false and no _resume_job; {} on a small context is the no-op', async () => {
     const pid = await agent();
-    const schema = (await rt.toolSchemas(pid)).find((t) => t.name === 'compact_process_context')!.input_schema as Json;
+    const schema = (await rt.toolSchemas(pid)).find((t) => t.name === 'compact_process_context')!.inputSchema as Json;
     expect(schema.properties.target_tokens).toMatchObject({ default: 4000, minimum: 256, maximum: 64000 });
     expect(schema.properties.preserve_recent_entries).toMatchObject({ default: 8, minimum: 0, maximum: 128 });
     expect(schema.properties.max_chunks).toMatchObject({ default: 8, minimum: 1, maximum: 64 });

@@ -57,7 +57,7 @@ llm_calls rows show`, async () => {
       schemas.set(
         row.pid,
         new Map(
-          (await rt.toolSchemas(row.pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]),
+          (await rt.toolSchemas(row.pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.inputSchema }]),
         ),
       );
     const request = row.request as { messages: { role: 'system' | 'user'; content: string }[]; tools: string[] };

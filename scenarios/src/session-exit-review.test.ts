@@ -141,20 +141,20 @@ once`, async () => {
         completion_evidence: evidenceFor(first, 'create_memory_object'),
       }),
     )!;
-    expect(stale.unread_human_message_ids).toEqual([posted.message_id]);
+    expect(stale.unread_human_message_ids).toEqual([posted.messageId]);
     expect(stale.validation_errors[0]).toContain('read and acknowledge every unread human message');
     expect(stale.validation_errors[1]).toContain('review_token is missing or stale');
     expect(JSON.stringify(stale)).not.toContain('SECRET-BODY');
     expect(stale.review_token).not.toBe(first.review_token);
 
-    const read = await ok(rt, pid, 'read_process_messages', { message_ids: [posted.message_id] });
-    expect(read.acked_message_ids).toEqual([posted.message_id]);
+    const read = await ok(rt, pid, 'read_process_messages', { message_ids: [posted.messageId] });
+    expect(read.acked_message_ids).toEqual([posted.messageId]);
     const afterAck = await probe(rt, pid);
     expect(afterAck.review_token).not.toBe(stale.review_token);
     expect(afterAck.unread_human_message_ids).toEqual([]);
-    expect(afterAck.acknowledged_human_message_ids).toEqual([posted.message_id]);
+    expect(afterAck.acknowledged_human_message_ids).toEqual([posted.messageId]);
     expect(afterAck.acknowledged_human_message_count).toBe(1);
-    expect(afterAck.expected_source_refs).toEqual([afterAck.goal.oid, posted.message_id]);
+    expect(afterAck.expected_source_refs).toEqual([afterAck.goal.oid, posted.messageId]);
 
     // The pre-ACK token with otherwise valid evidence: only the stale-token error, and the process stays live.
     const evidence = evidenceFor(afterAck, 'create_memory_object');
@@ -217,7 +217,7 @@ and changes nothing`, async () => {
     const pid = await codingAgent(rt, 'Write `the ledger` and report.');
     const m1 = await rt.sendMessage(pid, { n: 1 });
     const m2 = await rt.sendMessage(pid, { n: 2 });
-    await ok(rt, pid, 'read_process_messages', { message_ids: [m1.message_id] });
+    await ok(rt, pid, 'read_process_messages', { message_ids: [m1.messageId] });
     const review = await probe(rt, pid);
     expect(JSON.stringify(review)).not.toContain('the ledger');
     expect(review).not.toHaveProperty('goal.fallback');
@@ -236,11 +236,11 @@ and changes nothing`, async () => {
       limit: review.acknowledged_human_message_count,
     };
     const read = await ok(rt, pid, ref.tool, args);
-    expect(read.messages.map((m: { message_id: string }) => m.message_id)).toEqual([m1.message_id]);
+    expect(read.messages.map((m: { message_id: string }) => m.message_id)).toEqual([m1.messageId]);
     expect(read).toMatchObject({ acked_message_ids: [], has_more: false });
     const again = await probe(rt, pid);
     expect(again.review_token).toBe(review.review_token);
-    expect(again.unread_human_message_ids).toEqual([m2.message_id]);
+    expect(again.unread_human_message_ids).toEqual([m2.messageId]);
   });
 
   it('[S-R6] [S-R7] [S-R8] [S-R9] [S-R22] evidence errors come back as a fresh review, in order, and the process stays live', async () => {
@@ -259,7 +259,7 @@ and changes nothing`, async () => {
     expect(
       await submit({
         goal_oid: goalOid,
-        reviewed_message_ids: [msg.message_id],
+        reviewed_message_ids: [msg.messageId],
         acceptance_checks: [
           { requirement: 'r', source_refs: [goalOid], status: 'completed', evidence_tool_calls: ['git_diff'], evidence_summary: 's' },
         ],
@@ -267,7 +267,7 @@ and changes nothing`, async () => {
       }),
     ).toEqual([
       expect.stringContaining('acceptance_checks[0].evidence_tool_calls cites unobserved tools: git_diff'),
-      expect.stringContaining(`acceptance checks do not cover every expected_source_ref: ${msg.message_id}`),
+      expect.stringContaining(`acceptance checks do not cover every expected_source_ref: ${msg.messageId}`),
     ]);
 
     // R7: completed with [] is refused; blocked with [] and a reason is accepted (checked without committing: the goal check is wrong).
@@ -281,7 +281,7 @@ and changes nothing`, async () => {
       },
       {
         requirement: 'summary',
-        source_refs: [msg.message_id],
+        source_refs: [msg.messageId],
         status,
         evidence_tool_calls: [],
         evidence_summary: 'no summary tool in this runtime',
@@ -290,7 +290,7 @@ and changes nothing`, async () => {
     expect(
       await submit({
         goal_oid: 'obj_ffffffffffffffff',
-        reviewed_message_ids: [msg.message_id],
+        reviewed_message_ids: [msg.messageId],
         acceptance_checks: checks('completed'),
         final_verification: ['list_memory_namespace'],
       }),
@@ -301,7 +301,7 @@ and changes nothing`, async () => {
     expect(
       await submit({
         goal_oid: 'obj_ffffffffffffffff',
-        reviewed_message_ids: [msg.message_id],
+        reviewed_message_ids: [msg.messageId],
         acceptance_checks: checks('blocked'),
         final_verification: ['list_memory_namespace'],
       }),
@@ -311,11 +311,11 @@ and changes nothing`, async () => {
     expect(
       await submit({
         goal_oid: goalOid,
-        reviewed_message_ids: [msg.message_id, msg.message_id],
+        reviewed_message_ids: [msg.messageId, msg.messageId],
         acceptance_checks: [
           {
             requirement: 'r',
-            source_refs: [goalOid, msg.message_id, 'x'],
+            source_refs: [goalOid, msg.messageId, 'x'],
             status: 'blocked',
             evidence_tool_calls: ['call_0001'],
             evidence_summary: 'reason',
@@ -437,7 +437,7 @@ and changes nothing`, async () => {
       expect(status).toBe('exited');
     } else {
       const again = reviewOf(exitResult)!;
-      expect(again.unread_human_message_ids).toEqual([post.value.message_id]);
+      expect(again.unread_human_message_ids).toEqual([post.value.messageId]);
       expect(status).toBe('runnable');
     }
   });

@@ -30,7 +30,7 @@ async function open(hostConfig: HostConfigInput, sessionOpts: Parameters<typeof 
 /** The JSON Schema of one argument of `tool`, as `pid`'s model is shown it. */
 async function argSchema(r: Runtime, pid: string, tool: string, arg: string): Promise<Record<string, unknown>> {
   const schemas = await r.toolSchemas(pid);
-  const schema = schemas.find((t) => t.name === tool)!.input_schema as { properties: Record<string, Record<string, unknown>> };
+  const schema = schemas.find((t) => t.name === tool)!.inputSchema as { properties: Record<string, Record<string, unknown>> };
   return schema.properties[arg]!;
 }
 

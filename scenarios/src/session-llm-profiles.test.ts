@@ -137,7 +137,7 @@ sent`, async () => {
     const rows = await r.llmCalls({ pid });
     expect(rows).toHaveLength(3);
     const schemas = new Map(
-      (await r.toolSchemas(pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.input_schema }]),
+      (await r.toolSchemas(pid)).map((t) => [t.name, { name: t.name, description: t.description, parameters: t.inputSchema }]),
     );
     for (const row of rows) {
       const sent = row.request as { messages: { role: 'system' | 'user'; content: string }[]; tools: string[] };

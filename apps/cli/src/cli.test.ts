@@ -44,7 +44,7 @@ describe('libos CLI', () => {
 
   it('grant and caps: a host grant shows in the process capabilities', () => {
     const cap = json('grant', pid, 'skill:agent-libos-object-memory', 'execute', '--uses', '3');
-    expect(cap).toMatchObject({ subject: pid, resource: 'skill:agent-libos-object-memory', rights: ['execute'], usesRemaining: 3 });
+    expect(cap).toMatchObject({ subject: pid, resource: 'skill:agent-libos-object-memory', rights: ['execute'], uses_remaining: 3 });
     const caps = json('caps', pid);
     expect(caps.map((c: { id: string }) => c.id)).toContain(cap.id);
   });

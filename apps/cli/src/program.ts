@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import type { ProcessInfo } from '@libos/kernel';
+import { wire, type ProcessInfo } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { setCommandLinePlugins } from './compose.js';
 import { runDemo } from './demo.js';
@@ -112,7 +112,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
             ...(budget ? { budget } : {}),
             ...(cwd ? { workingDirectory: cwd } : {}),
           });
-          print(o, p, () => p.pid);
+          print(o, wire.processToWire(p), () => p.pid);
         });
       }),
     );
@@ -127,7 +127,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         await withRuntime(o, async (rt) => {
           const ps = await rt.processes();
-          print(o, ps, () => table(ps.map(processRow), ['pid', 'parent', 'image', 'status', 'goal']));
+          print(o, ps.map(wire.processToWire), () => table(ps.map(processRow), ['pid', 'parent', 'image', 'status', 'goal']));
         });
       }),
     );
@@ -141,8 +141,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         await withRuntime(o, async (rt) => {
           const p = await rt.process(pid);
           const budget = await rt.budget(pid);
-          const value = { ...p, budget };
-          print(o, value, () =>
+          print(o, wire.processDetailToWire(p, budget), () =>
             [
               `pid:      ${p.pid}`,
               `parent:   ${p.parentPid ?? '-'}`,
@@ -211,7 +210,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
               ...(expiresAt !== undefined ? { expiresAt } : {}),
             });
             const usesLeft = cap.usesRemaining !== null ? ` (${cap.usesRemaining} uses)` : '';
-            print(o, cap, () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${usesLeft}`);
+            print(
+              o,
+              wire.capabilityToWire(cap),
+              () => `${cap.id} ${cap.effect} ${cap.rights.join(',')} on ${cap.resource} to ${cap.subject}${usesLeft}`,
+            );
           });
         },
       ),
@@ -239,7 +242,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         await withRuntime(o, async (rt) => {
           const caps = await rt.capabilities(pid, { includeInactive: opts.all });
-          print(o, caps, () =>
+          print(o, caps.map(wire.capabilityToWire), () =>
             table(
               caps.map((c) => ({
                 id: c.id,
@@ -267,10 +270,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const o = g(cmd);
         await withRuntime(o, async (rt) => {
           const cat = rt.skillCatalog();
-          print(o, cat, () =>
+          print(o, cat.map(wire.skillToWire), () =>
             table(
               cat.map((s) => ({
-                skill: s.skill_id,
+                skill: s.skillId,
                 plugin: s.plugin,
                 tools: s.tools.join(' '),
                 description: s.description.length > 60 ? `${s.description.slice(0, 59)}…` : s.description,
@@ -310,7 +313,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         const limit = parsePositiveInt(opts.limit, '--limit');
         await withRuntime(o, async (rt) => {
           const rows = await rt.audit({ limit, ...(opts.pid ? { pid: opts.pid } : {}), ...(opts.action ? { action: opts.action } : {}) });
-          print(o, rows, () =>
+          print(o, rows.map(wire.auditToWire), () =>
             table(
               rows.map((r) => ({ seq: r.seq, ts: r.ts, actor: r.actor, action: r.action, target: r.target, decision: r.decision })),
               ['seq', 'ts', 'actor', 'action', 'target', 'decision'],

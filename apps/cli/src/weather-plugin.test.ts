@@ -131,7 +131,7 @@ describe('[issue 12] the packed weather plugin, loaded by libos --plugin', { tim
     ok(...P, 'grant', pid, 'skill:weather', 'execute');
     const activated = ok(...P, 'call', pid, 'activate_skill', '{"skill_id":"weather"}');
     expect(activated).toMatchObject({ ok: true, payload: { skill_id: 'weather', tool_names: ['get_weather'] } });
-    expect(ok(...P, 'show', pid).toolTable).toContain('get_weather');
+    expect(ok(...P, 'show', pid).tool_table).toContain('get_weather');
 
     // In the table, but the call needs weather:<city> read: refused (exit 1) until the host grants it.
     const refused = libos(...P, 'call', pid, 'get_weather', '{"city":"Lisbon"}');

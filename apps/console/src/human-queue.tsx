@@ -21,7 +21,7 @@ function Request(props: { readonly client: LibosClient; readonly r: HumanRequest
         <button type="button" class="link" onClick={() => props.onSelect(r.pid)}>
           <code>{r.pid}</code>
         </button>
-        <span class="muted">{clock(r.createdAt)}</span>
+        <span class="muted">{clock(r.created_at)}</span>
       </div>
       <p class="prompt">{r.prompt}</p>
       {r.kind === 'permission' && details.resource !== undefined && (

@@ -44,9 +44,9 @@ function ToolTable(props: { readonly p: ProcessDetail }) {
   const { p } = props;
   const [all, setAll] = useState(false);
   const skillOf = new Map<string, string>();
-  for (const [skill, loaded] of Object.entries(p.loadedSkills)) for (const t of loaded.tools) skillOf.set(t, skill);
-  const visible = new Set(p.visibleTools);
-  const table = [...new Set([...p.toolTable, ...p.visibleTools])].sort();
+  for (const [skill, loaded] of Object.entries(p.loaded_skills)) for (const t of loaded.tools) skillOf.set(t, skill);
+  const visible = new Set(p.visible_tools);
+  const table = [...new Set([...p.tool_table, ...p.visible_tools])].sort();
   const tools = all ? table : table.filter((t) => visible.has(t));
   return (
     <div>
@@ -218,18 +218,18 @@ export function ProcessDetailView(props: { readonly client: LibosClient; readonl
         <p class="goal-full">{p.goal}</p>
         <dl>
           <dt>image</dt>
-          <dd>{p.imageId}</dd>
+          <dd>{p.image_id}</dd>
           <dt>parent</dt>
-          <dd>{p.parentPid ?? '—'}</dd>
+          <dd>{p.parent_pid ?? '—'}</dd>
           <dt>directory</dt>
-          <dd>{p.workingDirectory}</dd>
+          <dd>{p.working_directory}</dd>
           <dt>updated</dt>
-          <dd>{p.updatedAt}</dd>
+          <dd>{p.updated_at}</dd>
         </dl>
-        {p.waitState && (
+        {p.wait_state && (
           <details open>
             <summary>waiting</summary>
-            <pre data-testid="wait-state">{pretty(p.waitState)}</pre>
+            <pre data-testid="wait-state">{pretty(p.wait_state)}</pre>
           </details>
         )}
         {p.outcome && (

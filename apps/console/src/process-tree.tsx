@@ -10,7 +10,7 @@ function forest(all: readonly ProcessInfo[]): Node[] {
   const nodes = new Map(all.map((p) => [p.pid, { p, children: [] as Node[] }]));
   const roots: Node[] = [];
   for (const n of nodes.values()) {
-    const parent = n.p.parentPid ? nodes.get(n.p.parentPid) : undefined;
+    const parent = n.p.parent_pid ? nodes.get(n.p.parent_pid) : undefined;
     (parent ? parent.children : roots).push(n);
   }
   return roots;
@@ -34,7 +34,7 @@ function Branch(props: { readonly nodes: readonly Node[]; readonly selected: str
           >
             <StatusBadge status={p.status} />
             <code>{p.pid}</code>
-            <span class="muted">{p.imageId}</span>
+            <span class="muted">{p.image_id}</span>
             <span class="goal">{p.goal}</span>
           </button>
           {children.length > 0 && <Branch nodes={children} selected={props.selected} onSelect={props.onSelect} />}

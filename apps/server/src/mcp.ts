@@ -67,7 +67,7 @@ export function processMcpServer(rt: Runtime, pid: string, opts: ProcessMcpOptio
   // The tool table is the process's, read on every request: the low-level handlers take JSON Schemas as they are.
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: (await rt.toolSchemas(pid)).map((t): Tool => {
-      const inputSchema = confirmableInputSchema(t.name, t.input_schema) as Tool['inputSchema'];
+      const inputSchema = confirmableInputSchema(t.name, t.inputSchema) as Tool['inputSchema'];
       return { name: t.name, description: t.description, inputSchema };
     }),
   }));

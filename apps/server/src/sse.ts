@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { AuditRecord, Runtime, RuntimeEvent } from '@libos/kernel';
+import { wire, type AuditRecord, type Runtime, type RuntimeEvent } from '@libos/kernel';
 import { z } from 'zod';
 import { asLibosError } from './internal/errors.js';
 import { parseWith, readQuery } from './internal/parse.js';
@@ -28,7 +28,7 @@ interface Frame {
 
 const encoder = new TextEncoder();
 const frame = (f: Frame) => `${f.id !== undefined ? `id: ${f.id}\n` : ''}event: ${f.event}\ndata: ${JSON.stringify(f.data)}\n\n`;
-const eventFrame = (e: RuntimeEvent): Frame => ({ id: e.seq, event: sseEventName(e.type), data: e });
+const eventFrame = (e: RuntimeEvent): Frame => ({ id: e.seq, event: sseEventName(e.type), data: wire.eventToWire(e) });
 
 type Live = { readonly kind: 'event'; readonly event: RuntimeEvent } | { readonly kind: 'audit'; readonly record: AuditRecord };
 
@@ -61,7 +61,7 @@ export function eventStream(rt: Runtime, opts: EventStreamOptions): Response {
       let live = false;
       const buffered: Live[] = [];
       const deliver = (item: Live) => {
-        if (item.kind === 'audit') return send(frame({ event: 'audit.appended', data: item.record }));
+        if (item.kind === 'audit') return send(frame({ event: 'audit.appended', data: wire.auditToWire(item.record) }));
         if (item.event.seq <= lastSeq) return;
         lastSeq = item.event.seq;
         send(frame(eventFrame(item.event)));

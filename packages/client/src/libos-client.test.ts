@@ -37,12 +37,12 @@ describe('LibosClient against a served runtime on 127.0.0.1', () => {
   it('spawns, lists and reads processes with their budget; a tool call answers the broker envelope', async () => {
     expect(await client.health()).toEqual({ ok: true, db: ':memory:', provider: 'scripted' });
     const p = await client.spawn({ goal: 'tell the time' });
-    expect(p).toMatchObject({ status: 'runnable', goal: 'tell the time', parentPid: null });
+    expect(p).toMatchObject({ status: 'runnable', goal: 'tell the time', parent_pid: null });
     expect((await client.processes()).map((x) => x.pid)).toEqual([p.pid]);
     expect(await client.processes('exited')).toEqual([]);
     const detail = await client.process(p.pid);
     expect(detail.budget.limits).toMatchObject({ tool_calls: 256 });
-    expect(detail.visibleTools).toContain('get_current_time');
+    expect(detail.visible_tools).toContain('get_current_time');
 
     const refused = await client.call(p.pid, 'get_current_time');
     expect(refused).toMatchObject({ ok: false, tool: 'get_current_time', error: { code: 'permission_denied' } });
@@ -61,7 +61,7 @@ describe('LibosClient against a served runtime on 127.0.0.1', () => {
     await rt.call(p.pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { secret: 'not listed' } });
     const listed = await client.objects({ pid: p.pid });
     const ledger = listed.find((o) => o.name === 'ledger');
-    expect(ledger).toMatchObject({ namespace: `process:${p.pid}`, name: 'ledger', type: 'plan', payloadAvailable: true });
+    expect(ledger).toMatchObject({ namespace: `process:${p.pid}`, name: 'ledger', type: 'plan', payload_available: true });
     expect(JSON.stringify(ledger)).not.toContain('not listed');
   });
 

@@ -47,25 +47,8 @@ export type ObjectsQuery = Query<Api['objects']['$get']>;
 export type AllAuditQuery = Query<Api['audit']['$get']>;
 export type AllEventsQuery = Query<Api['events']['$get']>;
 
-/** An Object's metadata as `GET /api/objects` lists it: never its payload (`payloadAvailable` says whether this runtime holds it). */
-export interface ObjectMeta {
-  readonly oid: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly type: string;
-  readonly version: number;
-  readonly immutable: boolean;
-  readonly metadata: Readonly<Record<string, unknown>>;
-  readonly labels: Readonly<Record<string, unknown>>;
-  readonly provenance: Readonly<Record<string, unknown>>;
-  readonly ownerKind: string;
-  readonly ownerId: string;
-  readonly lifecycle: string;
-  readonly createdBy: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly payloadAvailable: boolean;
-}
+/** An Object's metadata as `GET /api/objects` lists it: never its payload (`payload_available` says whether this runtime holds it). */
+export type ObjectMeta = InferResponseType<Api['objects']['$get'], 200>[number];
 
 /** A message of the live stream: a durable event (`id` = its seq), an audit record, or an invalidated cursor. */
 export type StreamMessage =
@@ -225,7 +208,7 @@ export class LibosClient {
 
   /** `GET /api/objects`: Object metadata (never payloads), newest first, by namespace (`ns`) and/or owner `pid`. */
   objects(query: ObjectsQuery = {}): Promise<ObjectMeta[]> {
-    return this.#json(this.routes.api.objects.$get({ query })) as Promise<unknown> as Promise<ObjectMeta[]>;
+    return this.#json(this.routes.api.objects.$get({ query })) as Promise<ObjectMeta[]>;
   }
 
   /** `GET /api/human-requests`: the human queue, by status and/or process. */

@@ -28,7 +28,10 @@ export type {
   ToolSchema,
   GrantOptions,
   BudgetReport,
+  MessageInfo,
 } from './runtime.js';
+// The casing boundary: TypeScript camelCase <-> wire snake_case, one explicit mapper per record type.
+export * as wire from './wire/wire.js';
 export type { ToolCallResult } from './broker/tool-result.js';
 export { MCP_CLIENT_SINK } from './sinks/clear-sink.js';
 export type { ProcessInfo, ProcessStatus, LoadedSkill } from './processes/process-record.js';

@@ -131,13 +131,13 @@ describe('runtime: spawn, skills and tool tables', () => {
     await rt.activateSkill(p.pid, 'test-notes');
     const schemas = await rt.toolSchemas(p.pid);
     const write = schemas.find((s) => s.name === 'note_write')!;
-    expect(write.input_schema).toMatchObject({
+    expect(write.inputSchema).toMatchObject({
       type: 'object',
       properties: { key: { type: 'string', minLength: 1, maxLength: 40 }, text: { type: 'string', maxLength: 200 } },
       required: ['key', 'text'],
     });
     const discover = schemas.find((s) => s.name === 'discover_skills')!;
-    expect(discover.input_schema).toMatchObject({ properties: { limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 } } });
+    expect(discover.inputSchema).toMatchObject({ properties: { limit: { type: 'integer', minimum: 1, maximum: 50, default: 10 } } });
   });
 });
 

@@ -63,7 +63,7 @@ import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
 import { listHumanRequests } from './human/human-queue.js';
 import { queryLlmCalls, type LlmCallRecord } from './executor/llm-calls.js';
-import { assertMessagePayload, queryMessages, type Delivery, type ProcessMessage } from './mailbox/messages.js';
+import { assertMessagePayload, queryMessages, type Delivery } from './mailbox/messages.js';
 import { postMessage } from './mailbox/post-message.js';
 import { endProcess } from './processes/exit.js';
 import { transition } from './processes/transition.js';
@@ -71,6 +71,7 @@ import { kernelMigrations } from './store/kernel-schema.js';
 import { migrate } from './store/migrate.js';
 import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
 import { clearSinkDurably } from './sinks/clear-sink.js';
+import { messageFromWire } from './wire/wire.js';
 import { inTransaction, type ScopeFactory, type TxScope } from './store/transaction.js';
 
 export interface RuntimeConfig {
@@ -135,11 +136,11 @@ export interface LoadedPluginInfo {
 
 /** One entry of the Skill catalog. */
 export interface SkillCatalogEntry {
-  readonly skill_id: string;
+  readonly skillId: string;
   readonly description: string;
   readonly tools: readonly string[];
   readonly plugin: string;
-  readonly package_sha256: string;
+  readonly packageSha256: string;
   readonly path: string;
 }
 
@@ -147,7 +148,28 @@ export interface SkillCatalogEntry {
 export interface ToolSchema {
   readonly name: string;
   readonly description: string;
-  readonly input_schema: Record<string, unknown>;
+  readonly inputSchema: Record<string, unknown>;
+}
+
+/**
+ * A message of a process's mailbox as the Runtime returns it. A model reads the same message snake_case
+ * (`ProcessMessage`, the `read_messages` payload); `wire.messageToWire` and `wire.messageFromWire` map between them.
+ */
+export interface MessageInfo {
+  readonly messageId: string;
+  readonly sender: string;
+  readonly recipientPid: string;
+  readonly channel: string;
+  readonly kind: string;
+  readonly delivery: Delivery;
+  readonly subject: string;
+  readonly body: string;
+  readonly correlationId: string | null;
+  readonly replyTo: string | null;
+  readonly payload: unknown;
+  readonly status: 'unread' | 'acked';
+  readonly createdAt: string;
+  readonly ackedAt: string | null;
 }
 
 /** A process's budget: its limits (null = none of its own), what it used, and what is left (min over its ancestors). */
@@ -318,14 +340,14 @@ export class Runtime {
   skillCatalog(): SkillCatalogEntry[] {
     return [...this.registry.skills.values()]
       .map((s) => ({
-        skill_id: s.manifest.name,
+        skillId: s.manifest.name,
         description: s.manifest.description,
         tools: [...s.manifest.allowedTools],
         plugin: s.plugin,
-        package_sha256: s.manifest.packageSha256,
+        packageSha256: s.manifest.packageSha256,
         path: s.manifest.path,
       }))
-      .sort((a, b) => a.skill_id.localeCompare(b.skill_id));
+      .sort((a, b) => a.skillId.localeCompare(b.skillId));
   }
 
   /** The loaded plugins in load order: the kernel's own first, then the host's, then those named by specs. */
@@ -357,7 +379,7 @@ export class Runtime {
     const p = await this.process(pid);
     return p.visibleTools.map((name) => {
       const t = this.registry.tools.get(name)!.tool;
-      return { name, description: t.description, input_schema: toolJsonSchema(t) };
+      return { name, description: t.description, inputSchema: toolJsonSchema(t) };
     });
   }
 
@@ -449,12 +471,12 @@ export class Runtime {
     pid: string,
     payload: unknown,
     opts: { from?: string; channel?: string; kind?: string; delivery?: Delivery } = {},
-  ): Promise<ProcessMessage> {
+  ): Promise<MessageInfo> {
     const from = opts.from ?? 'human:owner';
     if (!/^human:[a-z0-9][a-z0-9._-]*$/.test(from))
       throw new LibosError('invalid_arguments', `from: external senders are human:<name> (got ${JSON.stringify(from)})`);
     assertMessagePayload(payload);
-    return this.transaction(
+    const posted = await this.transaction(
       (scope) =>
         postMessage(scope, {
           recipientPid: pid,
@@ -467,14 +489,16 @@ export class Runtime {
         }),
       from,
     );
+    return messageFromWire(posted);
   }
 
   /**
    * Messages of a process, oldest first: all of them by default, unread only with `includeAcked: false` (first `limit`, default 100).
    * Reading here does not ACK.
    */
-  async messages(pid: string, opts: { includeAcked?: boolean; limit?: number } = {}): Promise<ProcessMessage[]> {
-    return (await queryMessages(this.#live().db, pid, {}, { includeAcked: opts.includeAcked ?? true, limit: opts.limit ?? 100 })).messages;
+  async messages(pid: string, opts: { includeAcked?: boolean; limit?: number } = {}): Promise<MessageInfo[]> {
+    const q = { includeAcked: opts.includeAcked ?? true, limit: opts.limit ?? 100 };
+    return (await queryMessages(this.#live().db, pid, {}, q)).messages.map(messageFromWire);
   }
 
   /** The durable human request queue. */

@@ -68,7 +68,7 @@ describe('external MCP servers as a Skill', () => {
       { name: 'weather', server: { name: 'weather-test', version: '1.2.3' }, tools: ['forecast', 'outage'] },
     ]);
     const rt = await runtimeWith(mcp);
-    expect(rt.skillCatalog().find((s) => s.skill_id === 'mcp-weather')).toMatchObject({
+    expect(rt.skillCatalog().find((s) => s.skillId === 'mcp-weather')).toMatchObject({
       plugin: '@libos/mcp-client',
       tools: ['mcp_weather_forecast', 'mcp_weather_outage'],
     });
@@ -84,7 +84,7 @@ describe('external MCP servers as a Skill', () => {
     expect(activated).toMatchObject({ ok: true, payload: { tool_names: ['mcp_weather_forecast', 'mcp_weather_outage'] } });
     const schema = (await rt.toolSchemas(pid)).find((t) => t.name === 'mcp_weather_forecast')!;
     expect(schema.description).toContain('needs execute on mcp:weather/forecast');
-    expect(schema.input_schema).toMatchObject({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
+    expect(schema.inputSchema).toMatchObject({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] });
 
     // Without the grant the call is refused before anything leaves: the server never hears of it.
     const refused = await rt.call(pid, 'mcp_weather_forecast', { city: 'Oslo' });

@@ -417,7 +417,7 @@ export const LABEL_STORIES: readonly Story[] = [
       });
       const task = r.ok ? (r.payload as Json).task.task_id : null;
       await driveRunners(w, [hot.p, hot.d, cold.p, cold.d]);
-      const got = (await w.rt.messages(hot.d)).filter((m) => m.correlation_id === task);
+      const got = (await w.rt.messages(hot.d)).filter((m) => m.correlationId === task);
       const info = task ? await w.rt.call(hot.p, 'get_object_task', { task_id: task }) : r;
       return attack(
         got.length > 0,
@@ -434,7 +434,7 @@ export const LABEL_STORIES: readonly Story[] = [
       });
       const task = r.ok ? (r.payload as Json).task.task_id : null;
       await driveRunners(w, [hot.p, hot.d, cold.p, cold.d]);
-      const got = (await w.rt.messages(cold.d)).filter((m) => m.correlation_id === task);
+      const got = (await w.rt.messages(cold.d)).filter((m) => m.correlationId === task);
       return legit(got.length === 1, `start: ${describeCall(r)}; delivered ${got.length}`);
     },
   }),

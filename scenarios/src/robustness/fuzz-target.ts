@@ -118,10 +118,10 @@ export class FuzzTarget {
 
   constructor(rt: Runtime) {
     this.rt = rt;
-    this.#skillOf = new Map(rt.skillCatalog().flatMap((s) => s.tools.map((t) => [t, s.skill_id] as const)));
+    this.#skillOf = new Map(rt.skillCatalog().flatMap((s) => s.tools.map((t) => [t, s.skillId] as const)));
     for (const s of rt.skillCatalog()) {
-      this.pool.add('skill_id', s.skill_id);
-      this.pool.add('package_sha256', s.package_sha256);
+      this.pool.add('skill_id', s.skillId);
+      this.pool.add('package_sha256', s.packageSha256);
       for (const t of s.tools) this.pool.add('tool', t);
     }
     for (const image of ['base-agent:v0', 'coding-agent:v0']) this.pool.add('image', image);

@@ -46,7 +46,7 @@ describe('libos checkpoint', { timeout: 180_000 }, () => {
     const forked = json('checkpoint', 'fork', id);
     expect(forked.root_pid).toMatch(/^pid_/);
     expect(forked.pids).toEqual({ [a]: forked.root_pid });
-    expect(json('show', forked.root_pid)).toMatchObject({ pid: forked.root_pid, status: 'runnable', parentPid: null });
+    expect(json('show', forked.root_pid)).toMatchObject({ pid: forked.root_pid, status: 'runnable', parent_pid: null });
 
     // As a process: the tools must be in its table (the Skill activated), and its grants decide. It owns read on its
     // checkpoint, nothing more.

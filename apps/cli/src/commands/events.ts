@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import type { EventQuery, RuntimeEvent } from '@libos/kernel';
+import { wire, type EventQuery, type RuntimeEvent } from '@libos/kernel';
 import { isLibosError } from '@libos/sdk';
 import { EXIT, print, table, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
@@ -54,7 +54,7 @@ async function follow(
       try {
         const rows = await withRuntime(o, (rt) => rt.events({ ...q, after: cursor, limit: PAGE }), { waitForLeaseMs: 0 });
         for (const e of rows) {
-          process.stdout.write(o.json ? `${JSON.stringify(e)}\n` : `${eventLine(e)}\n`);
+          process.stdout.write(o.json ? `${JSON.stringify(wire.eventToWire(e))}\n` : `${eventLine(e)}\n`);
           cursor = e.seq;
         }
         full = rows.length === PAGE;
@@ -95,7 +95,7 @@ export function registerEvents(program: Command, kit: CommandKit): void {
         if (f.follow) return follow(o, q, after ?? 0, intervalMs, followMs);
         await withRuntime(o, async (rt) => {
           const rows = await rt.events({ ...q, limit, ...(after !== undefined ? { after } : {}) });
-          print(o, rows, () =>
+          print(o, rows.map(wire.eventToWire), () =>
             table(
               rows.map((r) => ({ seq: r.seq, ts: r.ts, pid: r.pid, type: r.type, data: r.data })),
               ['seq', 'ts', 'pid', 'type', 'data'],

@@ -194,8 +194,8 @@ describe('libos human', { timeout: 120_000 }, () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(new RegExp(`q1 +${pid} +resumed +completed +ask_human`));
     expect(json('show', pid)).toMatchObject({ status: 'exited' });
-    const audit: { callId: string; decision: string }[] = json('audit', '--pid', pid, '--action', 'tool.call', '--limit', '10000');
-    const decisions = (callId: string) => audit.filter((a) => a.callId === callId).map((a) => a.decision);
+    const audit: { call_id: string; decision: string }[] = json('audit', '--pid', pid, '--action', 'tool.call', '--limit', '10000');
+    const decisions = (callId: string) => audit.filter((a) => a.call_id === callId).map((a) => a.decision);
     expect(decisions(first.call_id)).toEqual(['waiting', 'ok']);
     expect(decisions(refused.call_id)).toEqual(['call_already_waiting']);
     // The answered call published its result (the answer) for the process; the root's exit then released it (S-E8).

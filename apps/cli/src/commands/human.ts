@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import { type Command, Option } from 'commander';
 import { LibosError, type HumanRequest, type HumanRequestStatus } from '@libos/sdk';
 import { print, table, UsageError } from '../output.js';
@@ -62,7 +63,7 @@ export function registerHuman(program: Command, kit: CommandKit): void {
         const o = kit.g(cmd);
         await withRuntime(o, async (rt) => {
           const rows = await rt.humanRequests({ ...(f.status !== 'all' ? { status: f.status } : {}), ...(f.pid ? { pid: f.pid } : {}) });
-          print(o, rows, () =>
+          print(o, rows.map(wire.humanRequestToWire), () =>
             table(
               rows.map((r) => ({
                 id: r.id,

@@ -46,7 +46,7 @@ describe('bad flags', { timeout: 180_000 }, () => {
 
   it('a valid --expires is taken as UTC when it has no offset', () => {
     const cap = libosOn(db).json('grant', pid, 'skill:x', 'execute', '--expires', '2030-01-01T10:00:00');
-    expect(cap.expiresAt).toBe('2030-01-01T10:00:00.000Z');
+    expect(cap.expires_at).toBe('2030-01-01T10:00:00.000Z');
   });
 });
 

@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import type { Command } from 'commander';
 import { print, table } from '../output.js';
 import type { CommandKit } from './kit.js';
@@ -19,19 +20,10 @@ export function registerLlmCalls(program: Command, kit: CommandKit): void {
           if (f.pid) await rt.process(f.pid);
           const rows = await rt.llmCalls({ limit, ...(f.pid ? { pid: f.pid } : {}) });
           // --json leaves out the stored prompts and replies (they can be large); the store keeps them.
-          const brief = rows.map((r) => ({
-            id: r.id,
-            pid: r.pid,
-            status: r.status,
-            provider: r.provider,
-            model: r.model,
-            prompt_tokens: r.promptTokens,
-            completion_tokens: r.completionTokens,
-            total_tokens: r.totalTokens,
-            latency_ms: r.latencyMs,
-            error: r.error,
-            created_at: r.createdAt,
-          }));
+          const brief = rows.map((r) => {
+            const { request: _request, response: _response, ...rest } = wire.llmCallToWire(r);
+            return rest;
+          });
           print(o, brief, () =>
             table(
               brief.map((r) => ({

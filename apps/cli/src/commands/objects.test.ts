@@ -25,13 +25,19 @@ describe('libos objects', { timeout: 120_000 }, () => {
     expect(mine.map((o: { name: string }) => o.name).sort()).toEqual(['goal', 'ledger']);
     expect(mine.every((o: { payload_available: boolean }) => o.payload_available === false)).toBe(true);
     expect(Object.keys(mine[0]).sort()).toEqual([
+      'created_at',
+      'created_by',
       'immutable',
       'labels',
+      'lifecycle',
+      'metadata',
       'name',
       'namespace',
       'oid',
-      'owner',
+      'owner_id',
+      'owner_kind',
       'payload_available',
+      'provenance',
       'type',
       'updated_at',
       'version',

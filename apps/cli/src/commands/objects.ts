@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import type { Command } from 'commander';
 import { EXIT, print, table, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
@@ -23,27 +24,15 @@ export function registerObjects(program: Command, kit: CommandKit): void {
         await withRuntime(o, async (rt) => {
           if (f.pid) await rt.process(f.pid);
           const rows = await rt.listObjects({ limit, ...(f.ns ? { namespace: f.ns } : {}), ...(f.pid ? { ownerPid: f.pid } : {}) });
-          const brief = rows.map((r) => ({
-            oid: r.oid,
-            namespace: r.namespace,
-            name: r.name,
-            type: r.type,
-            version: r.version,
-            owner: r.ownerId,
-            immutable: r.immutable,
-            payload_available: r.payloadAvailable,
-            labels: r.labels,
-            updated_at: r.updatedAt,
-          }));
-          print(o, brief, () =>
+          print(o, rows.map(wire.objectMetaToWire), () =>
             table(
-              brief.map((r) => ({
+              rows.map((r) => ({
                 oid: r.oid,
                 namespace: r.namespace,
                 name: r.name,
                 type: r.type,
                 v: r.version,
-                payload: r.payload_available ? 'available' : 'unavailable',
+                payload: r.payloadAvailable ? 'available' : 'unavailable',
                 sensitivity: r.labels.sensitivity,
               })),
               ['oid', 'namespace', 'name', 'type', 'v', 'payload', 'sensitivity'],

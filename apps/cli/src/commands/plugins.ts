@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { importPluginSpecs, openRuntime, type HostConfig, type LoadedPluginInfo, type Runtime } from '@libos/kernel';
+import { importPluginSpecs, openRuntime, wire, type HostConfig, type LoadedPluginInfo, type Runtime } from '@libos/kernel';
 import { connectMcpServers, mcpClientPlugin, mcpSkillName, type McpConnections } from '@libos/mcp-client';
 import { standardPlugins } from '../compose.js';
 import { print, table } from '../output.js';
@@ -40,7 +40,7 @@ function mcpRows(servers: HostMcpServers, rt: Runtime, mcp: McpConnections | nul
       transport: spec.url !== undefined ? 'http' : 'stdio',
       spec: spec.url ?? [spec.command, ...(spec.args ?? [])].join(' '),
       skills: [skill],
-      tools: conn ? (catalog.find((s) => s.skill_id === skill)?.tools ?? []) : null,
+      tools: conn ? (catalog.find((s) => s.skillId === skill)?.tools ?? []) : null,
       server: conn?.server ?? null,
     };
   });
@@ -108,7 +108,7 @@ export function registerPlugins(program: Command, kit: CommandKit): void {
             // The MCP servers' plugin is listed as its servers, one row each, connected or not.
             const list = rt.loadedPlugins().filter((p) => p.name !== MCP_CLIENT_PLUGIN);
             const rows = mcpRows(servers, rt, mcp);
-            print(o, [...list, ...rows], () => text(list, rows, connect));
+            print(o, [...list.map(wire.pluginToWire), ...rows], () => text(list, rows, connect));
           } finally {
             await rt.close();
           }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { wire } from '@libos/kernel';
 import { assertJsonBounds } from '@libos/sdk';
 import { print, UsageError } from '../output.js';
 import type { CommandKit } from './kit.js';
@@ -44,7 +45,11 @@ async function send(cmd: Command, kit: CommandKit, pid: string, text: string, fl
     const after = await rt.process(pid);
     const woke = before.status !== 'runnable' && after.status === 'runnable';
     const wakes = woke ? `; ${pid} woke (now runnable)` : '';
-    print(o, { ...m, woke }, () => `${m.message_id} ${m.delivery} message from ${m.sender} to ${pid} on channel ${m.channel}${wakes}`);
+    print(
+      o,
+      { ...wire.messageToWire(m), woke },
+      () => `${m.messageId} ${m.delivery} message from ${m.sender} to ${pid} on channel ${m.channel}${wakes}`,
+    );
   });
 }
 

@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import type { Command } from 'commander';
 import { LibosError } from '@libos/sdk';
 import { errorFromResponse, LibosClient } from '@libos/client';
@@ -27,7 +28,7 @@ export function registerSignals(program: Command, kit: CommandKit): void {
           await withRuntime(o, async (rt) => {
             const before = await rt.process(pid);
             const after = await rt.signal(pid, signal, f.reason);
-            print(o, after, () => `${pid}: ${before.status} -> ${after.status}`);
+            print(o, wire.processToWire(after), () => `${pid}: ${before.status} -> ${after.status}`);
           });
         }),
       );

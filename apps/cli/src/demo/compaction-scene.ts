@@ -65,7 +65,7 @@ async function lastPromptTokens(rt: Runtime, pid: string, model: string): Promis
   const tools: LlmToolSchema[] = request.tools.map((name) => ({
     name,
     description: schemas.get(name)!.description,
-    parameters: schemas.get(name)!.input_schema,
+    parameters: schemas.get(name)!.inputSchema,
   }));
   return (await estimateInput(model, request.messages, tools)).tokens;
 }

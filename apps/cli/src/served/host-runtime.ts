@@ -1,18 +1,9 @@
-import type { Runtime } from '@libos/kernel';
+import type { Runtime, wire } from '@libos/kernel';
 
 /** Object metadata as `libos objects` lists it (never a payload). */
-export interface ObjectRow {
-  readonly oid: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly type: string;
-  readonly version: number;
-  readonly ownerId: string;
-  readonly immutable: boolean;
-  readonly payloadAvailable: boolean;
+export type ObjectRow = wire.ObjectMetaInput & {
   readonly labels: Readonly<Record<string, unknown>> & { readonly sensitivity?: unknown };
-  readonly updatedAt: string;
-}
+};
 
 /**
  * What the store-level commands (`ps`, `show`, `caps`, `grant`, `call`, `send`, `human`, `audit`, `events`,

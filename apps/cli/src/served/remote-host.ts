@@ -1,5 +1,5 @@
 import { errorFromResponse, LibosApiError, LibosClient } from '@libos/client';
-import type { ProcessInfo, Runtime } from '@libos/kernel';
+import { wire, type Runtime } from '@libos/kernel';
 import { defineErrorCodes, ERROR_CATEGORIES, errorCategoryOf, isLibosError, LibosError, type ErrorCategory } from '@libos/sdk';
 import type { HostRuntime, ObjectRow } from './host-runtime.js';
 import type { ServedStore } from './served-file.js';
@@ -63,9 +63,10 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
       `remove the stale ${served.db}.serve.json`;
     throw new LibosError('store_locked', message, { details: { path: served.db, url: served.url, pid: served.pid } });
   }
-  const catalog = await call(() => json<ReturnType<Runtime['skillCatalog']>>(api.skills.$get() as unknown as Promise<Response>));
+  const catalog = (await call(() => json<wire.SkillWire[]>(api.skills.$get() as unknown as Promise<Response>))).map(wire.skillFromWire);
   const tools = new Set(await call(() => json<string[]>(api.tools.$get() as unknown as Promise<Response>)));
-  const asProcess = (p: unknown) => p as ProcessInfo;
+  // The server answers snake_case (the wire); the CLI works with the Runtime's camelCase types: mapped back here.
+  const asProcess = (p: unknown) => wire.processFromWire(p as wire.ProcessWire);
   return {
     via: { url: served.url, pid: served.pid },
     location: health.db,
@@ -91,7 +92,7 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
         };
         return asProcess(await json(api.processes.$post({ json: body }) as unknown as Promise<Response>));
       }),
-    budget: (pid) => call(async () => (await client.process(pid)).budget as unknown as Awaited<ReturnType<Runtime['budget']>>),
+    budget: (pid) => call(async () => wire.budgetFromWire((await client.process(pid)).budget as wire.BudgetWire)),
     call: (pid, tool, args = {}) =>
       call(
         async () =>
@@ -109,7 +110,7 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
           ...(opts.kind !== undefined ? { kind: opts.kind } : {}),
           ...(opts.delivery === 'interrupt' ? { interrupt: true } : {}),
         };
-        return (await client.message(pid, input)) as unknown as Awaited<ReturnType<Runtime['sendMessage']>>;
+        return wire.messageFromWire((await client.message(pid, input)) as wire.MessageWire);
       }),
     grant: (pid, resource, rights, opts = {}) =>
       call(async () => {
@@ -122,19 +123,21 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
           ...(opts.expiresAt !== undefined ? { expires_at: opts.expiresAt } : {}),
           ...(opts.delegable !== undefined ? { delegable: opts.delegable } : {}),
         };
-        return json(api.processes[':pid'].grants.$post({ param: { pid }, json: body }) as unknown as Promise<Response>);
+        const cap = await json<wire.CapabilityWire>(
+          api.processes[':pid'].grants.$post({ param: { pid }, json: body }) as unknown as Promise<Response>,
+        );
+        return wire.capabilityFromWire(cap);
       }),
     revoke: (capId) =>
       call(async () => {
         await json(api.capabilities[':id'].revoke.$post({ param: { id: capId } }) as unknown as Promise<Response>);
       }),
     capabilities: (pid, opts = {}) =>
-      call(
-        async () =>
-          (await client.capabilities(pid, opts.includeInactive === true)) as unknown as Awaited<ReturnType<Runtime['capabilities']>>,
+      call(async () =>
+        ((await client.capabilities(pid, opts.includeInactive === true)) as wire.CapabilityWire[]).map(wire.capabilityFromWire),
       ),
     humanRequests: (q = {}) =>
-      call(async () => (await client.humanRequests(q)) as unknown as Awaited<ReturnType<Runtime['humanRequests']>>),
+      call(async () => ((await client.humanRequests(q)) as wire.HumanRequestWire[]).map(wire.humanRequestFromWire)),
     answerHuman: (id, answer) =>
       call(async () => {
         const input = {
@@ -143,32 +146,42 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
           ...(answer.decision !== undefined ? { decision: { policy: answer.decision } } : {}),
           ...(answer.responder !== undefined ? { responder: answer.responder } : {}),
         };
-        return (await client.respond(id, input)) as unknown as Awaited<ReturnType<Runtime['answerHuman']>>;
+        return wire.humanRequestFromWire((await client.respond(id, input)) as wire.HumanRequestWire);
       }),
     cancelHumanRequest: (id, reason) =>
-      call(async () => (await client.cancelHumanRequest(id, reason)) as unknown as Awaited<ReturnType<Runtime['cancelHumanRequest']>>),
+      call(async () => wire.humanRequestFromWire((await client.cancelHumanRequest(id, reason)) as wire.HumanRequestWire)),
     skillCatalog: () => catalog,
     audit: (q = {}) =>
-      call(() =>
-        json(
-          api.audit.$get({
-            query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }),
-          }) as unknown as Promise<Response>,
-        ),
+      call(async () =>
+        (
+          await json<wire.AuditWire[]>(
+            api.audit.$get({
+              query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }),
+            }) as unknown as Promise<Response>,
+          )
+        ).map(wire.auditFromWire),
       ),
     events: (q = {}) =>
-      call(() =>
-        json(
-          api.events.$get({
-            query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }),
-          }) as unknown as Promise<Response>,
-        ),
+      call(async () =>
+        (
+          await json<wire.EventWire[]>(
+            api.events.$get({
+              query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }),
+            }) as unknown as Promise<Response>,
+          )
+        ).map(wire.eventFromWire),
       ),
     llmCalls: (q = {}) =>
-      call(() => json(api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }) as unknown as Promise<Response>)),
+      call(async () => {
+        const rows = api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }) as unknown as Promise<Response>;
+        return (await json<wire.LlmCallWire[]>(rows)).map(wire.llmCallFromWire);
+      }),
     signal: (pid, signal, reason) =>
       call(async () => asProcess(await client.signal(pid, signal, { confirmed: true, ...(reason !== undefined ? { reason } : {}) }))),
     listObjects: (q) =>
-      call(async () => (await client.objects(query({ ns: q.namespace, pid: q.ownerPid, limit: str(q.limit) }))) as unknown as ObjectRow[]),
+      call(async () => {
+        const rows = await client.objects(query({ ns: q.namespace, pid: q.ownerPid, limit: str(q.limit) }));
+        return (rows as wire.ObjectMetaWire[]).map((r): ObjectRow => wire.objectMetaFromWire(r));
+      }),
   };
 }

@@ -254,7 +254,7 @@ describe('libos serve: a served runtime the CLI manages', { timeout: 240_000 }, 
     expect(r.stdout).toContain(`libos resume ${pid}`);
     expect(json('show', pid)).toMatchObject({
       status: 'paused',
-      waitState: { kind: 'paused', reason: expect.stringContaining('model provider failed: provider_error') },
+      wait_state: { kind: 'paused', reason: expect.stringContaining('model provider failed: provider_error') },
     });
     expect(json('events', '--type', 'llm_retry').map((e: { data: { attempt: number } }) => e.data.attempt)).toEqual([1, 2, 3]);
     expect(json('llm-calls')).toEqual([expect.objectContaining({ pid, status: 'error' })]);

@@ -96,7 +96,7 @@ describe('the background scheduler (serve({ provider, background: true }))', () 
     expect(pausedFrame!.data).toMatchObject({ pid, data: { error: { code: 'provider_error' } } });
     expect((await h.api(`/api/processes/${pid}`)).body).toMatchObject({
       status: 'paused',
-      waitState: { reason: expect.stringContaining('ECONNREFUSED') },
+      wait_state: { reason: expect.stringContaining('ECONNREFUSED') },
     });
     expect((await h.api('/api/scheduler')).body).toMatchObject({ state: 'running', error: null });
     down = false;

@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fingerprint } from '../internal/testing/fingerprint.js';
 import { startServer, type Harness } from '../internal/testing/harness.js';
@@ -19,7 +20,7 @@ describe('grant and revoke over HTTP', () => {
     const granted = await h.api(`/api/processes/${pid}/grants`, { json: { resource: 'clock:now', rights: ['read'], uses: 5 } });
     expect(granted).toMatchObject({
       status: 201,
-      body: { subject: pid, resource: 'clock:now', rights: ['read'], effect: 'allow', usesRemaining: 5 },
+      body: { subject: pid, resource: 'clock:now', rights: ['read'], effect: 'allow', uses_remaining: 5 },
     });
     const capId = granted.body.id as string;
     expect((await h.api(`/api/processes/${pid}/capabilities`)).body).toEqual([...initial, expect.objectContaining({ id: capId })]);
@@ -100,16 +101,20 @@ describe('runtime-wide reads', () => {
     const p = await h.rt.spawn({ goal: 'x' });
     await h.rt.grant(p.pid, 'clock:now', ['read']);
     await h.rt.call(p.pid, 'get_current_time', {});
-    expect((await h.api(`/api/audit?pid=${p.pid}&action=tool.call`)).body).toEqual(await h.rt.audit({ pid: p.pid, action: 'tool.call' }));
+    expect((await h.api(`/api/audit?pid=${p.pid}&action=tool.call`)).body).toEqual(
+      (await h.rt.audit({ pid: p.pid, action: 'tool.call' })).map(wire.auditToWire),
+    );
     expect((await h.api('/api/audit?limit=2')).body).toHaveLength(2);
-    expect((await h.api('/api/events?type=tool_completed')).body).toEqual(await h.rt.events({ type: 'tool_completed' }));
+    expect((await h.api('/api/events?type=tool_completed')).body).toEqual(
+      (await h.rt.events({ type: 'tool_completed' })).map(wire.eventToWire),
+    );
     const all = (await h.api('/api/events')).body as { seq: number }[];
     expect((await h.api(`/api/events?after=${all[0]!.seq}&limit=1`)).body).toEqual([all[1]]);
     expect((await h.api(`/api/llm-calls?pid=${p.pid}`)).body).toEqual([]);
-    const objects = (await h.api(`/api/objects?pid=${p.pid}`)).body as { ownerId: string }[];
+    const objects = (await h.api(`/api/objects?pid=${p.pid}`)).body as { owner_id: string }[];
     expect(objects.length).toBeGreaterThan(0);
-    expect(objects.every((o) => o.ownerId === p.pid)).toBe(true);
-    expect((await h.api('/api/skills')).body).toEqual(h.rt.skillCatalog());
+    expect(objects.every((o) => o.owner_id === p.pid)).toBe(true);
+    expect((await h.api('/api/skills')).body).toEqual(h.rt.skillCatalog().map(wire.skillToWire));
     expect((await h.api('/api/tools')).body).toEqual(expect.arrayContaining(['get_current_time', 'process_exit']));
     for (const path of ['/api/audit', '/api/events', '/api/llm-calls', '/api/objects']) {
       expect(await h.api(`${path}?pid=pid_0000000000000000`)).toMatchObject({

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { wire } from '@libos/kernel';
 import { RIGHTS } from '@libos/sdk';
 import { z } from 'zod';
 import { refuseUnconfirmed } from '../internal/confirmation.js';
@@ -49,7 +50,7 @@ export function grantRoutes(ctx: ServerContext) {
         ...(body.expires_at !== undefined ? { expiresAt: body.expires_at } : {}),
         ...(body.delegable !== undefined ? { delegable: body.delegable } : {}),
       });
-      return c.json(cap, 201);
+      return c.json(wire.capabilityToWire(cap), 201);
     })
     .post('/capabilities/:id/revoke', async (c) => {
       const id = c.req.param('id');

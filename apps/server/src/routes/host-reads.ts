@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { wire } from '@libos/kernel';
 import { z } from 'zod';
 import { queryOf } from '../internal/parse.js';
 import { queryInt, seqParam } from '../internal/schemas.js';
@@ -13,7 +14,7 @@ const ObjectsQuery = z.strictObject({ ns: z.string().min(1).max(512).optional(),
 
 /** The part of the Object Memory plugin's `objects` service this route uses (the server imports no plugin). */
 interface ObjectLister {
-  listObjects(q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number }): Promise<unknown[]>;
+  listObjects(q: { readonly namespace?: string; readonly ownerPid?: string; readonly limit?: number }): Promise<wire.ObjectMetaInput[]>;
 }
 
 /**
@@ -33,17 +34,17 @@ export function hostReadRoutes(ctx: ServerContext) {
     .get('/audit', queryOf(AuditQuery), async (c) => {
       const q = c.req.valid('query');
       await known(q.pid);
-      return c.json(await rt.audit(q));
+      return c.json((await rt.audit(q)).map(wire.auditToWire));
     })
     .get('/events', queryOf(EventsQuery), async (c) => {
       const q = c.req.valid('query');
       await known(q.pid);
-      return c.json(await rt.events(q));
+      return c.json((await rt.events(q)).map(wire.eventToWire));
     })
     .get('/llm-calls', queryOf(LlmCallsQuery), async (c) => {
       const q = c.req.valid('query');
       await known(q.pid);
-      return c.json(await rt.llmCalls(q));
+      return c.json((await rt.llmCalls(q)).map(wire.llmCallToWire));
     })
     .get('/objects', queryOf(ObjectsQuery), async (c) => {
       const q = c.req.valid('query');
@@ -53,8 +54,9 @@ export function hostReadRoutes(ctx: ServerContext) {
         ...(q.pid !== undefined ? { ownerPid: q.pid } : {}),
         ...(q.limit !== undefined ? { limit: q.limit } : {}),
       };
-      return c.json(await rt.readService<ObjectLister, unknown[]>('objects', (objects) => objects.listObjects(query)));
+      const rows = await rt.readService<ObjectLister, wire.ObjectMetaInput[]>('objects', (objects) => objects.listObjects(query));
+      return c.json(rows.map(wire.objectMetaToWire));
     })
-    .get('/skills', (c) => c.json(rt.skillCatalog()))
+    .get('/skills', (c) => c.json(rt.skillCatalog().map(wire.skillToWire)))
     .get('/tools', (c) => c.json(rt.toolNames()));
 }

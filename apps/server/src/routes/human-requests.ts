@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { Runtime } from '@libos/kernel';
+import { wire, type Runtime } from '@libos/kernel';
 import { LibosError, type HumanRequest } from '@libos/sdk';
 import { z } from 'zod';
 import { jsonBody, queryOf } from '../internal/parse.js';
@@ -48,7 +48,7 @@ export function humanRequestRoutes(ctx: ServerContext) {
   return new Hono()
     .get('/human-requests', queryOf(ListQuery), async (c) => {
       const q = c.req.valid('query');
-      return c.json(await rt.humanRequests(q));
+      return c.json((await rt.humanRequests(q)).map(wire.humanRequestToWire));
     })
     .post('/human-requests/:id/respond', jsonBody(RespondBody), async (c) => {
       const id = c.req.param('id');
@@ -71,12 +71,12 @@ export function humanRequestRoutes(ctx: ServerContext) {
         ...(body.answer !== undefined ? { answer: body.answer } : {}),
         ...(body.decision ? { decision: body.decision.policy } : {}),
       });
-      return c.json(settled);
+      return c.json(wire.humanRequestToWire(settled));
     })
     .post('/human-requests/:id/cancel', jsonBody(CancelBody), async (c) => {
       const id = c.req.param('id');
       const body = c.req.valid('json');
       await pendingRequest(rt, id);
-      return c.json(await rt.cancelHumanRequest(id, body.reason ?? 'cancelled over HTTP'));
+      return c.json(wire.humanRequestToWire(await rt.cancelHumanRequest(id, body.reason ?? 'cancelled over HTTP')));
     });
 }

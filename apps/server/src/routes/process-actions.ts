@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { wire } from '@libos/kernel';
 import { z } from 'zod';
 import { refuseUnconfirmed } from '../internal/confirmation.js';
 import { jsonBody } from '../internal/parse.js';
@@ -55,7 +56,7 @@ export function processActionRoutes(ctx: ServerContext) {
         ...(body.channel ? { channel: body.channel } : {}),
         ...(body.kind ? { kind: body.kind } : {}),
       });
-      return c.json(m, 201);
+      return c.json(wire.messageToWire(m), 201);
     })
     .post('/processes/:pid/signal', jsonBody(SignalBody), async (c) => {
       const pid = c.req.param('pid');
@@ -64,6 +65,6 @@ export function processActionRoutes(ctx: ServerContext) {
       const op = { via: 'http', pid, signal: body.signal, confirmed: body.confirmed === true } as const;
       const refused = await refuseUnconfirmed(c, rt, body.reason ? { ...op, reason: body.reason } : op);
       if (refused) return refused;
-      return c.json(await rt.signal(pid, body.signal, body.reason));
+      return c.json(wire.processToWire(await rt.signal(pid, body.signal, body.reason)));
     });
 }

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { wire } from '@libos/kernel';
 import { z } from 'zod';
 import { queryOf } from '../internal/parse.js';
 import { humanStatus, queryBool, queryInt, seqParam } from '../internal/schemas.js';
@@ -24,35 +25,36 @@ export function processReadRoutes(ctx: ServerContext) {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
-      return c.json(await rt.messages(pid, { includeAcked: q.unread !== true, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
+      const opts = { includeAcked: q.unread !== true, ...(q.limit !== undefined ? { limit: q.limit } : {}) };
+      return c.json((await rt.messages(pid, opts)).map(wire.messageToWire));
     })
     .get('/processes/:pid/llm-calls', queryOf(LlmCallsQuery), async (c) => {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
-      return c.json(await rt.llmCalls({ pid, ...(q.limit !== undefined ? { limit: q.limit } : {}) }));
+      return c.json((await rt.llmCalls({ pid, ...(q.limit !== undefined ? { limit: q.limit } : {}) })).map(wire.llmCallToWire));
     })
     .get('/processes/:pid/audit', queryOf(AuditQuery), async (c) => {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
-      return c.json(await rt.audit({ pid, ...q }));
+      return c.json((await rt.audit({ pid, ...q })).map(wire.auditToWire));
     })
     .get('/processes/:pid/events', queryOf(EventsQuery), async (c) => {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
-      return c.json(await rt.events({ pid, ...q }));
+      return c.json((await rt.events({ pid, ...q })).map(wire.eventToWire));
     })
     .get('/processes/:pid/capabilities', queryOf(CapabilitiesQuery), async (c) => {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
-      return c.json(await rt.capabilities(pid, { includeInactive: q.all === true }));
+      return c.json((await rt.capabilities(pid, { includeInactive: q.all === true })).map(wire.capabilityToWire));
     })
     .get('/processes/:pid/human-requests', queryOf(HumanQuery), async (c) => {
       const q = c.req.valid('query');
       const pid = c.req.param('pid');
       await rt.process(pid);
-      return c.json(await rt.humanRequests({ pid, ...q }));
+      return c.json((await rt.humanRequests({ pid, ...q })).map(wire.humanRequestToWire));
     });
 }

@@ -16,7 +16,7 @@ describe('processes', () => {
     const created = await h.api('/api/processes', { json: { goal: 'Keep a ledger' } });
     expect(created).toMatchObject({
       status: 201,
-      body: { imageId: 'base-agent:v0', status: 'runnable', goal: 'Keep a ledger', parentPid: null },
+      body: { image_id: 'base-agent:v0', status: 'runnable', goal: 'Keep a ledger', parent_pid: null },
     });
     const pid = created.body.pid as string;
     expect(await h.rt.process(pid)).toMatchObject({ status: 'runnable' });
@@ -156,7 +156,7 @@ not`, async () => {
     const sent = await h.api(`/api/processes/${p.pid}/message`, { json: { payload: { text: 'hello' }, channel: 'ops', interrupt: true } });
     expect(sent).toMatchObject({ status: 201, body: { sender: 'human:owner', channel: 'ops', delivery: 'interrupt' } });
     const [m] = await h.rt.messages(p.pid);
-    expect(m).toMatchObject({ message_id: sent.body.message_id, channel: 'ops', delivery: 'interrupt' });
+    expect(m).toMatchObject({ messageId: sent.body.message_id, channel: 'ops', delivery: 'interrupt' });
     const listed = await h.api(`/api/processes/${p.pid}/messages?unread=true`);
     expect(listed.body.map((x: { message_id: string }) => x.message_id)).toEqual([sent.body.message_id]);
   });

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { isAbsolute } from 'node:path';
+import { wire } from '@libos/kernel';
 import { PROCESS_STATUSES } from '@libos/sdk';
 import { BUDGET_FIELDS, type BudgetField } from '@libos/sdk';
 import { z } from 'zod';
@@ -34,7 +35,7 @@ export function processRoutes(ctx: ServerContext) {
     .get('/processes', queryOf(ListQuery), async (c) => {
       const q = c.req.valid('query');
       const all = await rt.processes();
-      return c.json(q.status ? all.filter((p) => p.status === q.status) : all);
+      return c.json((q.status ? all.filter((p) => p.status === q.status) : all).map(wire.processToWire));
     })
     .post('/processes', jsonBody(SpawnBody), async (c) => {
       const body = c.req.valid('json');
@@ -44,11 +45,11 @@ export function processRoutes(ctx: ServerContext) {
         ...(body.budget ? { budget: body.budget } : {}),
         ...(body.working_directory ? { workingDirectory: body.working_directory } : {}),
       });
-      return c.json(p, 201);
+      return c.json(wire.processToWire(p), 201);
     })
     .get('/processes/:pid', async (c) => {
       const pid = c.req.param('pid');
       const p = await rt.process(pid);
-      return c.json({ ...p, budget: await rt.budget(pid) });
+      return c.json(wire.processDetailToWire(p, await rt.budget(pid)));
     });
 }

@@ -40,7 +40,7 @@ describe('POST /api/scheduler/run', () => {
     const first = await h.api('/api/scheduler/run', { json: { max_quanta: 10 } });
     expect(first).toMatchObject({
       status: 200,
-      body: { quanta: 1, idle: true, results: [{ pid, kind: 'turn', stopReason: 'waiting_human' }] },
+      body: { quanta: 1, idle: true, results: [{ pid, kind: 'turn', stop_reason: 'waiting_human' }] },
     });
     const [req] = (await h.api('/api/human-requests?status=pending')).body as { id: string }[];
     expect((await h.api(`/api/human-requests/${req!.id}/respond`, { json: { approved: true, answer: 'north' } })).status).toBe(200);

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { wire } from '@libos/kernel';
 import { LibosError } from '@libos/sdk';
 import { z } from 'zod';
 import type { BackgroundScheduler } from '../internal/background-scheduler.js';
@@ -47,7 +48,7 @@ export function schedulerRoutes(ctx: ServerContext) {
         throw new LibosError('conflict', 'scheduler: a run is already in progress on this server', { details: { running: true } });
       running = true;
       try {
-        return c.json(await ctx.rt.run({ provider, maxQuanta: body.max_quanta }));
+        return c.json(wire.runReportToWire(await ctx.rt.run({ provider, maxQuanta: body.max_quanta })));
       } finally {
         running = false;
       }

@@ -1,3 +1,4 @@
+import { wire } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startServer, type Harness } from '../internal/testing/harness.js';
 
@@ -22,8 +23,8 @@ describe('GET /api/snapshot', () => {
     expect(s.cursor).toBe(all.at(-1)!.seq);
     expect(s.processes.map((p: { pid: string }) => p.pid)).toEqual(pids.slice(1));
     expect(s.processes[0].goal).toHaveLength(200);
-    expect(s.processes[0]).not.toHaveProperty('toolTable');
-    expect(s.events).toEqual(all.slice(-3));
+    expect(s.processes[0]).not.toHaveProperty('tool_table');
+    expect(s.events).toEqual(all.slice(-3).map(wire.eventToWire));
     expect(s._truncated).toEqual({ processes: { shown: 2, total: 3 }, events: { shown: 3, total: all.length } });
   });
 });

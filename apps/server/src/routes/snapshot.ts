@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import type { ProcessInfo } from '@libos/kernel';
+import { wire, type ProcessInfo } from '@libos/kernel';
 import { headSeq } from '../internal/store-reads.js';
 import type { ServerContext } from '../internal/server-context.js';
 
@@ -16,14 +16,14 @@ const GOAL_PREVIEW = 200;
 
 const summary = (p: ProcessInfo) => ({
   pid: p.pid,
-  parentPid: p.parentPid,
-  imageId: p.imageId,
+  parent_pid: p.parentPid,
+  image_id: p.imageId,
   status: p.status,
-  waitState: p.waitState,
+  wait_state: p.waitState,
   outcome: p.outcome,
   goal: p.goal.length > GOAL_PREVIEW ? `${p.goal.slice(0, GOAL_PREVIEW - 1)}…` : p.goal,
-  createdAt: p.createdAt,
-  updatedAt: p.updatedAt,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
 });
 
 /** The last `n` items, and whether anything was cut. */
@@ -53,8 +53,8 @@ export function snapshotRoutes(ctx: ServerContext, limits: SnapshotLimits = DEFA
       db: rt.location,
       cursor,
       processes: processes.items.map(summary),
-      human_requests: pending.items,
-      events,
+      human_requests: pending.items.map(wire.humanRequestToWire),
+      events: events.map(wire.eventToWire),
       ...(Object.keys(truncated).length > 0 ? { _truncated: truncated } : {}),
     });
   });

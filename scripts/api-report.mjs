@@ -36,8 +36,24 @@ export function publicPackages() {
 const NAMED = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope;
 const printer = ts.createPrinter({ removeComments: true, newLine: ts.NewLineKind.LineFeed });
 
+/**
+ * A zod enum's value object (`{ b: "b"; a: "a"; }`) in sorted order: the checker prints its members in the order it
+ * happened to create their literal types, which moves when unrelated files change.
+ */
+const sortEnumObjects = (text) =>
+  text.replace(
+    /\{ ((?:([A-Za-z0-9_]+): "\2"; )+)\}/g,
+    (_, body) =>
+      `{ ${body
+        .trim()
+        .split('; ')
+        .map((m) => m.replace(/;$/, ''))
+        .sort()
+        .join('; ')}; }`,
+  );
+
 /** A type as text, without the absolute `import("/…")` paths the checker adds for types it cannot name. */
-const typeText = (checker, type, at) => checker.typeToString(type, at, NAMED).replace(/import\("[^"]+"\)\./g, '');
+const typeText = (checker, type, at) => sortEnumObjects(checker.typeToString(type, at, NAMED).replace(/import\("[^"]+"\)\./g, ''));
 const print = (node) => printer.printNode(ts.EmitHint.Unspecified, node, node.getSourceFile?.() ?? undefined);
 const keepModifiers = (mods) =>
   mods?.filter(

@@ -78,8 +78,8 @@ describe('exec_process', () => {
     expect(r).toMatchObject({ pid: p.pid, image: 'coding-agent:v0', previous_image: 'base-agent:v0' });
     const after = await rt.process(p.pid);
     expect(after.imageId).toBe('coding-agent:v0');
-    expect(after.toolTable).toEqual(rt.registry.images.get('coding-agent:v0')!.defaultTools);
-    expect(Object.keys(after.loadedSkills).sort()).toEqual([...rt.registry.images.get('coding-agent:v0')!.defaultSkills].sort());
+    expect(after.toolTable).toEqual(rt.image('coding-agent:v0')!.defaultTools);
+    expect(Object.keys(after.loadedSkills).sort()).toEqual([...rt.image('coding-agent:v0')!.defaultSkills].sort());
     expect(after.stateGeneration).toBeGreaterThan(1);
     expect((await rt.budget(p.pid)).usage.tool_calls).toBe(usageBefore + 1);
     const capsAfter = await rt.capabilities(p.pid);

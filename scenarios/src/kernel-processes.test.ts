@@ -122,12 +122,14 @@ result`, async () => {
     // Committed events reach the bus synchronously after their commit: events of one transaction arrive with no
     // microtask between them, events of two transactions cannot (an await separates the commits).
     const seen: string[] = [];
-    rt.bus.on('event', (e) => {
-      if (e.type === 'process_exited' && e.data.pid === childPid) {
-        seen.push('child_exited');
-        queueMicrotask(() => seen.push('next_microtask'));
-      }
-      if (e.type === 'process_woken' && e.data.pid === parent.pid) seen.push('parent_woken');
+    rt.watch({
+      event: (e) => {
+        if (e.type === 'process_exited' && e.data.pid === childPid) {
+          seen.push('child_exited');
+          queueMicrotask(() => seen.push('next_microtask'));
+        }
+        if (e.type === 'process_woken' && e.data.pid === parent.pid) seen.push('parent_woken');
+      },
     });
 
     const provider = new ScriptedProvider({

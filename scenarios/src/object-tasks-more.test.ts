@@ -70,8 +70,10 @@ describe('notifications commit with the task', () => {
     const { pid, owner } = await creatorWithOwner(rt);
     const seen: string[] = [];
     // Every committed change of the task row is observed: the terminal status and its settled notification arrive together.
-    rt.bus.on('event', (e: Json) => {
-      if (typeof e.type === 'string' && e.type.startsWith('object_task_') && e.data.task_id) seen.push(e.type);
+    rt.watch({
+      event: (e: Json) => {
+        if (typeof e.type === 'string' && e.type.startsWith('object_task_') && e.data.task_id) seen.push(e.type);
+      },
     });
     const t = await start(rt, pid, { owner_oid: owner, tool: 'tt_echo', args: { text: 'w' } });
     const parked = await rt.call(pid, 'wait_object_task', { task_id: t.task_id });

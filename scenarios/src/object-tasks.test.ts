@@ -377,7 +377,7 @@ call`, async () => {
     const { pid, owner } = await creatorWithOwner(rt);
     await start(rt, pid, { owner_oid: owner, tool: 'get_current_time' });
     for (const proc of await rt.processes()) expect(proc.toolTable.filter((t) => /publish|claim|lease|heartbeat/.test(t))).toEqual([]);
-    expect([...rt.registry.tools.keys()].filter((t) => /publish|claim|lease|heartbeat/.test(t))).toEqual([]);
+    expect(rt.toolNames().filter((t) => /publish|claim|lease|heartbeat/.test(t))).toEqual([]);
   });
 
   it('[OT-15] a tool needing authority the runner lacks fails; with an exact inherited spec it succeeds', async () => {

@@ -122,8 +122,10 @@ export async function tellStory(rt: Runtime, step: StepFn, expect: ExpectFn) {
   const role = (pid: unknown) => roles.get(String(pid)) ?? String(pid);
   const blocked = new Map<string, Pick<LlmToolCall, 'name' | 'arguments'>>();
   const woken: RuntimeEvent[] = [];
-  rt.bus.on('event', (e) => {
-    if (e.type === 'process_woken') woken.push(e);
+  rt.watch({
+    event: (e) => {
+      if (e.type === 'process_woken') woken.push(e);
+    },
   });
   /** Facts the checks need: the step that showed each thing. */
   const seen: { quantum: QuantumResult; step: number; call: Pick<LlmToolCall, 'name' | 'arguments'>; result: ToolCallResult }[] = [];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { notesPluginWithImage } from './internal/testing/notes-plugin.js';
+import { NOTES_IMAGE_TOOLS, notesPluginWithImage } from './internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
 const open: Runtime[] = [];
@@ -29,7 +29,7 @@ describe('runtime: spawn, skills and tool tables', () => {
     const p = await rt.spawn({ image: 'notes-agent:v0', goal: 'write notes' });
     expect(p).toMatchObject({ status: 'runnable', parentPid: null, imageId: 'notes-agent:v0', goal: 'write notes', stateGeneration: 1 });
     expect(p.pid).toMatch(/^pid_[0-9a-f]{16}$/);
-    expect(p.toolTable).toEqual(rt.registry.images.get('notes-agent:v0')!.defaultTools);
+    expect(p.toolTable).toEqual(NOTES_IMAGE_TOOLS);
     expect(Object.keys(p.loadedSkills)).toEqual(['agent-libos-skill-navigation']);
     expect(p.visibleTools).toEqual(['activate_skill', 'discover_skills', 'unload_skill']);
     expect((await rt.events({ type: 'process_created' })).map((e) => e.data.pid)).toEqual([p.pid]);

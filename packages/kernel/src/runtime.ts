@@ -14,6 +14,7 @@ import {
   LibosError,
   randomIds,
   systemClock,
+  type AnyTool,
   type AuditEntry,
   type Clock,
   type EmittedEvent,
@@ -21,6 +22,7 @@ import {
   type BudgetField,
   type HumanRequest,
   type HumanRequestStatus,
+  type ImageDefinition,
   type Usage,
   type IdSource,
   type Plugin,
@@ -196,8 +198,6 @@ export interface GrantOptions {
  * await rt.close();
  */
 export class Runtime {
-  readonly bus: EventBus;
-  readonly registry: Registry;
   /** Canonical store path, or ':memory:'. */
   readonly location: string;
   /** The file the host config came from, or null (given in code, or all defaults). */
@@ -212,8 +212,6 @@ export class Runtime {
     this.#deps = deps;
     this.hostConfigPath = hostConfigPath;
     this.#store = store;
-    this.bus = deps.bus;
-    this.registry = deps.registry;
     this.location = store.location;
     this.#scheduler = new Scheduler(() => this.#live());
   }
@@ -338,7 +336,7 @@ export class Runtime {
 
   /** The Skill catalog: every loaded Skill's metadata. */
   skillCatalog(): SkillCatalogEntry[] {
-    return [...this.registry.skills.values()]
+    return [...this.#deps.registry.skills.values()]
       .map((s) => ({
         skillId: s.manifest.name,
         description: s.manifest.description,
@@ -352,11 +350,11 @@ export class Runtime {
 
   /** The loaded plugins in load order: the kernel's own first, then the host's, then those named by specs. */
   loadedPlugins(): LoadedPluginInfo[] {
-    return this.registry.plugins.map((p) => {
+    return this.#deps.registry.plugins.map((p) => {
       const source = pluginSourceOf(p);
       const origin = p.name.startsWith('@libos/kernel:') ? 'kernel' : source ? 'spec' : 'host';
-      const skills = [...this.registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);
-      const tools = [...this.registry.tools.values()].filter((t) => t.plugin === p.name).length;
+      const skills = [...this.#deps.registry.skills].filter(([, s]) => s.plugin === p.name).map(([id]) => id);
+      const tools = [...this.#deps.registry.tools.values()].filter((t) => t.plugin === p.name).length;
       return {
         name: p.name,
         version: String(p.version ?? ''),
@@ -371,14 +369,14 @@ export class Runtime {
 
   /** True when some loaded plugin defines a tool of this name. */
   hasTool(name: string): boolean {
-    return this.registry.tools.has(name);
+    return this.#deps.registry.tools.has(name);
   }
 
   /** The tools `pid` can see, with the JSON Schema a model is shown for each (generated from zod once per tool, frozen). */
   async toolSchemas(pid: string): Promise<ToolSchema[]> {
     const p = await this.process(pid);
     return p.visibleTools.map((name) => {
-      const t = this.registry.tools.get(name)!.tool;
+      const t = this.#deps.registry.tools.get(name)!.tool;
       return { name, description: t.description, inputSchema: toolJsonSchema(t) };
     });
   }
@@ -401,11 +399,11 @@ export class Runtime {
    */
   watch(listener: { readonly event?: (e: RuntimeEvent) => void; readonly audit?: (r: AuditRecord) => void }): () => void {
     const { event, audit } = listener;
-    if (event) this.bus.on('event', event);
-    if (audit) this.bus.on('audit', audit);
+    if (event) this.#deps.bus.on('event', event);
+    if (audit) this.#deps.bus.on('audit', audit);
     return () => {
-      if (event) this.bus.off('event', event);
-      if (audit) this.bus.off('audit', audit);
+      if (event) this.#deps.bus.off('event', event);
+      if (audit) this.#deps.bus.off('audit', audit);
     };
   }
 
@@ -436,7 +434,29 @@ export class Runtime {
 
   /** The names of every registered tool, sorted. */
   toolNames(): string[] {
-    return [...this.registry.tools.keys()].sort();
+    return [...this.#deps.registry.tools.keys()].sort();
+  }
+
+  /**
+   * A registered tool as its plugin defines it (name, description, zod `input`, policy), or null: for hosts that
+   * validate or generate arguments before they call. Only `call` runs a tool; holding its definition grants nothing.
+   *
+   * @example
+   * const input = rt.toolDefinition('get_current_time')?.input; // a zod schema
+   * input?.safeParse({ timezone: 'UTC' }).success; // true
+   */
+  toolDefinition(name: string): AnyTool | null {
+    return this.#deps.registry.tools.get(name)?.tool ?? null;
+  }
+
+  /**
+   * A registered image as processes spawned from it get it (its tool groups resolved against the loaded Skills), or null.
+   *
+   * @example
+   * rt.image('base-agent:v0')?.defaultTools; // ['discover_skills', 'activate_skill', ...]
+   */
+  image(id: string): ImageDefinition | null {
+    return this.#deps.registry.images.get(id) ?? null;
   }
 
   /**
@@ -570,7 +590,7 @@ export class Runtime {
       }
     }
     this.#closed = true;
-    this.bus.removeAllListeners();
+    this.#deps.bus.removeAllListeners();
     await this.#store.close();
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1)

@@ -135,7 +135,7 @@ describe('robustness: fuzz', () => {
     const callArbitrary = (surface: Surface) =>
       fc.oneof(
         ...tools.map((tool) => {
-          const def = rt.registry.tools.get(tool)!.tool;
+          const def = rt.toolDefinition(tool)!;
           const keys = Object.keys((toolInputJsonSchema(def).properties as object | undefined) ?? {});
           const valid = toolArgumentsArbitrary(def, { known: target.pool.known });
           const hostile = hostileArguments(valid, keys, { jsOnly: surface === 'broker', maxDepth: MAX_DEPTH[surface] });

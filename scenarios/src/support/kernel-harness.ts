@@ -174,8 +174,7 @@ export function commitGroups(rt: Runtime): { groups: string[][]; stop: () => voi
     }
     current.push(e.type);
   };
-  rt.bus.on('event', listener);
-  return { groups, stop: () => rt.bus.off('event', listener) };
+  return { groups, stop: rt.watch({ event: listener }) };
 }
 
 // Processes, children and scripted providers (the processes, scheduler and reopen scenarios).

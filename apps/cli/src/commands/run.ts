@@ -231,14 +231,14 @@ async function runCommand(cmd: Command, kit: CommandKit, flags: RunFlags): Promi
       retries.push(e);
       if (!o.json) process.stderr.write(`${retryLine(e)}\n`);
     };
-    rt.bus.on('event', onEvent);
+    const stopWatching = rt.watch({ event: onEvent });
     let out: Outcome;
     try {
       out = flags.pid
         ? await runSubtree(rt, flags.pid, { provider, profile }, maxQuanta, onQuantum)
         : { ...(await rt.run({ provider, profile, onQuantum, ...(maxQuanta !== undefined ? { maxQuanta } : {}) })), held: [] };
     } finally {
-      rt.bus.off('event', onEvent);
+      stopWatching();
     }
     const all = await rt.processes();
     const scope = flags.pid ? all.filter((p) => subtree(all, flags.pid!).has(p.pid)) : all;

@@ -15,12 +15,13 @@ afterEach(async () => {
 /** Resolves with the first committed event that matches. */
 function nextEvent(rt: Runtime, match: (e: RuntimeEvent) => boolean): Promise<RuntimeEvent> {
   return new Promise((resolve) => {
-    const on = (e: RuntimeEvent) => {
-      if (!match(e)) return;
-      rt.bus.off('event', on);
-      resolve(e);
-    };
-    rt.bus.on('event', on);
+    const stop = rt.watch({
+      event: (e) => {
+        if (!match(e)) return;
+        stop();
+        resolve(e);
+      },
+    });
   });
 }
 

@@ -33,6 +33,7 @@ interface BusEvents {
  * In-process publication of committed events and audit records (published only after their transaction commits).
  *
  * @example
- * rt.bus.on('event', (e) => console.log(e.type));
+ * const bus = new EventBus(); // the kernel's one; hosts listen through `rt.watch`
+ * bus.on('event', (e) => console.log(e.type));
  */
 export class EventBus extends EventEmitter<BusEvents> {}

@@ -239,11 +239,12 @@ describe('images spread from the kernel ones (@libos/sdk exports them)', () => {
       defaultTools: [...BASE_AGENT.defaultTools, 'note_count'],
     };
     const rt = await runtime(definePlugin({ name: 'test-spread-images', version: '0.0.0', skills: [], tools: [], images: [notesAgent] }));
-    const img = rt.registry.images.get('notes-base:v0')!;
     // Only the kernel's own groups are loaded here (no standard plugins): their tools, then the image's own.
-    expect(img.defaultTools).toEqual([...rt.registry.images.get('base-agent:v0')!.defaultTools, 'note_count']);
-    expect(img.defaultSkills).toEqual(['agent-libos-skill-navigation', 'test-notes']);
+    const base = await rt.spawn({ image: 'base-agent:v0', goal: 'x' });
     const p = await rt.spawn({ image: 'notes-base:v0', goal: 'x' });
+    // The image's table (the base one's, then its own tool) comes first; its default Skill's tools follow.
+    expect(p.toolTable.slice(0, base.toolTable.length + 1)).toEqual([...base.toolTable, 'note_count']);
+    expect(Object.keys(p.loadedSkills)).toEqual(['agent-libos-skill-navigation', 'test-notes']);
     expect(p.visibleTools).toEqual(expect.arrayContaining(NOTES_TOOLS));
     const bad = { ...BASE_AGENT, id: 'bad-base:v0', defaultTools: [...BASE_AGENT.defaultTools, 'ghost_tool'] };
     await expect(

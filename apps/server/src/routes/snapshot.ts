@@ -14,17 +14,12 @@ export const DEFAULT_SNAPSHOT_LIMITS: SnapshotLimits = { processes: 200, humanRe
 
 const GOAL_PREVIEW = 200;
 
-const summary = (p: ProcessInfo) => ({
-  pid: p.pid,
-  parent_pid: p.parentPid,
-  image_id: p.imageId,
-  status: p.status,
-  wait_state: p.waitState,
-  outcome: p.outcome,
-  goal: p.goal.length > GOAL_PREVIEW ? `${p.goal.slice(0, GOAL_PREVIEW - 1)}…` : p.goal,
-  created_at: p.createdAt,
-  updated_at: p.updatedAt,
-});
+/** A process as the console's tree lists it: the wire record's identity and state, its goal cut to a preview. */
+function summary(p: ProcessInfo) {
+  const { pid, parent_pid, image_id, status, wait_state, outcome, created_at, updated_at } = wire.processToWire(p);
+  const goal = p.goal.length > GOAL_PREVIEW ? `${p.goal.slice(0, GOAL_PREVIEW - 1)}…` : p.goal;
+  return { pid, parent_pid, image_id, status, wait_state, outcome, goal, created_at, updated_at };
+}
 
 /** The last `n` items, and whether anything was cut. */
 function newest<T>(all: readonly T[], n: number): { items: T[]; cut: { shown: number; total: number } | null } {

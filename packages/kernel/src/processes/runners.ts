@@ -218,13 +218,16 @@ export function outcomeOf(how: RunnerEnd): Outcome {
 
 const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => waitOfKind(p.waitState, 'task');
 
-/** Processes parked in a task wait (pid and wait only; a wake re-reads the row under its own check). */
+/**
+ * Processes parked in a task wait (pid and wait only; a wake re-reads the row under its own check), found by the
+ * indexed `wait_kind` column rather than by matching the wait's JSON text.
+ */
 async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
   const rows = await db
     .selectFrom('processes')
     .select(['pid', 'wait_state'])
     .where('status', '=', 'waiting_event')
-    .where('wait_state', 'like', '%"kind":"task"%')
+    .where('wait_kind', '=', 'task')
     .$narrowType<{ wait_state: NotNull }>()
     .execute();
   const waiters = rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> }));

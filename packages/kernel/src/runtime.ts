@@ -50,7 +50,6 @@ import type { KernelDeps } from './internal/kernel-deps.js';
 import { loadPlugins } from './plugins/load-plugins.js';
 import { importPluginSpecs, pluginSourceOf, setPluginSource } from './plugins/plugin-specs.js';
 import { assertStorePlugins, recordStorePlugins, STORE_PLUGINS_MIGRATIONS_OWNER, storePluginsMigrations } from './plugins/store-plugins.js';
-import type { Registry } from './plugins/registry.js';
 import { toolJsonSchema } from './plugins/tool-schemas.js';
 import type { ProcessInfo } from './processes/process-record.js';
 import { findProcess, getProcess, listProcesses } from './processes/process-store.js';

@@ -7,7 +7,6 @@ import {
   type RunnerSpawnRequest,
   type RunnerState,
   type RunnerToolInfo,
-  type WaitSpec,
 } from '@libos/sdk';
 import type { BudgetLimits } from '@libos/capabilities';
 import { parseArguments } from '../broker/parse-arguments.js';

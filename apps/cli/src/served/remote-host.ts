@@ -56,6 +56,9 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
     return (await r.json()) as T;
   };
   const call = <T>(fn: () => Promise<T>) => remote(served, fn);
+  /** A listing route's wire records, each mapped back to the Runtime's type. */
+  const list = <W, T>(get: () => unknown, fromWire: (w: W) => T) =>
+    call(async () => (await json<W[]>(get() as Promise<Response>)).map((w) => fromWire(w)));
   const health = await call(() => client.health());
   if (health.db !== served.db) {
     const message =
@@ -152,30 +155,16 @@ export async function remoteHost(served: ServedStore): Promise<HostRuntime> {
       call(async () => wire.humanRequestFromWire((await client.cancelHumanRequest(id, reason)) as wire.HumanRequestWire)),
     skillCatalog: () => catalog,
     audit: (q = {}) =>
-      call(async () =>
-        (
-          await json<wire.AuditWire[]>(
-            api.audit.$get({
-              query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }),
-            }) as unknown as Promise<Response>,
-          )
-        ).map(wire.auditFromWire),
+      list(
+        () => api.audit.$get({ query: query({ pid: q.pid, action: q.action, after: str(q.after), limit: str(q.limit) }) }),
+        wire.auditFromWire,
       ),
     events: (q = {}) =>
-      call(async () =>
-        (
-          await json<wire.EventWire[]>(
-            api.events.$get({
-              query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }),
-            }) as unknown as Promise<Response>,
-          )
-        ).map(wire.eventFromWire),
+      list(
+        () => api.events.$get({ query: query({ pid: q.pid, type: q.type, after: str(q.after), limit: str(q.limit) }) }),
+        wire.eventFromWire,
       ),
-    llmCalls: (q = {}) =>
-      call(async () => {
-        const rows = api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }) as unknown as Promise<Response>;
-        return (await json<wire.LlmCallWire[]>(rows)).map(wire.llmCallFromWire);
-      }),
+    llmCalls: (q = {}) => list(() => api['llm-calls'].$get({ query: query({ pid: q.pid, limit: str(q.limit) }) }), wire.llmCallFromWire),
     signal: (pid, signal, reason) =>
       call(async () => asProcess(await client.signal(pid, signal, { confirmed: true, ...(reason !== undefined ? { reason } : {}) }))),
     listObjects: (q) =>

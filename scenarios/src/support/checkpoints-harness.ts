@@ -7,7 +7,7 @@ import { session } from '@libos/session';
 import { tasks, type TasksOptions } from '@libos/tasks';
 import { workspace } from '@libos/workspace';
 import type { Json } from './kernel-harness.js';
-import { TASK_TOOLS, TARGETS_SKILL, TASKS_SKILL, targetsPlugin, testClock, type Targets, type TestClock } from './tasks-harness.js';
+import { TASK_IMAGE_SKILLS, TASK_TOOLS, targetsPlugin, testClock, type Targets, type TestClock } from './tasks-harness.js';
 
 /**
  * Harness of the checkpoint scenarios: the real kernel over SQLite with capabilities, Object Memory, ObjectTasks,
@@ -57,17 +57,7 @@ export async function openCheckpointHarness(
         description: 'Memory, tasks, checkpoint and Object-file tools, all visible at spawn.',
         systemPrompt: 'You are a checkpoint test agent.',
         promptMode: 'libos_default',
-        defaultSkills: [
-          'agent-libos-skill-navigation',
-          'agent-libos-runtime-session',
-          'agent-libos-object-memory',
-          'agent-libos-child-processes',
-          'agent-libos-authority',
-          TASKS_SKILL,
-          TARGETS_SKILL,
-          'agent-libos-checkpoints',
-          'agent-libos-object-files',
-        ],
+        defaultSkills: [...TASK_IMAGE_SKILLS, 'agent-libos-checkpoints', 'agent-libos-object-files'],
         defaultTools: CHECKPOINT_TOOLS,
       },
     ],

@@ -16,6 +16,16 @@ import type { StorePlugin } from './store-faults.js';
 export const TASKS_SKILL = 'agent-libos-object-tasks';
 export const TARGETS_SKILL = 'test-task-targets';
 export const TASK_IMAGE = 'task-agent:v0';
+/** The Skills active at spawn in the task test image (the checkpoint test image adds its own to these). */
+export const TASK_IMAGE_SKILLS = [
+  'agent-libos-skill-navigation',
+  'agent-libos-runtime-session',
+  'agent-libos-object-memory',
+  'agent-libos-child-processes',
+  'agent-libos-authority',
+  TASKS_SKILL,
+  TARGETS_SKILL,
+];
 export const TASK_TOOLS = [
   'process_exit',
   'get_current_time',
@@ -117,15 +127,7 @@ export function targetsPlugin(): Targets {
         description: 'Task, memory, mailbox and target tools, all visible at spawn.',
         systemPrompt: 'You are a task test agent.',
         promptMode: 'libos_default',
-        defaultSkills: [
-          'agent-libos-skill-navigation',
-          'agent-libos-runtime-session',
-          'agent-libos-object-memory',
-          'agent-libos-child-processes',
-          'agent-libos-authority',
-          TASKS_SKILL,
-          TARGETS_SKILL,
-        ],
+        defaultSkills: TASK_IMAGE_SKILLS,
         defaultTools: TASK_TOOLS,
         // Exactly these tools: tt_hidden's Skill is loaded, yet tt_hidden stays outside the table (OT-5).
         toolTablePolicy: 'exact',

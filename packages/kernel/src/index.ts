@@ -46,6 +46,10 @@ export { importPluginSpec, importPluginSpecs, pluginSourceOf, resolvePluginSpec,
 export { recordedPlugins, type ProcessNeeds, type RecordedPlugin } from './plugins/store-plugins.js';
 // The kernel's tables as kysely types: what `Runtime.transaction`'s `scope.store` and `recordedPlugins` take.
 export type { KernelDatabase, KernelStore } from './store/kernel-database.js';
+// Migrations on either dialect (issue 15): the sets a runtime runs, the runner, and each dialect's kit.
+export { migrate, type MigrationSet } from './store/migrate.js';
+export { migrationKit, type DialectMigrationKit } from './store/migration-kit.js';
+export { migrationSetsFor } from './store/migration-sets.js';
 export type { RunOptions, RunReport } from './scheduler/run-until-idle.js';
 export type { QuantumResult, StopReason } from './executor/run-quantum.js';
 export type { HumanAnswer } from './human/answer-human.js';

@@ -49,7 +49,7 @@ import { BUILTIN_IMAGES } from './images/builtin-images.js';
 import type { KernelDeps } from './internal/kernel-deps.js';
 import { loadPlugins } from './plugins/load-plugins.js';
 import { importPluginSpecs, pluginSourceOf, setPluginSource } from './plugins/plugin-specs.js';
-import { assertStorePlugins, recordStorePlugins, STORE_PLUGINS_MIGRATIONS_OWNER, storePluginsMigrations } from './plugins/store-plugins.js';
+import { assertStorePlugins, recordStorePlugins } from './plugins/store-plugins.js';
 import { toolJsonSchema } from './plugins/tool-schemas.js';
 import type { ProcessInfo } from './processes/process-record.js';
 import { findProcess, getProcess, listProcesses } from './processes/process-store.js';
@@ -58,7 +58,6 @@ import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-naviga
 import { childProcessesPlugin } from './children/child-processes-plugin.js';
 import { agentImagesPlugin } from './images/exec-process.js';
 import { kernelServices } from './services/kernel-services.js';
-import { LLM_CONTEXT_MIGRATIONS_OWNER, llmContextMigrations } from './context/context-store.js';
 import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
 import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
@@ -68,8 +67,9 @@ import { assertMessagePayload, queryMessages, type Delivery } from './mailbox/me
 import { postMessage } from './mailbox/post-message.js';
 import { endProcess } from './processes/exit.js';
 import { transition } from './processes/transition.js';
-import { kernelMigrations } from './store/kernel-schema.js';
 import { migrate } from './store/migrate.js';
+import { migrationKit } from './store/migration-kit.js';
+import { storeMigrationSets } from './store/migration-sets.js';
 import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
 import { clearSinkDurably } from './sinks/clear-sink.js';
 import { messageFromWire } from './wire/wire.js';
@@ -666,14 +666,8 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   };
   deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
   try {
-    const sets = [
-      { owner: '@libos/kernel', migrations: kernelMigrations },
-      { owner: LLM_CONTEXT_MIGRATIONS_OWNER, migrations: llmContextMigrations },
-      { owner: STORE_PLUGINS_MIGRATIONS_OWNER, migrations: storePluginsMigrations },
-      { owner: CAPABILITIES_PLUGIN, migrations: engine.migrations },
-      ...reg.migrations.filter((m) => m.owner !== CAPABILITIES_PLUGIN),
-    ];
-    await migrate(store.db, sets, () => clock.now().toISOString(), store.location);
+    const sets = storeMigrationSets(engine.migrations, reg.migrations);
+    await migrate(store.db, sets, () => clock.now().toISOString(), store.location, migrationKit('sqlite'));
     // A live process that needs a plugin this runtime lacks fails the open here, naming it, before anything is swept.
     await assertStorePlugins(store.db, reg, store.location);
     await recordStorePlugins(store.db, reg, clock.now().toISOString());

@@ -9,6 +9,8 @@ export * from './rights.js';
 export * from './context.js';
 export * from './tool.js';
 export * from './plugin.js';
+export * from './migration-kit.js';
+export * from './sqlite-migration-kit.js';
 export * from './images.js';
 export * from './skill.js';
 export * from './services.js';

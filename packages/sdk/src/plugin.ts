@@ -1,14 +1,18 @@
 import type { ServiceScope } from './context.js';
 import { defineErrorCodes, type ErrorCategory } from './errors.js';
+import type { MigrationKit } from './migration-kit.js';
 import type { Right } from './rights.js';
 import type { SkillSource } from './skill.js';
 import type { SubtreeStateContributor } from './subtree-state.js';
 import type { AnyTool } from './tool.js';
 
-/** One schema migration a plugin owns; run in order at open. `db` is a `Kysely<any>`. */
+/**
+ * One schema migration a plugin owns; run in order at open. `db` is a `Kysely<any>` (a transaction); `kit` gives the
+ * dialect's column types and statements (see `MigrationKit`). A migration written as `up(db)` still runs.
+ */
 export interface Migration {
   readonly name: string;
-  up(db: unknown): Promise<void>;
+  up(db: unknown, kit: MigrationKit): Promise<void>;
 }
 
 /** How the kernel builds the prompt for an image. */

@@ -17,7 +17,7 @@ const isKernelStore = (handle: unknown): handle is KernelStore => handle instanc
 const hasKernelStore = <S extends ServiceScope>(scope: S): scope is S & KernelScope => isKernelStore(scope.store);
 
 /**
- * The store handle a migration of the kernel's own sets is given (`Migration.up(db: unknown)`), typed. A migration
+ * The store handle a migration of the kernel's own sets is given (`Migration.up(db: unknown, kit)`), typed. A migration
  * only touches tables that it or an earlier one of its set created.
  *
  * @example

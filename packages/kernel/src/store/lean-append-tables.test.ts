@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { sqliteMigrationKit } from '@libos/sdk';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kernelMigrations } from './kernel-schema.js';
@@ -20,7 +21,7 @@ async function storeBeforeLean(): Promise<void> {
   db = new Kysely({ dialect: new SqliteDialect({ database: sqlite }) });
   const upTo = kernelMigrations.findIndex((m) => m.name === LEAN);
   expect(upTo).toBeGreaterThan(0);
-  for (const m of kernelMigrations.slice(0, upTo)) await m.up(db);
+  for (const m of kernelMigrations.slice(0, upTo)) await m.up(db, sqliteMigrationKit(db));
   const event = sqlite.prepare('insert into events (seq, id, ts, pid, type, data) values (?, ?, ?, ?, ?, ?)');
   event.run(1, 'evt_a', 't1', 'pid_1', 'spawned', '{}');
   event.run(7, 'evt_b', 't2', null, 'host', '{"x":1}');
@@ -40,7 +41,7 @@ const schemaOf = (name: string) =>
 describe('lean append tables', () => {
   it('[K-9.5] keeps every row and its seq; the next row continues after the highest; no counter, no id index', async () => {
     await storeBeforeLean();
-    await kernelMigrations.find((m) => m.name === LEAN)!.up(db);
+    await kernelMigrations.find((m) => m.name === LEAN)!.up(db, sqliteMigrationKit(db));
     expect(sqlite.prepare('select seq, id, pid, type, data from events order by seq').all()).toEqual([
       { seq: 1, id: 'evt_a', pid: 'pid_1', type: 'spawned', data: '{}' },
       { seq: 7, id: 'evt_b', pid: null, type: 'host', data: '{"x":1}' },
@@ -64,8 +65,8 @@ describe('lean append tables', () => {
   it('[K-8.7] run again on a store that has it, it fails as an applied migration does (already exists)', async () => {
     await storeBeforeLean();
     const lean = kernelMigrations.find((m) => m.name === LEAN)!;
-    await lean.up(db);
-    await expect(lean.up(db)).rejects.toThrow(/already exists/);
+    await lean.up(db, sqliteMigrationKit(db));
+    await expect(lean.up(db, sqliteMigrationKit(db))).rejects.toThrow(/already exists/);
     expect(sqlite.prepare('select count(*) as n from events').get()).toEqual({ n: 2 });
   });
 });

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { DEFAULT_LABELS, type Authority, type Decision, type ToolContext, type ToolDefinition } from '@libos/sdk';
+import { DEFAULT_LABELS, sqliteMigrationKit, type Authority, type Decision, type ToolContext, type ToolDefinition } from '@libos/sdk';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { migrations } from '../internal/migrations.js';
@@ -44,7 +44,7 @@ beforeEach(async () => {
     dialect: new SqliteDialect({ database }),
     log: (e) => void (e.level === 'query' && statements.push({ sql: e.query.sql, parameters: e.query.parameters })),
   });
-  for (const m of migrations) await m.up(db);
+  for (const m of migrations) await m.up(db, sqliteMigrationKit(db));
   deps = { payloads: createPayloadStore() };
   ctx = {
     store: db,

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { sqliteMigrationKit } from '@libos/sdk';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TaskInfo } from '../task-info.js';
@@ -11,7 +12,7 @@ let queries: string[];
 beforeEach(async () => {
   queries = [];
   raw = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(':memory:') }), log: (e) => void queries.push(e.query.sql) });
-  for (const m of migrations) await m.up(raw);
+  for (const m of migrations) await m.up(raw, sqliteMigrationKit(raw));
   db = tasksDb(raw);
 });
 afterEach(async () => raw.destroy());

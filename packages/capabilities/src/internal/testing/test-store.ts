@@ -1,4 +1,4 @@
-import type { AuditEntry, Clock, IdSource, ServiceScope } from '@libos/sdk';
+import { sqliteMigrationKit, type AuditEntry, type Clock, type IdSource, type ServiceScope } from '@libos/sdk';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { createAuthorityEngine, type AuthorityEngine } from '../../engine.js';
@@ -70,7 +70,7 @@ export async function createTestStore(
   const engine = opts.engine ?? createAuthorityEngine({ clock, ids: counterIds() });
   const database = opts.sqlite ?? new Database(opts.file ?? ':memory:');
   const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database }) }) as unknown as Db;
-  if (opts.migrate !== false) for (const m of engine.migrations) await m.up(db);
+  if (opts.migrate !== false) for (const m of engine.migrations) await m.up(db, sqliteMigrationKit(db));
   const events: EmittedEvent[] = [];
   const audit: AuditEntry[] = [];
   const store: TestStore = {

@@ -78,39 +78,41 @@ export const checkpointsDb = (store: unknown) => store as CheckpointsDb;
 export const migrations: readonly Migration[] = [
   {
     name: 'checkpoints/0001_init',
-    async up(raw) {
+    async up(raw, kit) {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const db = raw as Kysely<any>;
+      const t = kit.types;
       await db.schema
         .createTable('checkpoints')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('checkpoint_id', 'text', (c) => c.notNull().unique())
-        .addColumn('owner_pid', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', kit.seq)
+        .addColumn('checkpoint_id', t.id, (c) => c.notNull().unique())
+        .addColumn('owner_pid', t.id, (c) => c.notNull())
         .addColumn('created_by', 'text', (c) => c.notNull())
         .addColumn('label', 'text')
-        .addColumn('captured_at', 'text', (c) => c.notNull())
-        .addColumn('pids', 'text', (c) => c.notNull())
-        .addColumn('summary', 'text', (c) => c.notNull())
+        .addColumn('captured_at', t.timestamp, (c) => c.notNull())
+        .addColumn('pids', t.json, (c) => c.notNull())
+        .addColumn('summary', t.json, (c) => c.notNull())
         .addColumn('payload_bytes', 'integer', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('checkpoints_owner').on('checkpoints').columns(['owner_pid', 'seq']).execute();
       await db.schema
         .createTable('checkpoint_parts')
-        .addColumn('checkpoint_id', 'text', (c) => c.notNull())
+        .addColumn('checkpoint_id', t.id, (c) => c.notNull())
         .addColumn('part_key', 'text', (c) => c.notNull())
-        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('data', t.json, (c) => c.notNull())
         .addPrimaryKeyConstraint('checkpoint_parts_pk', ['checkpoint_id', 'part_key'])
         .execute();
       await db.schema
         .createTable('checkpoint_blobs')
         .addColumn('sha256', 'text', (c) => c.primaryKey())
         .addColumn('bytes', 'integer', (c) => c.notNull())
+        // Text on every dialect: the canonical JSON whose sha256 names the blob, byte for byte (jsonb would reformat it).
         .addColumn('content', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
         .execute();
       await db.schema
         .createTable('checkpoint_blob_refs')
-        .addColumn('checkpoint_id', 'text', (c) => c.notNull())
+        .addColumn('checkpoint_id', t.id, (c) => c.notNull())
         .addColumn('part_key', 'text', (c) => c.notNull())
         .addColumn('ref', 'text', (c) => c.notNull())
         .addColumn('sha256', 'text', (c) => c.notNull())
@@ -119,24 +121,24 @@ export const migrations: readonly Migration[] = [
         .execute();
       await db.schema
         .createTable('checkpoint_events')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('event_id', 'text', (c) => c.notNull().unique())
-        .addColumn('checkpoint_id', 'text', (c) => c.notNull())
+        .addColumn('seq', 'integer', kit.seq)
+        .addColumn('event_id', t.id, (c) => c.notNull().unique())
+        .addColumn('checkpoint_id', t.id, (c) => c.notNull())
         .addColumn('kind', 'text', (c) => c.notNull())
         .addColumn('actor', 'text', (c) => c.notNull())
-        .addColumn('at', 'text', (c) => c.notNull())
-        .addColumn('report', 'text', (c) => c.notNull())
+        .addColumn('at', t.timestamp, (c) => c.notNull())
+        .addColumn('report', t.json, (c) => c.notNull())
         .execute();
       await db.schema.createIndex('checkpoint_events_checkpoint').on('checkpoint_events').columns(['checkpoint_id', 'seq']).execute();
       // Labels a file written from an Object carries (its binding): reading the file into an Object gives them back.
       await db.schema
         .createTable('file_label_bindings')
         .addColumn('path', 'text', (c) => c.primaryKey())
-        .addColumn('labels', 'text', (c) => c.notNull())
+        .addColumn('labels', t.json, (c) => c.notNull())
         .addColumn('sha256', 'text', (c) => c.notNull())
-        .addColumn('oid', 'text', (c) => c.notNull())
-        .addColumn('pid', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('oid', t.id, (c) => c.notNull())
+        .addColumn('pid', t.id, (c) => c.notNull())
+        .addColumn('updated_at', t.timestamp, (c) => c.notNull())
         .execute();
     },
   },

@@ -11,17 +11,18 @@ import { migrationStore } from '../store/kernel-scope.js';
 export const llmContextMigrations: readonly Migration[] = [
   {
     name: '0001_llm_contexts',
-    async up(raw) {
+    async up(raw, kit) {
       const db = migrationStore(raw);
+      const t = kit.types;
       await db.schema
         .createTable('llm_contexts')
-        .addColumn('pid', 'text', (c) => c.primaryKey())
+        .addColumn('pid', t.id, (c) => c.primaryKey())
         .addColumn('generation', 'text', (c) => c.notNull())
-        .addColumn('oid', 'text')
-        .addColumn('labels', 'text', (c) => c.notNull())
-        .addColumn('pressure', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('oid', t.id)
+        .addColumn('labels', t.json, (c) => c.notNull())
+        .addColumn('pressure', t.json, (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
+        .addColumn('updated_at', t.timestamp, (c) => c.notNull())
         .execute();
     },
   },

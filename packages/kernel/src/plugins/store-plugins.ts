@@ -14,17 +14,18 @@ export const STORE_PLUGINS_MIGRATIONS_OWNER = '@libos/kernel:plugins';
 export const storePluginsMigrations: readonly Migration[] = [
   {
     name: '0001_libos_plugins',
-    async up(raw) {
+    async up(raw, kit) {
       const db = migrationStore(raw);
+      const t = kit.types;
       await db.schema
         .createTable('libos_plugins')
         .addColumn('name', 'text', (c) => c.primaryKey())
         .addColumn('version', 'text', (c) => c.notNull())
-        .addColumn('skills', 'text', (c) => c.notNull())
-        .addColumn('tools', 'text', (c) => c.notNull())
-        .addColumn('images', 'text', (c) => c.notNull())
-        .addColumn('first_loaded_at', 'text', (c) => c.notNull())
-        .addColumn('last_loaded_at', 'text', (c) => c.notNull())
+        .addColumn('skills', t.json, (c) => c.notNull())
+        .addColumn('tools', t.json, (c) => c.notNull())
+        .addColumn('images', t.json, (c) => c.notNull())
+        .addColumn('first_loaded_at', t.timestamp, (c) => c.notNull())
+        .addColumn('last_loaded_at', t.timestamp, (c) => c.notNull())
         .execute();
     },
   },

@@ -1,48 +1,49 @@
-import type { Migration } from '@libos/sdk';
+import type { Migration, MigrationKit } from '@libos/sdk';
 import { sql, type Kysely } from 'kysely';
 import { creatorGrantsToOwnership } from './creator-grants-migration.js';
 
 /**
- * Schema of the tables Object Memory owns. Dialect-neutral: text and integer columns, JSON as text.
+ * Schema of the tables Object Memory owns: text and integer columns, with JSON, instant, id and flag types from the kit.
  */
 export const migrations: readonly Migration[] = [
   {
     name: 'object-memory/0001_init',
-    async up(store: unknown) {
+    async up(store: unknown, kit: MigrationKit) {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const db = store as Kysely<any>;
+      const t = kit.types;
       await db.schema
         .createTable('om_namespaces')
-        .addColumn('namespace', 'text', (c) => c.primaryKey())
-        .addColumn('parent_namespace', 'text')
-        .addColumn('metadata', 'text', (c) => c.notNull())
+        .addColumn('namespace', t.id, (c) => c.primaryKey())
+        .addColumn('parent_namespace', t.id)
+        .addColumn('metadata', t.json, (c) => c.notNull())
         .addColumn('created_by', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
+        .addColumn('updated_at', t.timestamp, (c) => c.notNull())
         .execute();
       await db.schema.createIndex('om_namespaces_parent').on('om_namespaces').columns(['parent_namespace', 'namespace']).execute();
 
       await db.schema
         .createTable('om_objects')
-        .addColumn('oid', 'text', (c) => c.primaryKey())
-        .addColumn('namespace', 'text', (c) => c.notNull())
+        .addColumn('oid', t.id, (c) => c.primaryKey())
+        .addColumn('namespace', t.id, (c) => c.notNull())
         .addColumn('name', 'text', (c) => c.notNull())
         .addColumn('type', 'text', (c) => c.notNull())
         .addColumn('schema_version', 'text', (c) => c.notNull())
         .addColumn('version', 'integer', (c) => c.notNull())
-        .addColumn('immutable', 'integer', (c) => c.notNull())
-        .addColumn('metadata', 'text', (c) => c.notNull())
-        .addColumn('labels', 'text', (c) => c.notNull())
-        .addColumn('provenance', 'text', (c) => c.notNull())
-        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('immutable', t.flag, (c) => c.notNull())
+        .addColumn('metadata', t.json, (c) => c.notNull())
+        .addColumn('labels', t.json, (c) => c.notNull())
+        .addColumn('provenance', t.json, (c) => c.notNull())
+        .addColumn('payload', t.json, (c) => c.notNull())
         .addColumn('owner_kind', 'text', (c) => c.notNull())
-        .addColumn('owner_id', 'text', (c) => c.notNull())
+        .addColumn('owner_id', t.id, (c) => c.notNull())
         .addColumn('lifecycle_state', 'text', (c) => c.notNull())
         .addColumn('created_by', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
+        .addColumn('updated_at', t.timestamp, (c) => c.notNull())
         .addColumn('updated_seq', 'integer', (c) => c.notNull())
-        .addColumn('deleted_at', 'text')
+        .addColumn('deleted_at', t.timestamp)
         .execute();
       // A name is held by live and payload-unavailable rows; superseded/released rows free it.
       await db.schema
@@ -57,20 +58,20 @@ export const migrations: readonly Migration[] = [
 
       await db.schema
         .createTable('om_views')
-        .addColumn('view_id', 'text', (c) => c.primaryKey())
-        .addColumn('owner_pid', 'text', (c) => c.notNull().unique())
+        .addColumn('view_id', t.id, (c) => c.primaryKey())
+        .addColumn('owner_pid', t.id, (c) => c.notNull().unique())
         .addColumn('mode', 'text', (c) => c.notNull())
-        .addColumn('filters', 'text', (c) => c.notNull())
+        .addColumn('filters', t.json, (c) => c.notNull())
         .addColumn('rights_policy', 'text', (c) => c.notNull())
         .addColumn('created_from', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
         .execute();
       await db.schema
         .createTable('om_view_roots')
-        .addColumn('view_id', 'text', (c) => c.notNull())
-        .addColumn('oid', 'text', (c) => c.notNull())
+        .addColumn('view_id', t.id, (c) => c.notNull())
+        .addColumn('oid', t.id, (c) => c.notNull())
         .addColumn('position', 'integer', (c) => c.notNull())
-        .addColumn('capability_id', 'text')
+        .addColumn('capability_id', t.id)
         .addPrimaryKeyConstraint('om_view_roots_pk', ['view_id', 'oid'])
         .execute();
     },
@@ -97,17 +98,18 @@ export const migrations: readonly Migration[] = [
     // Links between Objects (`src -relation-> dst`, e.g. an ObjectTask's owner -produced-> its result): an owner
     // watch's `linked` event, and what a checkpoint keeps with the Objects it captures.
     name: 'object-memory/0004_links',
-    async up(store: unknown) {
+    async up(store: unknown, kit: MigrationKit) {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const db = store as Kysely<any>;
+      const t = kit.types;
       await db.schema
         .createTable('om_links')
-        .addColumn('link_id', 'text', (c) => c.primaryKey())
-        .addColumn('src_oid', 'text', (c) => c.notNull())
-        .addColumn('dst_oid', 'text', (c) => c.notNull())
+        .addColumn('link_id', t.id, (c) => c.primaryKey())
+        .addColumn('src_oid', t.id, (c) => c.notNull())
+        .addColumn('dst_oid', t.id, (c) => c.notNull())
         .addColumn('relation', 'text', (c) => c.notNull())
-        .addColumn('metadata', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('metadata', t.json, (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
         .execute();
       await db.schema.createIndex('om_links_src').on('om_links').columns(['src_oid', 'created_at']).execute();
     },

@@ -2,7 +2,10 @@ import { sql, type Kysely } from 'kysely';
 import type { Migration } from '@libos/sdk';
 import { ACTIVE_TASK_STATUSES, type Notification, type OwnerWatch, type TaskInfo, type TaskStatus } from '../task-info.js';
 
-/** `object_tasks`: one durable row per task. JSON columns are text. No arguments, delegations or grant intents. */
+/**
+ * `object_tasks`: one durable row per task. JSON columns hold JSON text (jsonb on PostgreSQL). No arguments,
+ * delegations or grant intents.
+ */
 export interface TaskTable {
   seq: number;
   task_id: string;
@@ -36,27 +39,28 @@ export const tasksDb = (store: unknown) => store as TasksDb;
 export const migrations: readonly Migration[] = [
   {
     name: '0001_object_tasks',
-    async up(raw) {
+    async up(raw, kit) {
       const db = raw as Kysely<any>;
+      const t = kit.types;
       await db.schema
         .createTable('object_tasks')
-        .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
-        .addColumn('task_id', 'text', (c) => c.notNull().unique())
-        .addColumn('owner_oid', 'text', (c) => c.notNull())
-        .addColumn('creator_pid', 'text', (c) => c.notNull())
-        .addColumn('runner_pid', 'text')
+        .addColumn('seq', 'integer', kit.seq)
+        .addColumn('task_id', t.id, (c) => c.notNull().unique())
+        .addColumn('owner_oid', t.id, (c) => c.notNull())
+        .addColumn('creator_pid', t.id, (c) => c.notNull())
+        .addColumn('runner_pid', t.id)
         .addColumn('tool', 'text', (c) => c.notNull())
         .addColumn('tool_id', 'text')
         .addColumn('status', 'text', (c) => c.notNull())
-        .addColumn('result_oid', 'text')
+        .addColumn('result_oid', t.id)
         .addColumn('error', 'text')
-        .addColumn('wait', 'text', (c) => c.notNull())
-        .addColumn('notification', 'text', (c) => c.notNull())
-        .addColumn('owner_watch', 'text', (c) => c.notNull())
-        .addColumn('created_at', 'text', (c) => c.notNull())
-        .addColumn('updated_at', 'text', (c) => c.notNull())
-        .addColumn('started_at', 'text')
-        .addColumn('completed_at', 'text')
+        .addColumn('wait', t.json, (c) => c.notNull())
+        .addColumn('notification', t.json, (c) => c.notNull())
+        .addColumn('owner_watch', t.json, (c) => c.notNull())
+        .addColumn('created_at', t.timestamp, (c) => c.notNull())
+        .addColumn('updated_at', t.timestamp, (c) => c.notNull())
+        .addColumn('started_at', t.timestamp)
+        .addColumn('completed_at', t.timestamp)
         .execute();
       await db.schema.createIndex('object_tasks_status').on('object_tasks').columns(['status', 'owner_oid']).execute();
       await db.schema.createIndex('object_tasks_runner').on('object_tasks').column('runner_pid').execute();
@@ -64,11 +68,11 @@ export const migrations: readonly Migration[] = [
   },
   {
     name: '0002_notify_retry',
-    async up(raw) {
+    async up(raw, kit) {
       // The reopen retry reads only tasks whose notification is unsent or failed (issue 9: reopen is not O(history)),
       // not every terminal task ever run: a column kept with the notification, and a partial index of those rows.
       const db = raw as Kysely<any>;
-      await db.schema.alterTable('object_tasks').addColumn('notify_retry', 'integer').execute();
+      await db.schema.alterTable('object_tasks').addColumn('notify_retry', kit.types.flag).execute();
       for (const r of await db.selectFrom('object_tasks').select(['task_id', 'notification']).execute()) {
         const retry = notifyRetry(JSON.parse(r.notification as string) as Notification);
         if (retry !== null) await db.updateTable('object_tasks').set({ notify_retry: retry }).where('task_id', '=', r.task_id).execute();

@@ -49,15 +49,12 @@ export interface LeanAppendShape {
  * between dialects. Built by the kernel for the store being opened.
  *
  * @example
- * const migration = {
+ * import type { Migration } from '@libos/sdk';
+ * const migration: Migration = {
  *   name: '0001_notes',
- *   async up(db: Kysely<any>, kit: MigrationKit) {
- *     await db.schema
- *       .createTable('notes')
- *       .addColumn('seq', 'integer', kit.seq)
- *       .addColumn('body', kit.types.json, (c) => c.notNull())
- *       .addColumn('created_at', kit.types.timestamp, (c) => c.notNull())
- *       .execute();
+ *   async up(db, kit) {
+ *     const { schema } = db as { schema: any }; // a Kysely<any> transaction
+ *     await schema.createTable('notes').addColumn('seq', 'integer', kit.seq).addColumn('body', kit.types.json).execute();
  *   },
  * };
  */

@@ -6,10 +6,9 @@ import { MIGRATION_TYPES, type LeanAppendShape, type MigrationKit } from './migr
  * the DDL that migrations wrote before the kit existed. Kysely is driven through `db`, so the sdk needs no kysely.
  *
  * @example
- * declare const db: Kysely<any>;
- * const kit = sqliteMigrationKit(db);
- * await db.schema.createTable('notes').addColumn('seq', 'integer', kit.seq).addColumn('body', kit.types.json).execute();
- * // create table "notes" ("seq" integer primary key autoincrement, "body" text)
+ * import type { Migration } from '@libos/sdk';
+ * declare const migrations: readonly Migration[], db: unknown; // a plugin's migrations, a Kysely over better-sqlite3
+ * for (const m of migrations) await m.up(db, sqliteMigrationKit(db));
  */
 export function sqliteMigrationKit(db: unknown): MigrationKit {
   return {

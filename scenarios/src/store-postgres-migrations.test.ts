@@ -74,11 +74,11 @@ describe.skipIf(unavailable !== null)('migrations on PostgreSQL', () => {
       '@libos/checkpoints',
     ]);
     await migrate(db, sets, now, SCHEMA, migrationKit('postgres'));
-    const applied = await db.selectFrom('libos_migrations').select(['owner', 'name']).orderBy('applied_at').execute();
+    const applied = await db.selectFrom('libos_migrations').select(['owner', 'name']).orderBy('owner').orderBy('name').execute();
     expect(applied.length).toBe(sets.reduce((n, s) => n + s.migrations.length, 0));
     const meta = await db.selectFrom('libos_meta').selectAll().execute();
     await migrate(db, sets, now, SCHEMA, migrationKit('postgres'));
-    expect(await db.selectFrom('libos_migrations').select(['owner', 'name']).orderBy('applied_at').execute()).toEqual(applied);
+    expect(await db.selectFrom('libos_migrations').select(['owner', 'name']).orderBy('owner').orderBy('name').execute()).toEqual(applied);
     expect(await db.selectFrom('libos_meta').selectAll().execute()).toEqual(meta);
   });
 

@@ -157,7 +157,8 @@ interface Remains {
 function takeRemains(store: Store): Remains {
   const dir = mkdtempSync(join(tmpdir(), 'libos-crash-check-'));
   dirs.push(dir);
-  for (const suffix of ['', '-wal', '-journal'])
+  // The store is its file, its WAL and its redo log (group commit): a copy without the log would lose acknowledged units.
+  for (const suffix of ['', '-wal', '-journal', '-redo'])
     if (existsSync(store.db + suffix)) copyFileSync(store.db + suffix, join(dir, `libos.db${suffix}`));
   return {
     dir,

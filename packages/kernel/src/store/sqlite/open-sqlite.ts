@@ -1,19 +1,12 @@
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import {
-  Kysely,
-  SqliteDialect,
-  SqliteDriver,
-  type DatabaseConnection,
-  type Driver,
-  type KyselyPlugin,
-  type SqliteDialectConfig,
-} from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, type Driver, type KyselyPlugin, type SqliteDialectConfig } from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
+import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
 import { statementEffect } from './statement-effect.js';
 import { asStoreFault, storeFault } from './store-faults.js';
 import type { KernelDatabase, KernelStore } from '../kernel-database.js';
@@ -29,6 +22,13 @@ export interface OpenedStore {
   exec(sql: string): void;
   /** Canonical file path, or ':memory:'. */
   readonly location: string;
+  /**
+   * Starts group commit (`group-commit.ts`, K-9.7) once the store is migrated and recovered: units of work then commit
+   * through the redo log and reach SQLite in batches. A no-op for ':memory:'.
+   */
+  startGroupCommit(): void;
+  /** Commits the current batch of units to SQLite now (tests and hosts that hand the file to another reader). */
+  flush(): void;
   close(): Promise<void>;
 }
 
@@ -161,6 +161,8 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
     sqlite.pragma('temp_store = MEMORY');
     sqlite.pragma('foreign_keys = ON');
     if (maxPageCount !== undefined) sqlite.pragma(`max_page_count = ${maxPageCount}`);
+    // Units a crashed runtime acknowledged but SQLite had not committed yet (group commit) are replayed first.
+    if (!memory) replayRedoLog(sqlite, location);
   } catch (err) {
     sqlite.close();
     throw openError(err, location);
@@ -173,8 +175,9 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
     }
   }
   const memo = new TableMemo();
-  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo) };
-  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, sqlite), plugins: [...plugins] });
+  const group = new GroupCommit(sqlite, location, memo);
+  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo, group) };
+  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, location), plugins: [...plugins] });
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {
@@ -183,6 +186,16 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
     exec: (sql) => void statements.prepare(sql).run([]),
     appendLog: sqliteAppendLog(config.database as ReturnType<typeof cachingDatabase>),
     location,
+    startGroupCommit: () => {
+      if (!memory) group.enable();
+    },
+    flush: () => {
+      try {
+        group.flush();
+      } catch (err) {
+        throw asStoreFault(err, location);
+      }
+    },
     close: async () => {
       await db.destroy();
     },
@@ -190,25 +203,50 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
 }
 
 /**
- * The SQLite dialect with one change: ROLLBACK runs only while a transaction is open. SQLite ends a transaction by
- * itself on some errors (SQLITE_FULL, an I/O error); a ROLLBACK then fails with "cannot rollback - no transaction is
- * active", and kysely would throw that instead of the error that caused it.
+ * The SQLite dialect whose transactions are units of work under group commit (`group-commit.ts`): BEGIN, COMMIT and
+ * ROLLBACK go to the store's `GroupCommit`, and closing commits the open batch first. Before group commit starts
+ * (migrations, recovery) they are plain; ROLLBACK then runs only while a transaction is open: SQLite ends a
+ * transaction by itself on some errors (SQLITE_FULL, an I/O error), and kysely would otherwise throw "cannot rollback
+ * - no transaction is active" instead of the error that caused it.
  */
 class StoreDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
-  readonly #sqlite: Database.Database;
+  readonly #group: GroupCommit;
+  readonly #location: string;
 
-  constructor(config: SqliteDialectConfig, sqlite: Database.Database) {
+  constructor(config: SqliteDialectConfig, group: GroupCommit, location: string) {
     super(config);
     this.#config = config;
-    this.#sqlite = sqlite;
+    this.#group = group;
+    this.#location = location;
   }
 
   override createDriver(): Driver {
-    const sqlite = this.#sqlite;
+    const group = this.#group;
+    const location = this.#location;
+    const faultless = (fn: () => void) => {
+      try {
+        fn();
+      } catch (err) {
+        throw asStoreFault(err, location);
+      }
+    };
     return new (class extends SqliteDriver {
-      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-        if (sqlite.inTransaction) await super.rollbackTransaction(connection);
+      override async beginTransaction(): Promise<void> {
+        faultless(() => group.begin());
+      }
+      override async commitTransaction(): Promise<void> {
+        faultless(() => group.commit());
+      }
+      override async rollbackTransaction(): Promise<void> {
+        faultless(() => group.rollback());
+      }
+      override async destroy(): Promise<void> {
+        try {
+          group.close();
+        } finally {
+          await super.destroy();
+        }
       }
     })(this.#config);
   }
@@ -224,7 +262,7 @@ export const STATEMENT_CACHE_SIZE = 512;
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
  * anew, which was the largest cost of a tool call).
  */
-function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo) {
+function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo, group: GroupCommit) {
   const cache = new Map<string, StoreStatement>();
   return {
     prepare(sql: string): StoreStatement {
@@ -232,7 +270,7 @@ function cachingDatabase(sqlite: Database.Database, location: string, memo: Tabl
       if (hit) return hit;
       let stmt: StoreStatement;
       try {
-        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo));
+        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo), redoTracker(sql, group));
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -268,17 +306,36 @@ function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
   }
 }
 
+/** What the redo log needs to see of a statement (`group-commit.ts`): none for a read. */
+interface RedoTracker {
+  before(): void;
+  after(parameters: readonly unknown[]): void;
+}
+
+function redoTracker(sql: string, group: GroupCommit): RedoTracker | undefined {
+  const role: StatementRole = statementRole(sql);
+  if (role.kind === 'read') return undefined;
+  return {
+    before: role.kind === 'write' ? () => group.beforeWrite() : () => {},
+    after: (parameters) => group.ran(role, sql, parameters),
+  };
+}
+
 /**
  * A statement whose store faults (full disk, read-only, corrupt) throw as their LibosError, naming the file; a
- * statement that writes tells the memo first (`notice`), so no cached read outlives the rows it was read from.
+ * statement that writes tells the memo first (`notice`), so no cached read outlives the rows it was read from, and
+ * the redo log after it ran (`redo`).
  */
-function storeStatement(stmt: Database.Statement, location: string, notice?: () => void): StoreStatement {
+function storeStatement(stmt: Database.Statement, location: string, notice?: () => void, redo?: RedoTracker): StoreStatement {
   return {
     reader: stmt.reader,
     all(parameters) {
       notice?.();
       try {
-        return stmt.all(parameters);
+        redo?.before();
+        const rows = stmt.all(parameters);
+        redo?.after(parameters);
+        return rows;
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -286,7 +343,10 @@ function storeStatement(stmt: Database.Statement, location: string, notice?: () 
     run(parameters) {
       notice?.();
       try {
-        return stmt.run(parameters);
+        redo?.before();
+        const result = stmt.run(parameters);
+        redo?.after(parameters);
+        return result;
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -294,7 +354,9 @@ function storeStatement(stmt: Database.Statement, location: string, notice?: () 
     *iterate(parameters) {
       notice?.();
       try {
+        redo?.before();
         yield* stmt.iterate(parameters);
+        redo?.after(parameters);
       } catch (err) {
         throw asStoreFault(err, location);
       }

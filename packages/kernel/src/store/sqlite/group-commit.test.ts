@@ -1,0 +1,186 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TableMemo } from '../store-memo.js';
+import { GroupCommit, REDO_MARK_KEY, replayRedoLog, statementRole } from './group-commit.js';
+import { redoLogPath } from './redo-log.js';
+
+const dirs: string[] = [];
+const open: Database.Database[] = [];
+afterEach(() => {
+  for (const db of open.splice(0)) if (db.open) db.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A store file with the two tables group commit needs: `libos_meta` and a table `t` to write. */
+function store(setup = (_db: Database.Database) => {}): { path: string; db: Database.Database } {
+  const dir = mkdtempSync(join(tmpdir(), 'libos-group-'));
+  dirs.push(dir);
+  const path = join(dir, 'store.db');
+  const db = connect(path);
+  db.exec('create table libos_meta (key text primary key, value text not null); create table t (v text not null)');
+  setup(db);
+  return { path, db };
+}
+
+function connect(path: string): Database.Database {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  open.push(db);
+  return db;
+}
+
+/** Runs `sql` on `db` as the store adapter does: the write is told to group commit once it ran. */
+const runner =
+  (db: Database.Database, group: GroupCommit) =>
+  (sql: string, params: unknown[] = []) => {
+    const role = statementRole(sql);
+    if (role.kind === 'write') group.beforeWrite();
+    db.prepare(sql).run(params);
+    group.ran(role, sql, params);
+  };
+
+const rows = (db: Database.Database) => (db.prepare('select v from t order by rowid').all() as { v: string }[]).map((r) => r.v);
+
+/** The process dies: its connection goes away without a commit (SQLite rolls back what it had not committed). */
+const crash = (db: Database.Database) => db.close();
+
+describe('group commit', () => {
+  it('[K-9.7] units acknowledged but not yet in SQLite survive a crash: the next open replays them from the log', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    for (const v of ['a', 'b', 'c']) {
+      group.begin();
+      run('insert into t (v) values (?)', [v]);
+      group.commit();
+    }
+    crash(db);
+    const after = connect(path);
+    expect(rows(after)).toEqual([]); // SQLite itself never committed them
+    expect(replayRedoLog(after, path)).toBe(3);
+    expect(rows(after)).toEqual(['a', 'b', 'c']);
+    expect(replayRedoLog(after, path)).toBe(0); // the mark says they are in; a second open replays nothing
+    expect(rows(after)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('[K-9.7] a unit rolled back, and the part of a unit rolled back to a savepoint, are neither kept nor replayed', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    group.begin();
+    run('insert into t (v) values (?)', ['kept-1']);
+    run('savepoint sp_a');
+    run('insert into t (v) values (?)', ['undone']);
+    run('rollback to sp_a');
+    run('release sp_a');
+    run('insert into t (v) values (?)', ['kept-2']);
+    group.commit();
+    group.begin();
+    run('insert into t (v) values (?)', ['rolled-back']);
+    group.rollback();
+    expect(rows(db)).toEqual(['kept-1', 'kept-2']);
+    crash(db);
+    const after = connect(path);
+    replayRedoLog(after, path);
+    expect(rows(after)).toEqual(['kept-1', 'kept-2']);
+  });
+
+  it('[K-9.7] a flush commits the batch and empties the log; close removes the log file', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    group.begin();
+    run('insert into t (v) values (?)', ['a']);
+    group.commit();
+    expect(db.inTransaction).toBe(true);
+    group.flush();
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare('select value from libos_meta where key = ?').get(REDO_MARK_KEY)).toEqual({ value: '1' });
+    group.begin();
+    run('insert into t (v) values (?)', ['b']);
+    group.commit();
+    group.close();
+    expect(existsSync(redoLogPath(path))).toBe(false);
+    crash(db);
+    expect(rows(connect(path))).toEqual(['a', 'b']);
+  });
+
+  it('[K-9.7] a write outside any unit commits the batch first and then stands alone', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    group.begin();
+    run('insert into t (v) values (?)', ['unit']);
+    group.commit();
+    run('insert into t (v) values (?)', ['alone']);
+    expect(db.inTransaction).toBe(false);
+    crash(db);
+    expect(rows(connect(path))).toEqual(['unit', 'alone']);
+  });
+
+  it('[K-9.7] the batch commits by itself after maxUnits units', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo(), { maxUnits: 2, maxBytes: 1 << 20, maxDelayMs: 60_000 });
+    group.enable();
+    const run = runner(db, group);
+    for (const v of ['a', 'b', 'c']) {
+      group.begin();
+      run('insert into t (v) values (?)', [v]);
+      group.commit();
+    }
+    crash(db);
+    const after = connect(path);
+    expect(rows(after)).toEqual(['a', 'b']);
+    replayRedoLog(after, path);
+    expect(rows(after)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('[K-9.7] a full store fails the unit that does not fit and keeps every unit committed before it', () => {
+    const { path, db } = store((d) => d.pragma('max_page_count = 12'));
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    const committed: string[] = [];
+    let failure: unknown;
+    for (let i = 0; i < 200 && failure === undefined; i++) {
+      group.begin();
+      try {
+        run('insert into t (v) values (?)', [`${i}:${'x'.repeat(1500)}`]);
+        group.commit();
+        committed.push(`${i}`);
+      } catch (err) {
+        failure = err;
+        group.rollback();
+      }
+    }
+    expect((failure as { code?: string }).code).toBe('SQLITE_FULL');
+    expect(rows(db).map((v) => v.split(':')[0])).toEqual(committed);
+    crash(db);
+    const after = connect(path);
+    replayRedoLog(after, path);
+    expect(rows(after).map((v) => v.split(':')[0])).toEqual(committed);
+  });
+
+  it('[K-9.7] a log that does not replay leaves the store as it was and names the log', () => {
+    const { path, db } = store();
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    group.begin();
+    run('insert into t (v) values (?)', ['a']);
+    group.commit();
+    crash(db);
+    const after = connect(path);
+    after.exec("drop table t; create table t (v text not null check (v <> 'a'))");
+    expect(() => replayRedoLog(after, path)).toThrow(/store_corrupt|redo log .*store\.db-redo does not replay|does not replay/);
+    expect(after.inTransaction).toBe(false);
+    expect(rows(after)).toEqual([]);
+  });
+});

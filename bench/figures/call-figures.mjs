@@ -2,7 +2,7 @@
 // 1,000 vs 1, and an Object check when the caller owns 10,000 Objects vs 1.
 import { join } from 'node:path';
 import { msPerOp, sideBySide } from '../lib/measure.mjs';
-import { callOk, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
+import { callOk, flushShare, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
 import { insertFloor } from '../lib/sqlite-floor.mjs';
 
 /** A 1 KB entry: its JSON text is exactly 1,024 bytes. */
@@ -42,7 +42,8 @@ export async function callFigures(ctx) {
     // call_checked_vs_insert: get_current_time checks read on clock:now (one grant of its kind).
     const caller = await spawnChecked(rt);
     const nCall = ctx.n(40);
-    const checked = await sideBySide(ctx, () => msPerOp(nCall, () => callOk(rt, caller, 'get_current_time', {})), floorSide);
+    const callBlock = async () => (await msPerOp(nCall, () => callOk(rt, caller, 'get_current_time', {}))) + flushShare(rt, nCall);
+    const checked = await sideBySide(ctx, callBlock, floorSide);
     ctx.report('call_checked_vs_insert', checked, '<=4', `get_current_time via rt.call vs one 1 KB insert (${nCall} / ${nFloor} a block)`);
 
     // append_1kb_vs_insert: each append goes to its own ledger of length 1, in a process made for the block.
@@ -51,7 +52,9 @@ export async function callFigures(ctx) {
       const pid = await spawnChecked(rt, { objects: true });
       const names = Array.from({ length: nAppend }, (_, i) => `a1k-${k}-${i}`);
       await createLedgers(rt, pid, names, [ENTRY_1KB]);
-      return msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry: ENTRY_1KB }));
+      rt.flush();
+      const ms = await msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry: ENTRY_1KB }));
+      return ms + flushShare(rt, nAppend);
     };
     const append = await sideBySide(ctx, append1kb, floorSide);
     const appendDetail = `1 KB append_memory_object via rt.call to a ledger of length 1 vs a 1 KB insert (${nAppend} / ${nFloor} a block)`;
@@ -68,7 +71,9 @@ export async function callFigures(ctx) {
         Array.from({ length }, (_, i) => smallEntry(i)),
       );
       const entry = smallEntry(length);
-      return msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry }));
+      rt.flush();
+      const ms = await msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry }));
+      return ms + flushShare(rt, nAppend);
     };
     const lengths = await sideBySide(ctx, appendAtLength(1000), appendAtLength(1));
     ctx.report('append_len1000_vs_len1', lengths, '<=1.3', `~100-byte append to a ledger of 1,000 entries vs 1 entry (${nAppend} a block)`);
@@ -82,7 +87,8 @@ export async function callFigures(ctx) {
     // Same ops on both sides: an owner's rights derive from ownership, so a check reads no grant per owned Object.
     const nMany = ctx.n(40);
     const nOne = ctx.n(40);
-    const readGoal = (pid, n) => () => msPerOp(n, () => callOk(rt, pid, 'read_memory_object', { name: 'goal' }));
+    const readGoal = (pid, n) => async () =>
+      (await msPerOp(n, () => callOk(rt, pid, 'read_memory_object', { name: 'goal' }))) + flushShare(rt, n);
     const owned = await sideBySide(ctx, readGoal(many, nMany), readGoal(one, nOne));
     const ownedDetail = `read_memory_object (one object check) by a process owning 10,000 Objects vs 1 (${nMany} / ${nOne} a block)`;
     ctx.report('check_10k_owned_vs_1', owned, '<=1.3', ownedDetail);

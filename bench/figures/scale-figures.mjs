@@ -3,7 +3,7 @@
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { msPerOpWithSetup, now, sideBySide } from '../lib/measure.mjs';
-import { openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
+import { flushShare, openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
 import { buildTemplate, cloneTemplate, copyStore, historyRows } from '../lib/history-store.mjs';
 
 /** Processes in the template (each one agent step, exited); also the small store of the quantum figure. */
@@ -36,13 +36,13 @@ async function quantumFigure(ctx, template) {
     const rt = await openBenchRuntime(copy ? copyStore(template.path, path) : path);
     try {
       await runStep(rt, await prepareStep(rt));
-      return (
-        (await msPerOpWithSetup(
-          nStep,
-          () => prepareStep(rt),
-          (_, s) => runStep(rt, s),
-        )) / 2
+      rt.flush();
+      const ms = await msPerOpWithSetup(
+        nStep,
+        () => prepareStep(rt),
+        (_, s) => runStep(rt, s),
       );
+      return (ms + flushShare(rt, nStep)) / 2;
     } finally {
       await rt.close();
     }

@@ -63,11 +63,11 @@ function maxRowids(path) {
   }
 }
 
-/** Copies the SQLite store at `from` (with its WAL, if one was left) to `to`, replacing whatever was there. */
+/** Copies the SQLite store at `from` (with its WAL and redo log, if left) to `to`, replacing whatever was there. */
 export function copyStore(from, to) {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(`${to}${suffix}`, { force: true });
+  for (const suffix of ['', '-wal', '-shm', '-redo']) rmSync(`${to}${suffix}`, { force: true });
   copyFileSync(from, to);
-  if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`);
+  for (const suffix of ['-wal', '-redo']) if (existsSync(`${from}${suffix}`)) copyFileSync(`${from}${suffix}`, `${to}${suffix}`);
   return to;
 }
 
@@ -104,8 +104,11 @@ export async function buildTemplate(path, steps) {
   return { path, processes: steps, rows: historyRows(path), ranges };
 }
 
-/** Tables keyed by their content's hash: one row serves every process that wrote the same content. */
-const CONTENT_ADDRESSED = new Set(['llm_texts']);
+/**
+ * Tables not cloned per copy: keyed by their content's hash (one row serves every process that wrote the same
+ * content), or the store's own metadata (`libos_meta`, e.g. the last unit the redo log committed).
+ */
+const CONTENT_ADDRESSED = new Set(['llm_texts', 'libos_meta']);
 
 /**
  * Copies the template to `out` and adds `copies` clones of its step rows (so `out` holds (copies + 1) times the

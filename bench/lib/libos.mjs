@@ -6,6 +6,7 @@ import { openRuntime, ScriptedProvider } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { sql } from 'kysely';
+import { now } from './measure.mjs';
 
 /** Opens a runtime on `path` with capabilities, object memory and the runtime session (time, exit). */
 export function openBenchRuntime(path) {
@@ -68,4 +69,15 @@ export async function runStep(rt, { pid, provider }) {
  */
 export async function keepWal(rt) {
   await rt.transaction((scope) => sql`pragma wal_autocheckpoint = 0`.execute(scope.store));
+}
+
+/**
+ * A timed block's share of committing its units to the store file: `rt.flush()` (group commit batches units in a
+ * redo log and commits them to SQLite later) timed and divided by the block's `n` ops. Every figure that times
+ * libOS calls or steps adds it, so no batch commit is left for another side's block or for after the bench.
+ */
+export function flushShare(rt, n) {
+  const t0 = now();
+  rt.flush();
+  return (now() - t0) / n;
 }

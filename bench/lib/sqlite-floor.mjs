@@ -1,6 +1,6 @@
 // The floors: what raw SQLite costs on a connection set up like the kernel's store (locking_mode EXCLUSIVE,
 // journal_mode WAL, synchronous NORMAL), with prepared statements and better-sqlite3's transaction wrapper.
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** A 1 KB value (1,024 ASCII characters). */
@@ -57,4 +57,14 @@ export function walBytes(path) {
     if (err.code === 'ENOENT') return 0;
     throw err;
   }
+}
+
+/**
+ * Bytes this process has handed to write()/pwrite() so far (`wchar` of /proc/self/io, Linux): the WAL frames SQLite
+ * writes, libOS's redo log and anything else, counted the same way for every side.
+ */
+export function bytesWritten() {
+  const m = /^wchar:\s*(\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'));
+  if (!m) throw new Error('bytesWritten: no wchar line in /proc/self/io');
+  return Number(m[1]);
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TableMemo } from '../store-memo.js';
-import { GroupCommit, REDO_MARK_KEY, replayRedoLog, statementRole } from './group-commit.js';
+import { GroupCommit, type GroupCommitLimits, REDO_MARK_KEY, replayRedoLog, statementRole } from './group-commit.js';
 import { redoLogPath } from './redo-log.js';
 
 const dirs: string[] = [];
@@ -42,6 +42,23 @@ const runner =
     group.ran(role, sql, params);
   };
 
+/** A store with group commit enabled (`limits` as given, else the defaults), and a runner for its statements. */
+function grouped(limits?: GroupCommitLimits, setup?: (db: Database.Database) => void) {
+  const { path, db } = store(setup);
+  const group = new GroupCommit(db, path, new TableMemo(), limits);
+  group.enable();
+  return { path, db, group, run: runner(db, group) };
+}
+
+/** One committed unit per value, each inserting it into `t`. */
+function insertUnits(g: ReturnType<typeof grouped>, values: readonly string[]): void {
+  for (const v of values) {
+    g.group.begin();
+    g.run('insert into t (v) values (?)', [v]);
+    g.group.commit();
+  }
+}
+
 const rows = (db: Database.Database) => (db.prepare('select v from t order by rowid').all() as { v: string }[]).map((r) => r.v);
 
 /** The process dies: its connection goes away without a commit (SQLite rolls back what it had not committed). */
@@ -49,15 +66,9 @@ const crash = (db: Database.Database) => db.close();
 
 describe('group commit', () => {
   it('[K-9.7] units acknowledged but not yet in SQLite survive a crash: the next open replays them from the log', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
-    for (const v of ['a', 'b', 'c']) {
-      group.begin();
-      run('insert into t (v) values (?)', [v]);
-      group.commit();
-    }
+    const g = grouped();
+    const { path, db } = g;
+    insertUnits(g, ['a', 'b', 'c']);
     crash(db);
     const after = connect(path);
     expect(rows(after)).toEqual([]); // SQLite itself never committed them
@@ -68,10 +79,7 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] a unit rolled back, and the part of a unit rolled back to a savepoint, are neither kept nor replayed', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
+    const { path, db, group, run } = grouped();
     group.begin();
     run('insert into t (v) values (?)', ['kept-1']);
     run('savepoint sp_a');
@@ -91,10 +99,7 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] a flush commits the batch and empties the log; close removes the log file', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
+    const { path, db, group, run } = grouped();
     group.begin();
     run('insert into t (v) values (?)', ['a']);
     group.commit();
@@ -112,13 +117,9 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] a write outside any unit commits the batch first and then stands alone', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
-    group.begin();
-    run('insert into t (v) values (?)', ['unit']);
-    group.commit();
+    const g = grouped();
+    const { path, db, run } = g;
+    insertUnits(g, ['unit']);
     run('insert into t (v) values (?)', ['alone']);
     expect(db.inTransaction).toBe(false);
     crash(db);
@@ -126,15 +127,9 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] the batch commits by itself after maxUnits units', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo(), { maxUnits: 2, maxBytes: 1 << 20, maxDelayMs: 60_000 });
-    group.enable();
-    const run = runner(db, group);
-    for (const v of ['a', 'b', 'c']) {
-      group.begin();
-      run('insert into t (v) values (?)', [v]);
-      group.commit();
-    }
+    const g = grouped({ maxUnits: 2, maxBytes: 1 << 20, maxDelayMs: 60_000 });
+    const { path, db } = g;
+    insertUnits(g, ['a', 'b', 'c']);
     crash(db);
     const after = connect(path);
     expect(rows(after)).toEqual(['a', 'b']);
@@ -143,10 +138,7 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] a full store fails the unit that does not fit and keeps every unit committed before it', () => {
-    const { path, db } = store((d) => d.pragma('max_page_count = 12'));
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
+    const { path, db, group, run } = grouped(undefined, (d) => d.pragma('max_page_count = 12'));
     const committed: string[] = [];
     let failure: unknown;
     for (let i = 0; i < 200 && failure === undefined; i++) {
@@ -169,13 +161,9 @@ describe('group commit', () => {
   });
 
   it('[K-9.7] a log that does not replay leaves the store as it was and names the log', () => {
-    const { path, db } = store();
-    const group = new GroupCommit(db, path, new TableMemo());
-    group.enable();
-    const run = runner(db, group);
-    group.begin();
-    run('insert into t (v) values (?)', ['a']);
-    group.commit();
+    const g = grouped();
+    const { path, db } = g;
+    insertUnits(g, ['a']);
     crash(db);
     const after = connect(path);
     after.exec("drop table t; create table t (v text not null check (v <> 'a'))");

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -158,6 +158,23 @@ describe('group commit', () => {
     const after = connect(path);
     replayRedoLog(after, path);
     expect(rows(after).map((v) => v.split(':')[0])).toEqual(committed);
+  });
+
+  it('[K-9.7] a redo log that cannot be written (a full disk) fails the unit with disk_full and undoes it', () => {
+    const { path, db } = store();
+    symlinkSync('/dev/full', redoLogPath(path)); // every write to it fails with ENOSPC
+    const group = new GroupCommit(db, path, new TableMemo());
+    group.enable();
+    const run = runner(db, group);
+    group.begin();
+    run('insert into t (v) values (?)', ['lost']);
+    expect(() => group.commit()).toThrow(expect.objectContaining({ code: 'disk_full', message: expect.stringContaining('redo log') }));
+    group.rollback(); // what kysely does after a failed commit: nothing left to undo
+    expect(rows(db)).toEqual([]);
+    group.begin();
+    run('select count(*) from t');
+    group.commit(); // a unit that wrote nothing needs no log record, so it still commits
+    expect(rows(db)).toEqual([]);
   });
 
   it('[K-9.7] a log that does not replay leaves the store as it was and names the log', () => {

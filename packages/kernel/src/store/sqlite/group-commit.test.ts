@@ -137,6 +137,16 @@ describe('group commit', () => {
     expect(rows(after)).toEqual(['a', 'b', 'c']);
   });
 
+  it('[K-9.7] the batch commits by itself maxDelayMs after its first unit, once the event loop is free', async () => {
+    const g = grouped({ maxUnits: 1000, maxBytes: 1 << 20, maxDelayMs: 5 });
+    insertUnits(g, ['a', 'b']);
+    expect(g.db.inTransaction).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(g.db.inTransaction).toBe(false);
+    crash(g.db);
+    expect(rows(connect(g.path))).toEqual(['a', 'b']);
+  });
+
   it('[K-9.7] a full store fails the unit that does not fit and keeps every unit committed before it', () => {
     const { path, db, group, run } = grouped(undefined, (d) => d.pragma('max_page_count = 12'));
     const committed: string[] = [];

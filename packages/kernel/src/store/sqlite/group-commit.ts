@@ -57,6 +57,10 @@ export class GroupCommit {
   readonly #limits: GroupCommitLimits;
   #log: RedoLog | undefined;
   #lastUnit = 0;
+  /** The last unit SQLite has committed (what `libos_meta.redo_unit` says). */
+  #committedUnit = 0;
+  /** Set when SQLite dropped a batch and running it again failed: every later unit fails with it. */
+  #poisoned: LibosError | undefined;
   /** The open unit's statements so far, and where each open savepoint began in them. */
   #unit: RedoStatement[] | null = null;
   #marks: { readonly name: string; readonly at: number }[] = [];
@@ -84,12 +88,14 @@ export class GroupCommit {
     if (this.#log) return;
     const row = this.#sqlite.prepare('select value from libos_meta where key = ?').get(REDO_MARK_KEY) as { value: string } | undefined;
     this.#lastUnit = row ? Number(row.value) : 0;
+    this.#committedUnit = this.#lastUnit;
     this.#log = RedoLog.open(redoLogPath(this.#location));
   }
 
   /** A kysely transaction begins: a unit opens (and the batch, if none is open). */
   begin(): void {
     if (!this.#log) return void this.#exec('begin');
+    if (this.#poisoned) throw this.#poisoned;
     if (!this.#sqlite.inTransaction) this.#exec('begin');
     this.#exec(`savepoint ${UNIT}`);
     this.#unit = [];
@@ -169,6 +175,7 @@ export class GroupCommit {
   /** Commits the batch to SQLite now (or, inside a unit, as soon as the unit ends) and empties the log. */
   flush(): void {
     if (!this.#log) return;
+    if (this.#poisoned) throw this.#poisoned;
     if (this.#unit !== null) {
       this.#flushWhenIdle = true;
       return;
@@ -183,7 +190,8 @@ export class GroupCommit {
     this.#statement(MARK_SQL).run(REDO_MARK_KEY, String(this.#lastUnit));
     this.#exec('commit');
     this.#pending = 0;
-    this.#log.reset();
+    this.#committedUnit = this.#lastUnit;
+    this.#log.reset(); // if this fails, the log keeps units the mark already covers: a replay skips them
   }
 
   /** Commits the batch and closes the log (removing its empty file). */
@@ -207,12 +215,31 @@ export class GroupCommit {
     }
   }
 
-  /** Commits the batch; when that fails, the log still holds every unit, so it is kept for the next try or open. */
+  /**
+   * Commits the batch when no caller is waiting on it (a unit's end, the timer). A failure is not the unit's: the log
+   * holds every unit, so the batch stays for the next try (or the next open), and the failure is reported as a
+   * process warning. If SQLite dropped the batch, its units are run again; if even that fails, the store is poisoned.
+   */
   #commitBatchOrKeep(): void {
     try {
       this.flush();
     } catch (err) {
-      if (!this.#sqlite.inTransaction) this.#redoPending(err);
+      if (this.#poisoned) return;
+      const message = `libOS: committing a batch of units to ${this.#location} failed (${(err as Error).message})`;
+      if (this.#pending === 0) {
+        process.emitWarning(`${message} after SQLite committed it; the redo log is emptied at the next commit`);
+        return;
+      }
+      if (this.#sqlite.inTransaction) {
+        process.emitWarning(`${message}; its units stay in the redo log and the commit is tried again`);
+        return;
+      }
+      try {
+        this.#redoPending(err);
+        process.emitWarning(`${message}; SQLite dropped it, so its units were run again from the redo log`);
+      } catch (poisoned) {
+        process.emitWarning((poisoned as Error).message);
+      }
     }
   }
 
@@ -235,16 +262,18 @@ export class GroupCommit {
   #redoPending(cause: unknown): void {
     if (this.#pending === 0) return;
     try {
-      const units = RedoLog.read(this.#log!.path);
+      const units = RedoLog.read(this.#log!.path).filter((u) => u.n > this.#committedUnit);
       this.#exec('begin');
       for (const unit of units) for (const s of unit.statements) this.#sqlite.prepare(s.sql).run(s.params);
     } catch (err) {
       if (this.#sqlite.inTransaction) this.#exec('rollback');
       const why = `SQLite dropped a batch of ${this.#pending} committed unit(s) and running them again failed`;
-      throw new LibosError('store_poisoned', `store ${this.#location}: ${why} (${(err as Error).message}); reopen it to replay the log`, {
-        details: { path: this.#location },
-        cause: new AggregateError([err, cause].filter((e) => e !== undefined)),
-      });
+      this.#poisoned = new LibosError(
+        'store_poisoned',
+        `store ${this.#location}: ${why} (${(err as Error).message}); reopen it to replay the log`,
+        { details: { path: this.#location }, cause: new AggregateError([err, cause].filter((e) => e !== undefined)) },
+      );
+      throw this.#poisoned;
     }
   }
 

@@ -70,7 +70,10 @@ import { transition } from './processes/transition.js';
 import { migrate } from './store/migrate.js';
 import { migrationKit } from './store/migration-kit.js';
 import { storeMigrationSets } from './store/migration-sets.js';
-import { openSqliteStore, type OpenedStore } from './store/sqlite/open-sqlite.js';
+import type { OpenedStore } from './store/opened-store.js';
+import { openPostgresStore } from './store/postgres/open-postgres.js';
+import { isPostgresUrl } from './store/postgres/postgres-url.js';
+import { openSqliteStore } from './store/sqlite/open-sqlite.js';
 import { clearSinkDurably } from './sinks/clear-sink.js';
 import { messageFromWire } from './wire/wire.js';
 import { inTransaction, type ScopeFactory, type TxScope } from './store/transaction.js';
@@ -82,7 +85,10 @@ export interface RuntimeConfig {
 }
 
 export interface OpenRuntimeOptions {
-  /** A SQLite file path, or `':memory:'` for an ephemeral store. */
+  /**
+   * A SQLite file path, `':memory:'` for an ephemeral store, or a PostgreSQL URL (`postgres://` or `postgresql://`;
+   * `?schema=name` picks the schema, `public` when none; `maxStorePages` does not apply there).
+   */
   readonly path: string;
   /** Skill plugins to load (the kernel's own skill-navigation plugin is always loaded first). */
   readonly plugins?: readonly Plugin[];
@@ -647,10 +653,10 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     ...kernelServices(getDeps),
     [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope),
   };
-  const store = openSqliteStore(opts.path, {
-    ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}),
-    ...(opts.kyselyPlugins ? { plugins: opts.kyselyPlugins } : {}),
-  });
+  const kyselyPlugins = opts.kyselyPlugins ? { plugins: opts.kyselyPlugins } : {};
+  const store: OpenedStore = isPostgresUrl(opts.path)
+    ? await openPostgresStore(opts.path, kyselyPlugins)
+    : openSqliteStore(opts.path, { ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}), ...kyselyPlugins });
   const bus = new EventBus();
   const reg = registry;
   for (const name of Object.keys(builtinServices)) {
@@ -666,9 +672,9 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const scopes: ScopeFactory = {
     clock,
     bus,
-    appendLog: store.appendLog,
+    ...(store.appendLog ? { appendLog: store.appendLog } : {}),
     memo: store.memo,
-    exec: store.exec,
+    ...(store.exec ? { exec: store.exec } : {}),
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
     service(name, scope) {
@@ -680,7 +686,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
   try {
     const sets = storeMigrationSets(engine.migrations, reg.migrations);
-    await migrate(store.db, sets, () => clock.now().toISOString(), store.location, migrationKit('sqlite'));
+    await migrate(store.db, sets, () => clock.now().toISOString(), store.location, migrationKit(store.dialect));
     // A live process that needs a plugin this runtime lacks fails the open here, naming it, before anything is swept.
     await assertStorePlugins(store.db, reg, store.location);
     await recordStorePlugins(store.db, reg, clock.now().toISOString());

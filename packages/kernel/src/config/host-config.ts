@@ -242,7 +242,8 @@ export function loadHostConfig(pathOrDir: string): LoadedHostConfig {
  * const { config, path } = hostConfigForStore('./.libos/libos.db');
  */
 export function hostConfigForStore(storePath: string): LoadedHostConfig {
-  if (storePath === ':memory:') return { config: parseHostConfig({}), path: null };
+  // An ephemeral store and a PostgreSQL URL have no folder to hold a config file.
+  if (storePath === ':memory:' || /^postgres(?:ql)?:\/\//i.test(storePath)) return { config: parseHostConfig({}), path: null };
   const dir = dirname(resolve(storePath));
   return existsSync(dir) ? loadHostConfig(dir) : { config: parseHostConfig({}), path: null };
 }

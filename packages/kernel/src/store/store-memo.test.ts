@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statementEffect } from './sqlite/statement-effect.js';
+import { statementEffect } from './statement-effect.js';
 import { TableMemo } from './store-memo.js';
 
 const counter = () => {

@@ -7,30 +7,16 @@ import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
 import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
-import { statementEffect } from './statement-effect.js';
+import { statementEffect } from '../statement-effect.js';
 import { asStoreFault, storeFault } from './store-faults.js';
-import type { KernelDatabase, KernelStore } from '../kernel-database.js';
+import type { KernelDatabase } from '../kernel-database.js';
+import type { OpenedStore } from '../opened-store.js';
 
-/** Everything SQLite-specific lives in this folder; the rest of the kernel speaks kysely only. */
-export interface OpenedStore {
-  readonly db: KernelStore;
-  /** The append-only tables' inserts as prepared statements (the hot path's most frequent writes). */
-  readonly appendLog: AppendLog;
-  /** The read cache every write on this connection keeps honest (`store-memo.ts`). */
-  readonly memo: TableMemo;
-  /** Runs one parameterless statement (SAVEPOINT, RELEASE, ROLLBACK TO) on the connection, prepared once. */
-  exec(sql: string): void;
-  /** Canonical file path, or ':memory:'. */
-  readonly location: string;
-  /**
-   * Starts group commit (`group-commit.ts`, K-9.7) once the store is migrated and recovered: units of work then commit
-   * through the redo log and reach SQLite in batches. A no-op for ':memory:'.
-   */
-  startGroupCommit(): void;
-  /** Commits the current batch of units to SQLite now (tests and hosts that hand the file to another reader). */
-  flush(): void;
-  close(): Promise<void>;
-}
+/** Everything SQLite-specific lives in this folder; the contract it meets is `../opened-store.ts`. */
+export type { OpenedStore } from '../opened-store.js';
+
+/** The SQLite store: its append log and `exec` are always there. */
+export type SqliteStore = OpenedStore & Required<Pick<OpenedStore, 'appendLog' | 'exec'>>;
 
 export interface SqliteStoreOptions {
   /**
@@ -130,7 +116,7 @@ function assertWritable(location: string): void {
  * with their own codes before anything is written; a store fault met later (full disk, corruption) surfaces from
  * every query with its code (`store-faults.ts`), never as a raw SQLite error.
  */
-export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): OpenedStore {
+export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): SqliteStore {
   const { maxPageCount, plugins = [] } = opts;
   if (maxPageCount !== undefined && (!Number.isInteger(maxPageCount) || maxPageCount < 1)) {
     throw new LibosError('invalid_arguments', `maxPageCount: must be a positive integer (got ${maxPageCount})`, {
@@ -181,6 +167,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Op
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {
+    dialect: 'sqlite',
     db,
     memo,
     exec: (sql) => void statements.prepare(sql).run([]),

@@ -1,0 +1,35 @@
+import type { StoreDialect } from '@libos/sdk';
+import type { AppendLog } from './append-log.js';
+import type { KernelStore } from './kernel-database.js';
+import type { TableMemo } from './store-memo.js';
+
+/**
+ * The store contract `openRuntime` runs on: what a store adapter (`sqlite/open-sqlite.ts`, `postgres/open-postgres.ts`)
+ * hands the kernel once it holds the store's writer lease. Everything dialect-specific stays behind it; the rest of
+ * the kernel speaks kysely only.
+ *
+ * @example
+ * const store: OpenedStore = openSqliteStore('./.libos/libos.db');
+ * await migrate(store.db, sets, now, store.location, migrationKit(store.dialect));
+ */
+export interface OpenedStore {
+  /** Which SQL the store speaks: picks the migration kit. */
+  readonly dialect: StoreDialect;
+  readonly db: KernelStore;
+  /** The append-only tables' inserts by the adapter's fastest means; without one they go through kysely. */
+  readonly appendLog?: AppendLog;
+  /** The read cache every write on this store keeps honest (`store-memo.ts`). */
+  readonly memo: TableMemo;
+  /** Runs one parameterless statement (SAVEPOINT, RELEASE, ROLLBACK TO) synchronously; without it, through kysely. */
+  readonly exec?: (sql: string) => void;
+  /** Canonical file path, ':memory:', or the URL without its password. */
+  readonly location: string;
+  /**
+   * Starts group commit (`sqlite/group-commit.ts`, K-9.7) once the store is migrated and recovered: units of work then
+   * commit through the redo log and reach SQLite in batches. A no-op for ':memory:' and on PostgreSQL.
+   */
+  startGroupCommit(): void;
+  /** Commits the current batch of units now (tests and hosts that hand the store to another reader); a no-op without group commit. */
+  flush(): void;
+  close(): Promise<void>;
+}

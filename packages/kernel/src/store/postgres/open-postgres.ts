@@ -1,0 +1,77 @@
+import { Kysely, PostgresDialect, type Driver, type KyselyPlugin } from 'kysely';
+import pg from 'pg';
+import type { KernelDatabase } from '../kernel-database.js';
+import { bindMemo } from '../memo-of.js';
+import type { OpenedStore } from '../opened-store.js';
+import { TableMemo } from '../store-memo.js';
+import { MemoDriver } from './memo-driver.js';
+import { assertLibosSchema } from './open-checks.js';
+import { connectError } from './postgres-faults.js';
+import { postgresTarget } from './postgres-url.js';
+import { sqliteLikeTypes } from './row-types.js';
+import { CONNECT_TIMEOUT_MS, takeWriterLease } from './writer-lease.js';
+
+export interface PostgresStoreOptions {
+  /** Kysely plugins of the store's Kysely instance; every statement they let through still tells the memo. */
+  readonly plugins?: readonly KyselyPlugin[];
+}
+
+/**
+ * Opens a PostgreSQL store (`postgres://user@host:5432/db?schema=name`; schema `public` when none): takes the writer
+ * lease (`writer-lease.ts`, `store_locked` when another runtime holds it), refuses a schema that is not a libOS store
+ * (`open-checks.ts`), creates the schema when missing, then runs every query through one pooled connection (one
+ * writer: transactions queue as on SQLite) whose `search_path` is the schema and whose rows read as SQLite's do
+ * (`row-types.ts`). Every write tells the memo (`memo-driver.ts`). No append log, no `exec`, no group commit.
+ *
+ * @example
+ * const store = await openPostgresStore('postgres://postgres@127.0.0.1:5432/test?schema=agents');
+ * await migrate(store.db, sets, now, store.location, migrationKit(store.dialect));
+ */
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<OpenedStore> {
+  const target = postgresTarget(url);
+  const lease = await takeWriterLease(target);
+  let pool: pg.Pool | undefined;
+  try {
+    await assertLibosSchema(lease.client, target);
+    await lease.client.query(`create schema if not exists ${target.schema}`);
+    pool = new pg.Pool({
+      connectionString: target.connectionString,
+      max: 1,
+      idleTimeoutMillis: 0,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      options: `-c search_path=${target.schema} -c TimeZone=UTC`,
+      types: sqliteLikeTypes as unknown as pg.CustomTypesConfig,
+    });
+    pool.on('error', () => undefined);
+    // The one connection is made now, so a server gone since the lease fails the open, not the first query.
+    (await pool.connect()).release();
+  } catch (err) {
+    await pool?.end().catch(() => undefined);
+    await lease.release();
+    throw connectError(err, target.location);
+  }
+  const memo = new TableMemo();
+  const location = target.location;
+  const dialect = new (class extends PostgresDialect {
+    override createDriver(): Driver {
+      return new MemoDriver(super.createDriver(), memo, location);
+    }
+  })({ pool });
+  const db = new Kysely<KernelDatabase>({ dialect, plugins: [...(opts.plugins ?? [])] });
+  bindMemo(db, memo);
+  return {
+    dialect: 'postgres',
+    db,
+    memo,
+    location,
+    startGroupCommit: () => undefined,
+    flush: () => undefined,
+    close: async () => {
+      try {
+        await db.destroy();
+      } finally {
+        await lease.release();
+      }
+    },
+  };
+}

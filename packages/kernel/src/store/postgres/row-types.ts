@@ -1,0 +1,35 @@
+import pg from 'pg';
+
+/** PostgreSQL type OIDs whose text `pg` would hand back otherwise than SQLite does. */
+const INT8 = 20;
+const NUMERIC = 1700;
+const TIMESTAMPTZ = 1184;
+const JSON_ = 114;
+const JSONB = 3802;
+
+const timestamptz = pg.types.getTypeParser(TIMESTAMPTZ);
+
+/**
+ * Per-pool type parsers (never `pg.types.setTypeParser`, which is process-wide) that make rows look as they do on
+ * SQLite: counts, sums and `bigint` ids as numbers, instants as the ISO text the kernel writes
+ * (`2026-12-01T23:00:40.123Z`), JSON as its text so every `JSON.parse(row.data)` keeps working.
+ *
+ * @example
+ * new pg.Pool({ connectionString, types: sqliteLikeTypes });
+ */
+export const sqliteLikeTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+    switch (oid) {
+      case INT8:
+      case NUMERIC:
+        return Number;
+      case TIMESTAMPTZ:
+        return (value) => (timestamptz(value) as Date).toISOString();
+      case JSON_:
+      case JSONB:
+        return (value) => value;
+      default:
+        return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid);
+    }
+  },
+} as const;

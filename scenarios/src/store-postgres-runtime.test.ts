@@ -9,6 +9,7 @@ import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { IMAGE_ONLY, openHarness } from './support/kernel-harness.js';
 
 const URL_ = process.env.LIBOS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PREFIX = `libos_test_${randomBytes(6).toString('hex')}`;
@@ -102,6 +103,16 @@ describe.skipIf(unavailable !== null)('a runtime on PostgreSQL', () => {
     expect(await again.audit({ pid: p.pid, limit: 1000 })).toEqual(audit);
     expect(audit.map((a) => a.action)).toContain('tool.call');
     expect(audit.every((a, i) => i === 0 || a.seq > audit[i - 1]!.seq)).toBe(true);
+  });
+
+  it('[K-15.4] a prompt is built from the events on jsonb (own grants left out by their JSON text), not failed', async () => {
+    const { rt } = await openHarness({ path: schemaUrl('context') });
+    open.push(rt);
+    const pid = (await rt.spawn({ goal: 'GOAL-TEXT-17', image: IMAGE_ONLY })).pid;
+    const provider = new ScriptedProvider([]);
+    await rt.run({ provider });
+    expect(provider.requests.length).toBeGreaterThan(0);
+    expect((await rt.process(pid)).outcome?.code).not.toBe('internal_error');
   });
 
   it('[K-15.5] a second open while the first holds the store is store_locked; after close it opens', async () => {

@@ -8,11 +8,13 @@ import {
   type ObjectsService,
   type ViewManifestEntry,
 } from '@libos/sdk';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import type { CapturedSignatures, ContextEntry } from './context-payload.js';
 import type { KernelScope } from '../store/kernel-scope.js';
+import type { KernelDatabase } from '../store/kernel-database.js';
 
 /** The most events one `events_delta` carries (the newest; how many were left out is recorded). */
 export const EVENTS_PER_DELTA = 20;
@@ -118,7 +120,7 @@ export async function observe(deps: KernelDeps, scope: KernelScope, input: Obser
     .where('pid', '=', p.pid)
     .where('seq', '>', after)
     .where('type', 'not in', CONTEXT_SILENT_EVENTS)
-    .where((eb) => eb.or([eb('type', '!=', 'capability.granted'), eb('data', 'not like', '%"capId":"cap_own:%')]))
+    .where(notOwnCapabilityGrant)
     .orderBy('seq', 'desc')
     .limit(EVENTS_PER_DELTA + 1)
     .execute();
@@ -174,6 +176,19 @@ export async function observe(deps: KernelDeps, scope: KernelScope, input: Obser
   return { entries, captured: next, labels };
 }
 
+/**
+ * Events other than a grant of an own capability (`capId` `cap_own:…`), matched on the JSON text of `data`: compact
+ * on SQLite (`"capId":"cap_own:`), jsonb's text on PostgreSQL (`"capId": "cap_own:`). Neither pattern can match the
+ * other dialect's text, nor an escaped quote inside a string value.
+ */
+const notOwnCapabilityGrant = (eb: ExpressionBuilder<KernelDatabase, 'events'>) => {
+  const text = sql<string>`cast(${sql.ref('data')} as text)`;
+  return eb.or([
+    eb('type', '!=', 'capability.granted'),
+    eb.not(eb.or([eb(text, 'like', '%"capId":"cap_own:%'), eb(text, 'like', '%"capId": "cap_own:%')])),
+  ]);
+};
+
 async function countEvents(scope: KernelScope, pid: string, after: number, last: number): Promise<number> {
   const r = await scope.store
     .selectFrom('events')
@@ -182,7 +197,7 @@ async function countEvents(scope: KernelScope, pid: string, after: number, last:
     .where('seq', '>', after)
     .where('seq', '<=', last)
     .where('type', 'not in', CONTEXT_SILENT_EVENTS)
-    .where((eb) => eb.or([eb('type', '!=', 'capability.granted'), eb('data', 'not like', '%"capId":"cap_own:%')]))
+    .where(notOwnCapabilityGrant)
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }

@@ -78,6 +78,11 @@ describe('statementEffect', () => {
     ['create table "t" ("a" text)', { kind: 'all' }],
     ['with "x" as (select 1) delete from "processes"', { kind: 'all' }],
     ['pragma wal_checkpoint(TRUNCATE)', { kind: 'all' }],
+    ['select "gen" from "processes" where "pid" = $1 for update', { kind: 'none' }],
+    ['set search_path to libos', { kind: 'none' }],
+    ['insert into "events" ("id") values ($1) returning "seq"', { kind: 'table', table: 'events' }],
+    ['insert into "llm_texts" ("sha256") values ($1) on conflict do nothing', { kind: 'table', table: 'llm_texts' }],
+    ['alter table "events" drop constraint "events_id_key"', { kind: 'all' }],
   ])('[K-9.3] %s', (sql, effect) => {
     expect(statementEffect(sql)).toEqual(effect);
   });

@@ -43,7 +43,11 @@ const processRow = (p: ProcessInfo) => ({
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('libos')
     .description('libOS: an operating system for LLM agents')
-    .option('--db <path>', 'store file (":memory:" for an ephemeral store)', DEFAULT_DB)
+    .addOption(
+      new Option('--db <path>', 'store file (":memory:" for an ephemeral store) or postgres:// URL (?schema=name)')
+        .env('LIBOS_DB_URL')
+        .default(DEFAULT_DB),
+    )
     .option('--json', 'machine-readable output', false)
     .option('--config <path>', 'host config file (.json, .yaml, .yml); default: libos.config.json|yaml next to the store')
     .option(

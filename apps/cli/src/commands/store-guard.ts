@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { LibosError } from '@libos/sdk';
+import { isStoreUrl } from '../served/served-file.js';
 
 /**
  * Commands that work on an existing store's processes. On a `--db` path where no store exists they refuse with
@@ -45,7 +46,7 @@ export function commandPath(cmd: Command): string {
  */
 export function assertStoreFor(cmd: Command, db: string): void {
   const path = commandPath(cmd);
-  if (!NEEDS_STORE.has(path.split(' ')[0] ?? '') || OPENS_NO_STORE.has(path) || db === ':memory:') return;
+  if (!NEEDS_STORE.has(path.split(' ')[0] ?? '') || OPENS_NO_STORE.has(path) || db === ':memory:' || isStoreUrl(db)) return;
   const file = resolve(db);
   if (existsSync(file)) return;
   throw new LibosError('store_not_found', `--db ${db}: no store at ${file} (libos init creates one; check the path)`, {

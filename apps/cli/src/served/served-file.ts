@@ -13,6 +13,15 @@ export interface ServedStore {
   readonly db: string;
 }
 
+/**
+ * Whether `--db` names a PostgreSQL server (`postgres://…`, `postgresql://…`) rather than a file: it has no folder
+ * for a served file, and whether a store is there is the runtime's to find out.
+ *
+ * @example
+ * isStoreUrl('postgres://app@db/libos?schema=agents'); // true
+ */
+export const isStoreUrl = (db: string): boolean => /^postgres(?:ql)?:\/\//i.test(db);
+
 /** The canonical path of a store as the kernel names it (`rt.location`): resolved, symlinks followed when it exists. */
 export function storeLocation(db: string): string {
   const abs = resolve(db);
@@ -24,7 +33,7 @@ export function storeLocation(db: string): string {
  * None for `:memory:`.
  */
 export function servedFilePath(db: string): string | null {
-  return db === ':memory:' ? null : `${storeLocation(db)}.serve.json`;
+  return db === ':memory:' || isStoreUrl(db) ? null : `${storeLocation(db)}.serve.json`;
 }
 
 /**

@@ -9,8 +9,9 @@ import type { TableMemo } from './store-memo.js';
  * the kernel speaks kysely only.
  *
  * @example
- * const store: OpenedStore = openSqliteStore('./.libos/libos.db');
- * await migrate(store.db, sets, now, store.location, migrationKit(store.dialect));
+ * import { migrate, migrationKit, type MigrationSet } from '@libos/kernel';
+ * declare const store: OpenedStore, sets: MigrationSet[];
+ * await migrate(store.db, sets, () => new Date().toISOString(), store.location, migrationKit(store.dialect));
  */
 export interface OpenedStore {
   /** Which SQL the store speaks: picks the migration kit. */

@@ -14,7 +14,14 @@ const EFFECT_CACHE_SIZE = 512;
  * faults into their LibosError (`postgres-faults.ts`). Everything else is the wrapped driver's.
  *
  * @example
- * class Dialect extends PostgresDialect { override createDriver() { return new MemoDriver(super.createDriver(), memo, url); } }
+ * import { PostgresDialect } from 'kysely';
+ * import type { TableMemo } from '../store-memo.js';
+ * declare const memo: TableMemo;
+ * class Dialect extends PostgresDialect {
+ *   override createDriver() {
+ *     return new MemoDriver(super.createDriver(), memo, 'postgres://db/libos?schema=s');
+ *   }
+ * }
  */
 export class MemoDriver implements Driver {
   readonly #inner: Driver;

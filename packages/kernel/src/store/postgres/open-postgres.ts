@@ -25,7 +25,7 @@ export interface PostgresStoreOptions {
  *
  * @example
  * const store = await openPostgresStore('postgres://postgres@127.0.0.1:5432/test?schema=agents');
- * await migrate(store.db, sets, now, store.location, migrationKit(store.dialect));
+ * await store.close();
  */
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<OpenedStore> {
   const target = postgresTarget(url);

@@ -15,7 +15,7 @@ const timestamptz = pg.types.getTypeParser(TIMESTAMPTZ);
  * (`2026-12-01T23:00:40.123Z`), JSON as its text so every `JSON.parse(row.data)` keeps working.
  *
  * @example
- * new pg.Pool({ connectionString, types: sqliteLikeTypes });
+ * new pg.Pool({ connectionString: 'postgres://db/libos', types: sqliteLikeTypes as unknown as pg.CustomTypesConfig });
  */
 export const sqliteLikeTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {

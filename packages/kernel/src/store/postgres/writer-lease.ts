@@ -21,6 +21,7 @@ export interface WriterLease {
  * naming the cause (`connectError`): unreachable, wrong credentials, no such database.
  *
  * @example
+ * import { postgresTarget } from './postgres-url.js';
  * const lease = await takeWriterLease(postgresTarget('postgres://postgres@127.0.0.1/test?schema=agents'));
  * await lease.release();
  */

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
+import type { Json } from '../support/kernel-harness.js';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const WORKLOAD = fileURLToPath(new URL('./redo-replay-workload.mjs', import.meta.url));
@@ -42,8 +43,9 @@ describe('redo log replay', () => {
     try {
       const calls = await rt.audit({ pid, action: 'tool.call', limit: 100 });
       expect(calls.map((a) => a.decision)).toEqual(Array(CALLS).fill('ok'));
-      const names = await rt.transaction((scope) =>
-        scope.store.selectFrom('om_objects').select('name').where('type', '=', 'observation').orderBy('created_at').execute(),
+      // om_objects is object-memory's table, not in the kernel's schema type.
+      const names = await rt.transaction<{ name: string }[]>((scope) =>
+        (scope.store as Json).selectFrom('om_objects').select('name').where('type', '=', 'observation').orderBy('created_at').execute(),
       );
       expect(names.map((o) => o.name)).toEqual(Array.from({ length: CALLS }, (_, n) => `r${n}`));
     } finally {

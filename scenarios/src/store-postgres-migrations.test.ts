@@ -11,26 +11,13 @@ import { tasks } from '@libos/tasks';
 import { workspace } from '@libos/workspace';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { PG_URL, probePostgres } from './support/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const URL_ = process.env.LIBOS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const URL_ = PG_URL;
 const SCHEMA = `libos_test_${randomBytes(6).toString('hex')}`;
 
-/** Whether a server answers at `url` (one short connection); the reason when not. */
-async function probe(url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return null;
-  } catch (err) {
-    return (err as Error).message || String(err);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-const unavailable = await probe(URL_);
+const unavailable = await probePostgres(URL_);
 if (unavailable) console.log(`postgres migrations: skipped (no server at ${URL_}: ${unavailable})`);
 
 describe.skipIf(unavailable !== null)('migrations on PostgreSQL', () => {

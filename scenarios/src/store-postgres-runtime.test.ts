@@ -8,26 +8,13 @@ import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import pg from 'pg';
+import { PG_URL, probePostgres } from './support/postgres.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_ONLY, openHarness } from './support/kernel-harness.js';
 
-const URL_ = process.env.LIBOS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const URL_ = PG_URL;
 const PREFIX = `libos_test_${randomBytes(6).toString('hex')}`;
 const schemaUrl = (suffix: string) => `${URL_}${URL_.includes('?') ? '&' : '?'}schema=${PREFIX}_${suffix}`;
-
-/** Whether a server answers at `url` (one short connection); the reason when not. */
-async function probe(url: string): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return null;
-  } catch (err) {
-    return (err as Error).message || String(err);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 /** Runs `text` on the server as the test's admin (outside any runtime). */
 async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
@@ -45,7 +32,7 @@ const tablesOf = async (schema: string) =>
     (r) => r.t,
   );
 
-const unavailable = await probe(URL_);
+const unavailable = await probePostgres(URL_);
 if (unavailable) console.log(`postgres runtime: skipped (no server at ${URL_}: ${unavailable})`);
 
 describe.skipIf(unavailable !== null)('a runtime on PostgreSQL', () => {

@@ -1,0 +1,26 @@
+// The PostgreSQL server the PostgreSQL scenarios use (issue 15): LIBOS_TEST_PG_URL, default the local one CI finds or
+// starts (trust auth), and a probe that says why it is unusable, so a suite can skip with one line instead of failing.
+import pg from 'pg';
+
+/** The test server's URL. */
+export const PG_URL = process.env.LIBOS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Whether a server answers at `url` (one short connection): `null` when it does, else the reason.
+ *
+ * @example
+ * const unavailable = await probePostgres(PG_URL);
+ * if (unavailable) console.log(`postgres: skipped (${unavailable})`);
+ */
+export async function probePostgres(url: string): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return null;
+  } catch (err) {
+    return (err as Error).message || String(err);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -86,8 +86,7 @@ export class GroupCommit {
   /** Starts grouping: from now on, units go to the redo log. Call once the store is migrated and recovered. */
   enable(): void {
     if (this.#log) return;
-    const row = this.#sqlite.prepare('select value from libos_meta where key = ?').get(REDO_MARK_KEY) as { value: string } | undefined;
-    this.#lastUnit = row ? Number(row.value) : 0;
+    this.#lastUnit = committedMark(this.#sqlite);
     this.#committedUnit = this.#lastUnit;
     this.#log = RedoLog.open(redoLogPath(this.#location));
   }
@@ -310,6 +309,12 @@ export class GroupCommit {
   }
 }
 
+/** The last unit SQLite has committed, as `libos_meta.redo_unit` records it (0 before the first batch). */
+function committedMark(sqlite: Database.Database): number {
+  const row = sqlite.prepare('select value from libos_meta where key = ?').get(REDO_MARK_KEY) as { value: string } | undefined;
+  return row ? Number(row.value) : 0;
+}
+
 /**
  * Replays, at open, the units a crashed runtime left in the redo log beyond the last one SQLite committed, in one
  * transaction, then empties the log. Returns how many units it replayed. A unit that fails to replay leaves the store
@@ -319,8 +324,7 @@ export function replayRedoLog(sqlite: Database.Database, location: string): numb
   const path = redoLogPath(location);
   const units = RedoLog.read(path);
   if (units.length === 0) return 0;
-  const row = sqlite.prepare(`select value from libos_meta where key = ?`).get(REDO_MARK_KEY) as { value: string } | undefined;
-  const mark = row ? Number(row.value) : 0;
+  const mark = committedMark(sqlite);
   const todo = units.filter((u) => u.n > mark);
   if (todo.length > 0) {
     sqlite.prepare('begin').run();

@@ -31,8 +31,7 @@ function encodeParam(v: unknown): unknown {
 
 /** The parameters as JSON values: the same array when every one is a string, a number or null (the usual case). */
 function encodeParams(params: readonly unknown[]): readonly unknown[] {
-  for (const v of params) if (v !== null && typeof v === 'object') return params.map(encodeParam);
-  for (const v of params) if (typeof v === 'bigint') return params.map(encodeParam);
+  for (const v of params) if (typeof v === 'bigint' || (v !== null && typeof v === 'object')) return params.map(encodeParam);
   return params;
 }
 

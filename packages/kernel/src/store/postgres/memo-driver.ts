@@ -11,7 +11,9 @@ const EFFECT_CACHE_SIZE = 512;
 /**
  * A kysely driver around PostgreSQL's that tells the store memo of every write before it runs (as the SQLite adapter's
  * prepared statements do: `statement-effect.ts` decides the table, or "all" for ROLLBACK and DDL) and turns store
- * faults into their LibosError (`postgres-faults.ts`). Everything else is the wrapped driver's.
+ * faults into their LibosError (`postgres-faults.ts`). `assertLease` runs before a connection is handed out and before
+ * a COMMIT, so a store whose writer lease was lost starts and commits no unit of work (it throws the loss). Everything
+ * else is the wrapped driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -27,13 +29,15 @@ export class MemoDriver implements Driver {
   readonly #inner: Driver;
   readonly #memo: TableMemo;
   readonly #location: string;
+  readonly #assertLease: () => void;
   readonly #effects = new Map<string, StatementEffect>();
   readonly #wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
 
-  constructor(inner: Driver, memo: TableMemo, location: string) {
+  constructor(inner: Driver, memo: TableMemo, location: string, assertLease: () => void = () => undefined) {
     this.#inner = inner;
     this.#memo = memo;
     this.#location = location;
+    this.#assertLease = assertLease;
   }
 
   init(): Promise<void> {
@@ -41,6 +45,7 @@ export class MemoDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    this.#assertLease();
     const inner = await this.#inner.acquireConnection();
     const outer = this.#wrap(inner);
     this.#wrapped.set(outer, inner);
@@ -53,7 +58,9 @@ export class MemoDriver implements Driver {
     return this.#faultless(() => this.#inner.beginTransaction(this.#unwrap(connection), settings));
   }
 
+  // A lease lost mid-unit fails the COMMIT; the caller's ROLLBACK then undoes the unit.
   commitTransaction(connection: DatabaseConnection): Promise<void> {
+    this.#assertLease();
     return this.#faultless(() => this.#inner.commitTransaction(this.#unwrap(connection)));
   }
 

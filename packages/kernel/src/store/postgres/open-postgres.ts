@@ -21,7 +21,8 @@ export interface PostgresStoreOptions {
  * lease (`writer-lease.ts`, `store_locked` when another runtime holds it), refuses a schema that is not a libOS store
  * (`open-checks.ts`), creates the schema when missing, then runs every query through one pooled connection (one
  * writer: transactions queue as on SQLite) whose `search_path` is the schema and whose rows read as SQLite's do
- * (`row-types.ts`). Every write tells the memo (`memo-driver.ts`). No append log, no `exec`, no group commit.
+ * (`row-types.ts`). Every write tells the memo (`memo-driver.ts`). A lost lease fails every later unit of work with
+ * `store_poisoned` (`writer-lease.ts`). No append log, no `exec`, no group commit.
  *
  * @example
  * const store = await openPostgresStore('postgres://postgres@127.0.0.1:5432/test?schema=agents');
@@ -42,6 +43,18 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
       options: `-c search_path=${target.schema} -c TimeZone=UTC`,
       types: sqliteLikeTypes as unknown as pg.CustomTypesConfig,
     });
+    // The pooled connection that drops is said once, by its own listener (idle or checked out: a checked-out client
+    // has no pool listener, and unhandled 'error' would end the host). The pool discards it and the next statement
+    // connects anew (same role, same schema); a unit it was in fails on its next statement. The lease is watched on
+    // its own session (`writer-lease.ts`). The pool's 'error' repeats the idle client's, already said.
+    pool.on('connect', (client) =>
+      client.on('error', (err) =>
+        process.emitWarning(`store ${target.location}: its pooled connection dropped (${err.message}); the next statement reconnects`, {
+          type: 'LibosWarning',
+          code: 'store_connection_lost',
+        }),
+      ),
+    );
     pool.on('error', () => undefined);
     // The one connection is made now, so a server gone since the lease fails the open, not the first query.
     (await pool.connect()).release();
@@ -54,7 +67,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   const location = target.location;
   const dialect = new (class extends PostgresDialect {
     override createDriver(): Driver {
-      return new MemoDriver(super.createDriver(), memo, location);
+      return new MemoDriver(super.createDriver(), memo, location, lease.assertHeld);
     }
   })({ pool });
   const db = new Kysely<KernelDatabase>({ dialect, plugins: [...(opts.plugins ?? [])] });

@@ -10,6 +10,11 @@ export const CONNECT_TIMEOUT_MS = 5000;
 export interface WriterLease {
   /** The leased session (the open checks read through it before the store's pool exists). */
   readonly client: pg.Client;
+  /**
+   * Throws `store_poisoned` naming the cause once the leased session has dropped (server restart,
+   * `pg_terminate_backend`, network): the lock went with it, so no unit of work may start or commit. A no-op while held.
+   */
+  assertHeld(): void;
   /** Ends the session, which releases the lock. */
   release(): Promise<void>;
 }
@@ -18,7 +23,9 @@ export interface WriterLease {
  * Takes the store's writer lease, as the SQLite adapter's exclusive lock does: one session of its own, held for the
  * runtime's life, holding `pg_try_advisory_lock(hashtext('libos'), hashtext(<schema>))` (advisory locks are per
  * database, so the schema keys it). Taken elsewhere: `store_locked` naming the store. Connecting fails as one line
- * naming the cause (`connectError`): unreachable, wrong credentials, no such database.
+ * naming the cause (`connectError`): unreachable, wrong credentials, no such database. Once held, the session is
+ * watched: its 'error' or 'end' (other than `release`) marks the lease lost (`assertHeld` throws from then on) and
+ * raises one process warning naming the store and the cause.
  *
  * @example
  * import { postgresTarget } from './postgres-url.js';
@@ -27,8 +34,22 @@ export interface WriterLease {
  */
 export async function takeWriterLease(target: PostgresTarget): Promise<WriterLease> {
   const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  // A session that drops later emits 'error'; unhandled, that would end the host process.
-  client.on('error', () => undefined);
+  // Before the lease is held, a failure reaches the caller through the rejected connect or query below; after, the
+  // watcher turns it into the lost lease. Either way 'error' has a listener (unhandled, it would end the host process).
+  let state: 'taking' | 'held' | 'released' = 'taking';
+  let lost: LibosError | undefined;
+  const loseLease = (why: string, cause?: unknown) => {
+    if (state !== 'held' || lost) return;
+    lost = new LibosError(
+      'store_poisoned',
+      `store ${target.location} lost its writer lease: the session holding it ${why}; another runtime may write the store ` +
+        'now, so this one starts no more units of work: close it and open the store again',
+      { details: { path: target.location }, ...(cause === undefined ? {} : { cause }) },
+    );
+    process.emitWarning(lost.message, { type: 'LibosWarning', code: 'store_poisoned' });
+  };
+  client.on('error', (err) => loseLease(`failed (${err.message})`, err));
+  client.on('end', () => loseLease('ended (server restart, pg_terminate_backend or a dropped connection)'));
   try {
     await client.connect();
   } catch (err) {
@@ -53,5 +74,16 @@ export async function takeWriterLease(target: PostgresTarget): Promise<WriterLea
       { details: { path: target.location } },
     );
   }
-  return { client, release: () => client.end().catch(() => undefined) };
+  state = 'held';
+  return {
+    client,
+    assertHeld: () => {
+      if (lost) throw lost;
+    },
+    release: () => {
+      state = 'released';
+      // Ending a session that already dropped rejects; the loss was reported when it happened.
+      return client.end().catch(() => undefined);
+    },
+  };
 }

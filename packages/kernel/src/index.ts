@@ -1,4 +1,5 @@
 export { openRuntime, Runtime } from './runtime.js';
+export { DEFAULT_CLAIM_BATCH, DEFAULT_LEASE_MS, type HostOptions } from './hosts/shared-host.js';
 // Host config: one file next to the store (or --config), validated before the store is opened.
 export {
   HOST_CONFIG_FILE_NAMES,

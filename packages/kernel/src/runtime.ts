@@ -58,6 +58,7 @@ import { loadSkillOnProcess, skillNavigationPlugin } from './skills/skill-naviga
 import { childProcessesPlugin } from './children/child-processes-plugin.js';
 import { agentImagesPlugin } from './images/exec-process.js';
 import { kernelServices } from './services/kernel-services.js';
+import { resolveHostOptions, SharedHost, type HostOptions } from './hosts/shared-host.js';
 import { Scheduler, type RunOptions, type RunReport } from './scheduler/run-until-idle.js';
 import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
@@ -127,6 +128,15 @@ export interface OpenRuntimeOptions {
    * const runtime = await openRuntime({ path: ':memory:', kyselyPlugins: [mailboxDown] });
    */
   readonly kyselyPlugins?: readonly KyselyPlugin[];
+  /**
+   * Open as one of many runtime hosts on one PostgreSQL store (`hosts/shared-host.ts`): the host runs the process
+   * trees it leases, others run theirs, and a dead host's trees are taken over once its lease runs out. Omitted: the
+   * runtime holds the store's single writer lease (the SQLite default, or PostgreSQL for one host).
+   *
+   * @example
+   * const rt = await openRuntime({ path: 'postgres://postgres@127.0.0.1/test?schema=agents', host: { id: 'host-a' } });
+   */
+  readonly host?: HostOptions;
 }
 
 /** A loaded plugin as `libos plugins` lists it: name, version, and the spec and file it came from (if any). */
@@ -210,15 +220,22 @@ export class Runtime {
   readonly #deps: KernelDeps;
   readonly #store: OpenedStore;
   readonly #scheduler: Scheduler;
+  readonly #shared: SharedHost | undefined;
   #closed = false;
 
   /** @internal use openRuntime */
-  constructor(deps: KernelDeps, store: OpenedStore, hostConfigPath: string | null = null) {
+  constructor(deps: KernelDeps, store: OpenedStore, hostConfigPath: string | null = null, shared?: SharedHost) {
     this.#deps = deps;
+    this.#shared = shared;
     this.hostConfigPath = hostConfigPath;
     this.#store = store;
     this.location = store.location;
     this.#scheduler = new Scheduler(() => this.#live());
+  }
+
+  /** This runtime's host id when it is one of many hosts on a shared store (`openRuntime({ host })`), else null. */
+  get hostId(): string | null {
+    return this.#shared?.options.id ?? null;
   }
 
   get clock(): Clock {
@@ -599,8 +616,10 @@ export class Runtime {
   async close(opts: { readonly shutdown?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     const failures: unknown[] = [];
+    // Among many hosts, the shutdown hooks (store-wide: e.g. every active ObjectTask cancelled) run only for the last.
+    const last = opts.shutdown !== false && this.#shared ? (await this.#shared.others()) === 0 : true;
     for (const p of this.#deps.registry.plugins) {
-      if (!p.hooks?.close || opts.shutdown === false) continue;
+      if (!p.hooks?.close || opts.shutdown === false || !last) continue;
       try {
         await inTransaction(this.#deps.db, this.#deps.scopes, 'host', null, (scope) => p.hooks!.close!(scope));
       } catch (err) {
@@ -609,6 +628,8 @@ export class Runtime {
     }
     this.#closed = true;
     this.#deps.bus.removeAllListeners();
+    // A clean stop lets this host's trees go at once; `shutdown: false` leaves them to expire, as a crash would.
+    if (this.#shared) await (opts.shutdown === false ? this.#shared.halt() : this.#shared.stop()).catch((err) => failures.push(err));
     await this.#store.close();
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1)
@@ -654,8 +675,13 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     [CAPABILITY_SERVICE_NAME]: (scope) => engine.service(scope),
   };
   const kyselyPlugins = opts.kyselyPlugins ? { plugins: opts.kyselyPlugins } : {};
+  const host = opts.host === undefined ? undefined : resolveHostOptions(opts.host);
+  if (host && !isPostgresUrl(opts.path))
+    throw new LibosError('invalid_arguments', `host: many hosts share a postgres:// store only; ${opts.path} has one writer`, {
+      details: { field: 'host' },
+    });
   const store: OpenedStore = isPostgresUrl(opts.path)
-    ? await openPostgresStore(opts.path, kyselyPlugins)
+    ? await openPostgresStore(opts.path, { ...kyselyPlugins, shared: host !== undefined })
     : openSqliteStore(opts.path, { ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}), ...kyselyPlugins });
   const bus = new EventBus();
   const reg = registry;
@@ -673,7 +699,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     clock,
     bus,
     ...(store.appendLog ? { appendLog: store.appendLog } : {}),
-    memo: store.memo,
+    ...(store.shared ? {} : { memo: store.memo }),
     ...(store.exec ? { exec: store.exec } : {}),
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
@@ -683,28 +709,35 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
       return factory(scope);
     },
   };
-  deps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
+  const base: KernelDeps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
+  let shared: SharedHost | undefined;
+  deps = base;
   try {
     const sets = storeMigrationSets(engine.migrations, reg.migrations);
     await migrate(store.db, sets, () => clock.now().toISOString(), store.location, migrationKit(store.dialect));
     // A live process that needs a plugin this runtime lacks fails the open here, naming it, before anything is swept.
     await assertStorePlugins(store.db, reg, store.location);
     await recordStorePlugins(store.db, reg, clock.now().toISOString());
+    // Among many hosts, the store-wide reopen sweeps run only when no other host is live: a live host's work is not
+    // cut off. A dead host's trees are recovered one by one as they are taken over (`SharedHost.claim`).
+    const alone = store.shared && host ? (await SharedHost.join(store.shared, host)) === 0 : true;
     for (const p of reg.plugins) {
-      if (p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
+      if (alone && p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-  try {
-    await recoverOnOpen(deps);
+    if (alone) await recoverOnOpen(deps);
+    if (store.shared && host) {
+      const session = store.shared;
+      shared = new SharedHost(getDeps, session, host);
+      deps = { ...base, trees: shared };
+      await session.endOpen();
+    }
     store.startGroupCommit();
   } catch (err) {
+    await shared?.stop().catch(() => undefined);
     await store.close();
     throw err;
   }
-  return new Runtime(deps, store, hostConfigPath);
+  return new Runtime(deps, store, hostConfigPath, shared);
 }
 
 /** The host config `openRuntime` uses: the one given, else the file in the store's folder, else all defaults. */

@@ -2,6 +2,7 @@ import type { AuthorityEngine } from '@libos/capabilities';
 import type { Clock, IdSource } from '@libos/sdk';
 import type { HostConfig } from '../config/host-config.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { TreeOwnership } from '../hosts/shared-host.js';
 import type { Registry } from '../plugins/registry.js';
 import type { ScopeFactory } from '../store/transaction.js';
 import type { KernelStore } from '../store/kernel-database.js';
@@ -17,4 +18,6 @@ export interface KernelDeps {
   readonly bus: EventBus;
   /** The validated host config (defaults filled in): context policy, LLM profiles, clock and sleep settings. */
   readonly hostConfig: HostConfig;
+  /** One of many hosts on a shared store: the trees it may run (absent: one host runs every process). */
+  readonly trees?: TreeOwnership;
 }

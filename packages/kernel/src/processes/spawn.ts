@@ -69,6 +69,11 @@ export async function spawnInScope(
       );
     cwd = opts.workingDirectory ?? parent.workingDirectory;
   }
+  // A child joins its parent's tree (the unit a host leases when many share the store).
+  const rootPid = parentPid
+    ? ((await scope.store.selectFrom('processes').select('root_pid').where('pid', '=', parentPid).executeTakeFirst())?.root_pid ??
+      parentPid)
+    : pid;
   const now = deps.clock.now().toISOString();
   await scope.store
     .insertInto('processes')
@@ -89,6 +94,7 @@ export async function spawnInScope(
       llm_profile_id: opts.llmProfileId ?? null,
       created_at: now,
       updated_at: now,
+      root_pid: rootPid,
     })
     .execute();
   await deps.engine.budgets(scope).openAccount(pid, parentPid, opts.budget);

@@ -1,3 +1,4 @@
+import type { TreeOwnership } from '../hosts/shared-host.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor/run-quantum.js';
 import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
@@ -75,13 +76,7 @@ export class Scheduler {
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
       await wakeTimersIfDue(deps);
-      const rows = await deps.db
-        .selectFrom('processes')
-        .select(['pid', 'created_at'])
-        .where('status', '=', 'runnable')
-        .orderBy('created_at')
-        .orderBy('pid')
-        .execute();
+      const rows = deps.trees ? await this.#ownedRunnable(deps.trees) : await runnableProcesses(deps);
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);
         if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
@@ -98,6 +93,12 @@ export class Scheduler {
         opts.onQuantum?.(r);
       }
     }
+  }
+
+  /** One of many hosts: claims trees with work first, then runs only the trees it holds. */
+  async #ownedRunnable(trees: TreeOwnership): Promise<{ pid: string }[]> {
+    await trees.claim();
+    return trees.runnable();
   }
 
   /**
@@ -132,6 +133,10 @@ export class Scheduler {
     return woken.length > 0;
   }
 }
+
+/** Every runnable process, oldest first (one host runs the whole store). */
+const runnableProcesses = (deps: KernelDeps) =>
+  deps.db.selectFrom('processes').select('pid').where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
 
 /** One signal for two (either may be absent). */
 function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

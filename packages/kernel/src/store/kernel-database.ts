@@ -36,6 +36,8 @@ export interface ProcessesTable {
   llm_profile_id: string | null;
   created_at: string;
   updated_at: string;
+  /** The root of the process's tree (itself for a root); added by 0010. Many hosts lease whole trees (`hosts/`). */
+  root_pid: string | null;
 }
 
 /** `events`: the durable event log (append-only). */
@@ -164,6 +166,24 @@ export interface LibosMetaTable {
   value: string;
 }
 
+/** `libos_hosts` (0010): the runtime hosts that share this store, each with its last heartbeat. */
+export interface LibosHostsTable {
+  host_id: string;
+  hostname: string;
+  os_pid: number;
+  started_at: string;
+  heartbeat_at: string;
+}
+
+/** `libos_tree_leases` (0010): which host runs a process tree, until when; `gen` counts hand-overs. */
+export interface LibosTreeLeasesTable {
+  root_pid: string;
+  /** Null: no host has claimed the tree yet. */
+  host_id: string | null;
+  lease_until: string;
+  gen: number;
+}
+
 /** `libos_migrations` (`migrate.ts`): the migrations applied, per owner. */
 export interface LibosMigrationsTable {
   owner: string;
@@ -217,6 +237,8 @@ export interface KernelDatabase {
   libos_migrations: LibosMigrationsTable;
   llm_contexts: LlmContextsTable;
   libos_plugins: LibosPluginsTable;
+  libos_hosts: LibosHostsTable;
+  libos_tree_leases: LibosTreeLeasesTable;
 }
 
 /** A handle on the kernel's tables: the root store or any transaction begun from it. */

@@ -253,4 +253,51 @@ export const kernelMigrations: readonly Migration[] = [
       });
     },
   },
+  {
+    name: '0010_process_trees',
+    async up(raw, kit) {
+      // Many hosts on one store (issue 15): a host runs whole process trees, so every process names its tree's root,
+      // and a lease per tree says which host runs it (`hosts/`). One host on SQLite never reads the leases.
+      const db = migrationStore(raw);
+      const { id, timestamp } = kit.types;
+      await db.schema.alterTable('processes').addColumn('root_pid', id).execute();
+      await db
+        .updateTable('processes')
+        .set({ root_pid: sql.ref('pid') })
+        .where('parent_pid', 'is', null)
+        .execute();
+      // Down the tree one generation per statement, then an orphan (its parent row gone) roots its own tree.
+      for (;;) {
+        const r = await db
+          .updateTable('processes')
+          .set({ root_pid: sql`(select p.root_pid from processes p where p.pid = processes.parent_pid)` })
+          .where('root_pid', 'is', null)
+          .where(sql<boolean>`exists (select 1 from processes p where p.pid = processes.parent_pid and p.root_pid is not null)`)
+          .executeTakeFirst();
+        if (Number(r.numUpdatedRows) === 0) break;
+      }
+      await db
+        .updateTable('processes')
+        .set({ root_pid: sql.ref('pid') })
+        .where('root_pid', 'is', null)
+        .execute();
+      await db.schema.createIndex('processes_tree').on('processes').columns(['root_pid', 'status']).execute();
+      await db.schema
+        .createTable('libos_hosts')
+        .addColumn('host_id', id, (c) => c.primaryKey())
+        .addColumn('hostname', 'text', (c) => c.notNull())
+        .addColumn('os_pid', 'integer', (c) => c.notNull())
+        .addColumn('started_at', timestamp, (c) => c.notNull())
+        .addColumn('heartbeat_at', timestamp, (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('libos_tree_leases')
+        .addColumn('root_pid', id, (c) => c.primaryKey())
+        .addColumn('host_id', id)
+        .addColumn('lease_until', timestamp, (c) => c.notNull())
+        .addColumn('gen', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('tree_leases_host').on('libos_tree_leases').columns(['host_id', 'lease_until']).execute();
+    },
+  },
 ];

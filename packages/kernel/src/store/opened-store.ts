@@ -1,7 +1,15 @@
 import type { StoreDialect } from '@libos/sdk';
 import type { AppendLog } from './append-log.js';
 import type { KernelStore } from './kernel-database.js';
+import type { SessionQuery } from './postgres/tree-leases.js';
 import type { TableMemo } from './store-memo.js';
+
+/** A shared store's per-host session (`OpenedStore.shared`). */
+export interface SharedStoreSession {
+  readonly session: SessionQuery;
+  /** Lets the next host open: called once this host has migrated and recovered. */
+  endOpen(): Promise<void>;
+}
 
 /**
  * The store contract `openRuntime` runs on: what a store adapter (`sqlite/open-sqlite.ts`, `postgres/open-postgres.ts`)
@@ -23,6 +31,11 @@ export interface OpenedStore {
   readonly memo: TableMemo;
   /** Runs one parameterless statement (SAVEPOINT, RELEASE, ROLLBACK TO) synchronously; without it, through kysely. */
   readonly exec?: (sql: string) => void;
+  /**
+   * Present when the store is shared by many runtime hosts (PostgreSQL, `openRuntime({ host })`): the host's own
+   * session (roster, heartbeats, lease renewal) and the end of its open phase. The memo is then not bound.
+   */
+  readonly shared?: SharedStoreSession;
   /** Canonical file path, ':memory:', or the URL without its password. */
   readonly location: string;
   /**

@@ -317,6 +317,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
             llm_profile_id: p.llm_profile_id,
             created_at: now,
             updated_at: now,
+            root_pid: ctx.rename(root.pid),
           })
           .execute();
         const c = d.contexts.find((x) => x.pid === p.pid);

@@ -9,11 +9,17 @@ import { assertLibosSchema } from './open-checks.js';
 import { connectError } from './postgres-faults.js';
 import { postgresTarget } from './postgres-url.js';
 import { sqliteLikeTypes } from './row-types.js';
+import { takeSharedLease } from './shared-lease.js';
 import { CONNECT_TIMEOUT_MS, takeWriterLease } from './writer-lease.js';
 
 export interface PostgresStoreOptions {
   /** Kysely plugins of the store's Kysely instance; every statement they let through still tells the memo. */
   readonly plugins?: readonly KyselyPlugin[];
+  /**
+   * Open as one of many hosts sharing the store (`shared-lease.ts`): no exclusive writer lease, no read cache (other
+   * hosts write too); the store's `shared` part carries the host's own session.
+   */
+  readonly shared?: boolean;
 }
 
 /**
@@ -30,7 +36,8 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<OpenedStore> {
   const target = postgresTarget(url);
-  const lease = await takeWriterLease(target);
+  const shared = opts.shared ? await takeSharedLease(target) : undefined;
+  const lease = shared ?? (await takeWriterLease(target));
   let pool: pg.Pool | undefined;
   try {
     await assertLibosSchema(lease.client, target);
@@ -71,9 +78,11 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     }
   })({ pool });
   const db = new Kysely<KernelDatabase>({ dialect, plugins: [...(opts.plugins ?? [])] });
-  bindMemo(db, memo);
+  // Many hosts: another host's write never reaches this memo, so nothing is cached.
+  if (!shared) bindMemo(db, memo);
   return {
     dialect: 'postgres',
+    ...(shared ? { shared: { session: shared.client, endOpen: () => shared.endOpen() } } : {}),
     db,
     memo,
     location,

@@ -1,5 +1,6 @@
 import { LibosError } from '@libos/sdk';
 import pg from 'pg';
+import { watchLease } from './lease-watch.js';
 import { connectError } from './postgres-faults.js';
 import type { PostgresTarget } from './postgres-url.js';
 
@@ -34,22 +35,7 @@ export interface WriterLease {
  */
 export async function takeWriterLease(target: PostgresTarget): Promise<WriterLease> {
   const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  // Before the lease is held, a failure reaches the caller through the rejected connect or query below; after, the
-  // watcher turns it into the lost lease. Either way 'error' has a listener (unhandled, it would end the host process).
-  let state: 'taking' | 'held' | 'released' = 'taking';
-  let lost: LibosError | undefined;
-  const loseLease = (why: string, cause?: unknown) => {
-    if (state !== 'held' || lost) return;
-    lost = new LibosError(
-      'store_poisoned',
-      `store ${target.location} lost its writer lease: the session holding it ${why}; another runtime may write the store ` +
-        'now, so this one starts no more units of work: close it and open the store again',
-      { details: { path: target.location }, ...(cause === undefined ? {} : { cause }) },
-    );
-    process.emitWarning(lost.message, { type: 'LibosWarning', code: 'store_poisoned' });
-  };
-  client.on('error', (err) => loseLease(`failed (${err.message})`, err));
-  client.on('end', () => loseLease('ended (server restart, pg_terminate_backend or a dropped connection)'));
+  const watch = watchLease(client, target.location, 'writer lease');
   try {
     await client.connect();
   } catch (err) {
@@ -74,16 +60,6 @@ export async function takeWriterLease(target: PostgresTarget): Promise<WriterLea
       { details: { path: target.location } },
     );
   }
-  state = 'held';
-  return {
-    client,
-    assertHeld: () => {
-      if (lost) throw lost;
-    },
-    release: () => {
-      state = 'released';
-      // Ending a session that already dropped rejects; the loss was reported when it happened.
-      return client.end().catch(() => undefined);
-    },
-  };
+  watch.held();
+  return { client, assertHeld: watch.assertHeld, release: watch.release };
 }

@@ -1,0 +1,144 @@
+import { hostname } from 'node:os';
+import { LibosError, resources } from '@libos/sdk';
+import type { KernelDeps } from '../internal/kernel-deps.js';
+import type { SharedStoreSession } from '../store/opened-store.js';
+import { claimTrees, heartbeat, leaveHosts, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
+import { recoverIn } from '../store/recover-on-open.js';
+import { inTransaction } from '../store/transaction.js';
+
+/** Options of a runtime that is one of many hosts on a PostgreSQL store (`openRuntime({ host })`). */
+export interface HostOptions {
+  /** This host's name in the roster (`libos_hosts`) and in lease rows; default `<hostname>-<os pid>-<random>`. */
+  readonly id?: string;
+  /** How long a tree lease lasts unrenewed, in ms (default 15,000; 1,000 to 600,000); renewed every third of it. */
+  readonly leaseMs?: number;
+  /** Trees a host claims at most per scheduling round (default 8; 1 to 1,000): hosts share new work as they claim. */
+  readonly claimBatch?: number;
+}
+
+export const DEFAULT_LEASE_MS = 15_000;
+export const DEFAULT_CLAIM_BATCH = 8;
+
+/** The scheduler's view of which processes this host may run (absent: all of them, as one host on its store). */
+export interface TreeOwnership {
+  /** Claims trees with work and no live lease (recovering each), before a scheduling round. */
+  claim(): Promise<void>;
+  /** The runnable processes of the trees this host holds, oldest first. */
+  runnable(): Promise<{ pid: string }[]>;
+}
+
+const bounded = (field: string, v: number | undefined, def: number, min: number, max: number): number => {
+  if (v === undefined) return def;
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new LibosError('invalid_arguments', `host.${field}: must be an integer from ${min} to ${max} (got ${String(v)})`, {
+      details: { field: `host.${field}`, min, max },
+    });
+  return v;
+};
+
+/** The host options with defaults filled in; out of bounds is `invalid_arguments` naming the field. */
+export function resolveHostOptions(o: HostOptions): Required<HostOptions> {
+  const id = o.id ?? `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  if (typeof id !== 'string' || !/^[A-Za-z0-9._:-]{1,128}$/.test(id))
+    throw new LibosError('invalid_arguments', 'host.id: must be 1 to 128 characters of letters, digits and ._:-', {
+      details: { field: 'host.id' },
+    });
+  return {
+    id,
+    leaseMs: bounded('leaseMs', o.leaseMs, DEFAULT_LEASE_MS, 1_000, 600_000),
+    claimBatch: bounded('claimBatch', o.claimBatch, DEFAULT_CLAIM_BATCH, 1, 1_000),
+  };
+}
+
+/**
+ * One runtime host among many on a shared PostgreSQL store (issue 15): it runs only the process trees it holds a
+ * lease on (`libos_tree_leases`), claims trees with work whose lease is free or expired before each scheduling round
+ * (recovering a taken-over tree as a reopen would: its `running` processes paused, its `resuming` actions failed
+ * closed), and renews its leases on its own session every third of the lease period. A host that dies stops
+ * renewing; another takes its trees over once the lease ran out. Calls from any host go through the store, whose
+ * row locks and compare-and-set transitions keep one writer per process.
+ *
+ * @example
+ * const rt = await openRuntime({ path: 'postgres://postgres@127.0.0.1/test?schema=agents', host: { id: 'host-a' } });
+ * await rt.run({ provider }); // runs the trees host-a claims
+ */
+export class SharedHost implements TreeOwnership {
+  readonly #timer: NodeJS.Timeout;
+  #beating = false;
+  #stopped = false;
+
+  constructor(
+    private readonly deps: () => KernelDeps,
+    private readonly shared: SharedStoreSession,
+    readonly options: Required<HostOptions>,
+  ) {
+    this.#timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(options.leaseMs / 3)));
+    this.#timer.unref();
+  }
+
+  /** Adds this host to the roster; returns how many other hosts are live (beat within two lease periods). */
+  static async join(shared: SharedStoreSession, options: Required<HostOptions>): Promise<number> {
+    return registerHost(shared.session, { hostId: options.id, hostname: hostname(), osPid: process.pid }, 2 * options.leaseMs);
+  }
+
+  async claim(): Promise<void> {
+    const deps = this.deps();
+    await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+      for (const tree of await claimTrees(scope.store, this.options.id, this.options.leaseMs, this.options.claimBatch)) {
+        // A tree nobody held, or this host's own (it ran no quantum since), has nothing cut off to recover.
+        if (tree.previous === null || tree.previous === this.options.id) continue;
+        const recovered = await recoverIn(deps, scope, tree.root);
+        await scope.audit.record({
+          action: 'host.tree_taken_over',
+          target: resources.process(tree.root),
+          decision: 'claimed',
+          details: { root: tree.root, host: this.options.id, previous_host: tree.previous, ...recovered },
+        });
+      }
+    });
+  }
+
+  runnable(): Promise<{ pid: string }[]> {
+    return ownedRunnable(this.deps().db, this.options.id);
+  }
+
+  /** Renews this host's leases now (the timer does it every third of the lease period). A failure is warned, not lost. */
+  async beat(): Promise<void> {
+    if (this.#beating || this.#stopped) return;
+    this.#beating = true;
+    try {
+      await heartbeat(this.shared.session, this.options.id, this.options.leaseMs);
+    } catch (err) {
+      if (!this.#stopped)
+        process.emitWarning(`host ${this.options.id}: lease renewal failed: ${(err as Error).message}`, {
+          type: 'LibosWarning',
+          code: 'host_heartbeat_failed',
+        });
+    } finally {
+      this.#beating = false;
+    }
+  }
+
+  /** Other live hosts (beat within two lease periods). */
+  async others(): Promise<number> {
+    return registerHost(
+      this.shared.session,
+      { hostId: this.options.id, hostname: hostname(), osPid: process.pid },
+      2 * this.options.leaseMs,
+    );
+  }
+
+  /** Stops renewing and leaves the leases to run out (a crash, as another host sees it). */
+  halt(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    return Promise.resolve();
+  }
+
+  /** Stops renewing, lets this host's trees go (others claim them at once) and leaves the roster. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    await leaveHosts(this.shared.session, this.options.id);
+  }
+}

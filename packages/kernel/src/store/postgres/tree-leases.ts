@@ -1,0 +1,112 @@
+import { sql } from 'kysely';
+import type { KernelStore, KernelTransaction } from '../kernel-database.js';
+
+/** A tree a host just claimed, and the host that held it before (null: never claimed). */
+export interface ClaimedTree {
+  readonly root: string;
+  readonly previous: string | null;
+}
+
+const interval = (ms: number) => sql`(${ms} * interval '1 millisecond')`;
+
+/**
+ * Claims up to `limit` process trees that have work (a runnable or running process) and no live lease: never
+ * claimed, or the lease of a host that stopped renewing it. `FOR UPDATE SKIP LOCKED`: hosts claiming at once take
+ * different trees and never wait on each other. A root with work but no lease row yet (spawned, forked, or written
+ * by a single-host runtime) gets an unclaimed row first. Trees a dead host left come before new ones (their work was
+ * already under way: the takeover bound is two lease periods however much new work waits). Runs in the caller's transaction, which recovers each
+ * claimed tree before it commits (`hosts/recover-tree.ts`).
+ *
+ * @example
+ * const claimed = await claimTrees(trx, 'host-a', 15_000, 8); // [{ root: 'pid_…', previous: null }]
+ */
+export async function claimTrees(trx: KernelTransaction, hostId: string, leaseMs: number, limit: number): Promise<ClaimedTree[]> {
+  await sql`insert into libos_tree_leases (root_pid, host_id, lease_until, gen)
+    select distinct p.root_pid, null, '-infinity'::timestamptz, 0 from processes p
+    where p.status in ('runnable', 'running') and p.root_pid is not null
+      and not exists (select 1 from libos_tree_leases l where l.root_pid = p.root_pid)
+    on conflict (root_pid) do nothing`.execute(trx);
+  const { rows } = await sql<ClaimedTree>`with c as (
+      select l.root_pid, l.host_id as previous from libos_tree_leases l
+      where l.lease_until < now()
+        and exists (select 1 from processes p where p.root_pid = l.root_pid and p.status in ('runnable', 'running'))
+      order by l.host_id is null, l.lease_until, l.root_pid
+      limit ${limit}
+      for update of l skip locked)
+    update libos_tree_leases t set host_id = ${hostId}, lease_until = now() + ${interval(leaseMs)}, gen = t.gen + 1
+    from c where t.root_pid = c.root_pid
+    returning t.root_pid as root, c.previous`.execute(trx);
+  return rows;
+}
+
+/** The runnable processes of the trees `hostId` holds a live lease on, in scheduling order (oldest first). */
+export async function ownedRunnable(db: KernelStore, hostId: string): Promise<{ pid: string }[]> {
+  const { rows } = await sql<{ pid: string }>`select p.pid from processes p
+    join libos_tree_leases l on l.root_pid = p.root_pid
+    where p.status = 'runnable' and l.host_id = ${hostId} and l.lease_until > now()
+    order by p.created_at, p.pid`.execute(db);
+  return rows;
+}
+
+/** What one heartbeat did: leases renewed, finished trees let go. */
+export interface Heartbeat {
+  readonly renewed: number;
+  readonly released: number;
+}
+
+/** The statements a heartbeat runs, for a plain `pg` client (the host's session, outside the store's pool). */
+export interface SessionQuery {
+  query<R = unknown>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
+
+/**
+ * One heartbeat of `hostId`: its row's `heartbeat_at`, its leases pushed `leaseMs` past now, and the leases of trees
+ * with no live process left deleted (a tree that gets work again is claimed anew). On the host's own session, so a
+ * long transaction on the store's connection never delays it.
+ */
+export async function heartbeat(session: SessionQuery, hostId: string, leaseMs: number): Promise<Heartbeat> {
+  await session.query('update libos_hosts set heartbeat_at = now() where host_id = $1', [hostId]);
+  const renewed = await session.query(
+    `update libos_tree_leases set lease_until = now() + ($2 * interval '1 millisecond') where host_id = $1`,
+    [hostId, leaseMs],
+  );
+  const released = await session.query(
+    `delete from libos_tree_leases l where l.host_id = $1 and not exists
+      (select 1 from processes p where p.root_pid = l.root_pid and p.status not in ('exited', 'failed', 'killed'))`,
+    [hostId],
+  );
+  return { renewed: renewed.rowCount ?? 0, released: released.rowCount ?? 0 };
+}
+
+/** Registers `hostId` (or refreshes its row) and returns how many other hosts beat within `liveMs`. */
+export async function registerHost(
+  session: SessionQuery,
+  host: { readonly hostId: string; readonly hostname: string; readonly osPid: number },
+  liveMs: number,
+): Promise<number> {
+  await session.query(
+    `insert into libos_hosts (host_id, hostname, os_pid, started_at, heartbeat_at) values ($1, $2, $3, now(), now())
+     on conflict (host_id) do update set hostname = excluded.hostname, os_pid = excluded.os_pid,
+       started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+    [host.hostId, host.hostname, host.osPid],
+  );
+  const { rows } = await session.query<{ n: number | string }>(
+    `select count(*) as n from libos_hosts where host_id <> $1 and heartbeat_at > now() - ($2 * interval '1 millisecond')`,
+    [host.hostId, liveMs],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** A closing host lets its trees go at once (others claim them without waiting out the lease) and leaves the roster. */
+export async function leaveHosts(session: SessionQuery, hostId: string): Promise<void> {
+  await session.query(`update libos_tree_leases set host_id = null, lease_until = '-infinity' where host_id = $1`, [hostId]);
+  await session.query('delete from libos_hosts where host_id = $1', [hostId]);
+}
+
+/** The host holding a live lease on the tree of `pid`, or null. */
+export async function treeHost(db: KernelStore, pid: string): Promise<string | null> {
+  const { rows } = await sql<{ host_id: string | null }>`select l.host_id from processes p
+    join libos_tree_leases l on l.root_pid = p.root_pid
+    where p.pid = ${pid} and l.lease_until > now()`.execute(db);
+  return rows[0]?.host_id ?? null;
+}

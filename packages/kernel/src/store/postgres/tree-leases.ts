@@ -18,6 +18,7 @@ const interval = (ms: number) => sql`(${ms} * interval '1 millisecond')`;
  * claimed tree before it commits (`hosts/recover-tree.ts`).
  *
  * @example
+ * declare const trx: KernelTransaction;
  * const claimed = await claimTrees(trx, 'host-a', 15_000, 8); // [{ root: 'pid_…', previous: null }]
  */
 export async function claimTrees(trx: KernelTransaction, hostId: string, leaseMs: number, limit: number): Promise<ClaimedTree[]> {

@@ -98,7 +98,7 @@ export function eventStream(rt: Runtime, opts: EventStreamOptions): Response {
         if (cursor === undefined) lastSeq = head;
         else if (cursor > head) invalidate(cursor, head, 'is ahead of the store');
         else {
-          const rows = await rt.events({ after: cursor, limit: opts.replayLimit + 1 });
+          const rows = await rt.events({ after: cursor, upTo: head, limit: opts.replayLimit + 1 });
           if (rows.length > opts.replayLimit) invalidate(cursor, head, `is more than ${opts.replayLimit} events behind`);
           else {
             lastSeq = cursor;

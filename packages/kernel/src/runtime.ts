@@ -72,6 +72,7 @@ import { migrate } from './store/migrate.js';
 import { migrationKit } from './store/migration-kit.js';
 import { storeMigrationSets } from './store/migration-sets.js';
 import type { OpenedStore } from './store/opened-store.js';
+import { EventFeed } from './store/postgres/event-feed.js';
 import { openPostgresStore } from './store/postgres/open-postgres.js';
 import { isPostgresUrl } from './store/postgres/postgres-url.js';
 import { openSqliteStore } from './store/sqlite/open-sqlite.js';
@@ -431,6 +432,8 @@ export class Runtime {
 
   /** The sequence number of the newest durable event (0 for an empty store). */
   async lastEventSeq(): Promise<number> {
+    // Among many hosts, the head is what this host's watchers have been told of, in order (later rows may be in flight).
+    if (this.#shared) return this.#shared.feed.frontier;
     const row = await this.#live()
       .db.selectFrom('events')
       .select((eb) => eb.fn.max('seq').as('head'))
@@ -684,6 +687,14 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     ? await openPostgresStore(opts.path, { ...kyselyPlugins, shared: host !== undefined })
     : openSqliteStore(opts.path, { ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}), ...kyselyPlugins });
   const bus = new EventBus();
+  // Many hosts: this host's commits do not publish their events directly; the event feed publishes every host's, in
+  // `seq` order (`store/postgres/event-feed.ts`), and a commit here only makes it read at once. Audit stays local.
+  let feedHost: SharedHost | undefined;
+  const scopeBus = host ? new EventBus() : bus;
+  if (host) {
+    scopeBus.on('event', () => feedHost?.readEvents());
+    scopeBus.on('audit', (r) => bus.emit('audit', r));
+  }
   const reg = registry;
   for (const name of Object.keys(builtinServices)) {
     if (reg.services.has(name) && !(name === CAPABILITY_SERVICE_NAME && reg.plugins.some((p) => p.name === CAPABILITIES_PLUGIN)))
@@ -697,7 +708,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     for (const [type, hook] of Object.entries(p.hooks?.events ?? {})) eventHooks.set(type, [...(eventHooks.get(type) ?? []), hook]);
   const scopes: ScopeFactory = {
     clock,
-    bus,
+    bus: scopeBus,
     ...(store.appendLog ? { appendLog: store.appendLog } : {}),
     ...(store.shared ? {} : { memo: store.memo }),
     ...(store.exec ? { exec: store.exec } : {}),
@@ -727,7 +738,9 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     if (alone) await recoverOnOpen(deps);
     if (store.shared && host) {
       const session = store.shared;
-      shared = new SharedHost(getDeps, session, host);
+      const feed = new EventFeed(store.db, (e) => bus.emit('event', e));
+      await feed.start();
+      shared = feedHost = new SharedHost(getDeps, session, host, feed);
       deps = { ...base, trees: shared };
       await session.endOpen();
     }

@@ -37,6 +37,8 @@ export interface EventQuery {
   readonly pid?: string;
   readonly type?: string;
   readonly after?: number;
+  /** Events up to this sequence number only (a stream replays up to the head it announced, `Runtime.lastEventSeq`). */
+  readonly upTo?: number;
   readonly limit?: number;
 }
 
@@ -45,6 +47,7 @@ export async function queryEvents(db: KernelStore, q: EventQuery = {}): Promise<
   if (q.pid) sel = sel.where('pid', '=', q.pid);
   if (q.type) sel = sel.where('type', '=', q.type);
   if (q.after !== undefined) sel = sel.where('seq', '>', q.after);
+  if (q.upTo !== undefined) sel = sel.where('seq', '<=', q.upTo);
   const rows = await sel.orderBy('seq').limit(clampLimit(q.limit)).execute();
   return rows.map((r) => ({ seq: Number(r.seq), id: r.id, ts: r.ts, pid: r.pid, type: r.type, data: JSON.parse(r.data) }));
 }

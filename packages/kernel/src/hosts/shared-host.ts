@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { LibosError, resources } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { SharedStoreSession } from '../store/opened-store.js';
+import type { EventFeed } from '../store/postgres/event-feed.js';
 import { claimTrees, heartbeat, leaveHosts, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
 import { recoverIn } from '../store/recover-on-open.js';
 import { inTransaction } from '../store/transaction.js';
@@ -18,6 +19,8 @@ export interface HostOptions {
 
 export const DEFAULT_LEASE_MS = 15_000;
 export const DEFAULT_CLAIM_BATCH = 8;
+/** How often a host reads the events other hosts committed (its own commits trigger a read at once). */
+export const FEED_POLL_MS = 200;
 
 /** The scheduler's view of which processes this host may run (absent: all of them, as one host on its store). */
 export interface TreeOwnership {
@@ -64,16 +67,38 @@ export function resolveHostOptions(o: HostOptions): Required<HostOptions> {
  */
 export class SharedHost implements TreeOwnership {
   readonly #timer: NodeJS.Timeout;
+  readonly #feedTimer: NodeJS.Timeout;
   #beating = false;
   #stopped = false;
+  #feedFailing = false;
 
   constructor(
     private readonly deps: () => KernelDeps,
     private readonly shared: SharedStoreSession,
     readonly options: Required<HostOptions>,
+    /** Every host's committed events, in order, onto this host's bus (`rt.watch`, SSE). */
+    readonly feed: EventFeed,
   ) {
     this.#timer = setInterval(() => void this.beat(), Math.max(100, Math.floor(options.leaseMs / 3)));
     this.#timer.unref();
+    this.#feedTimer = setInterval(() => this.readEvents(), FEED_POLL_MS);
+    this.#feedTimer.unref();
+  }
+
+  /** Reads the events committed since the last read now (a commit of this host calls it). A failure is warned once per streak. */
+  readEvents(): void {
+    if (this.#stopped) return;
+    this.feed.poll().then(
+      () => void (this.#feedFailing = false),
+      (err: unknown) => {
+        if (this.#stopped || this.#feedFailing) return;
+        this.#feedFailing = true;
+        process.emitWarning(`host ${this.options.id}: reading the event feed failed: ${(err as Error).message}`, {
+          type: 'LibosWarning',
+          code: 'host_event_feed_failed',
+        });
+      },
+    );
   }
 
   /** Adds this host to the roster; returns how many other hosts are live (beat within two lease periods). */
@@ -132,6 +157,7 @@ export class SharedHost implements TreeOwnership {
   halt(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#feedTimer);
     return Promise.resolve();
   }
 
@@ -139,6 +165,7 @@ export class SharedHost implements TreeOwnership {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#feedTimer);
     await leaveHosts(this.shared.session, this.options.id);
   }
 }

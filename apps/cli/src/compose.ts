@@ -27,6 +27,8 @@ export interface CommandLinePlugins {
   readonly specs: readonly string[];
   readonly configPath?: string;
   readonly cwd: string;
+  /** `--host-id` / `LIBOS_HOST_ID`: open a postgres:// store as this host of many (`openRuntime({ host })`). */
+  readonly hostId?: string;
 }
 
 let commandLine: CommandLinePlugins = { specs: [], cwd: process.cwd() };
@@ -53,6 +55,7 @@ export async function openStandardRuntime(db: string, config?: RuntimeConfig, ho
       ...(config ? { config } : {}),
       ...(hostConfig ? { hostConfig } : {}),
       ...(pluginBaseDir !== undefined ? { pluginBaseDir } : {}),
+      ...(commandLine.hostId !== undefined ? { host: { id: commandLine.hostId } } : {}),
     }),
   );
 }

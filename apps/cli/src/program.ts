@@ -48,6 +48,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
         .env('LIBOS_DB_URL')
         .default(DEFAULT_DB),
     )
+    .addOption(
+      new Option('--host-id <id>', 'open the postgres:// store as this host of many: it runs the process trees it leases (see README)').env(
+        'LIBOS_HOST_ID',
+      ),
+    )
     .option('--json', 'machine-readable output', false)
     .option('--config <path>', 'host config file (.json, .yaml, .yml); default: libos.config.json|yaml next to the store')
     .option(
@@ -69,8 +74,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
       async (...raw: unknown[]) => {
         const cmd = raw[raw.length - 1] as Command;
         try {
-          const o = cmd.optsWithGlobals() as GlobalOptions & { plugin?: string[] };
-          setCommandLinePlugins({ specs: o.plugin ?? [], ...(o.config !== undefined ? { configPath: o.config } : {}), cwd: process.cwd() });
+          const o = cmd.optsWithGlobals() as GlobalOptions & { plugin?: string[]; hostId?: string };
+          setCommandLinePlugins({
+            specs: o.plugin ?? [],
+            ...(o.config !== undefined ? { configPath: o.config } : {}),
+            ...(o.hostId ? { hostId: o.hostId } : {}), // an empty LIBOS_HOST_ID is none
+            cwd: process.cwd(),
+          });
           assertStoreFor(cmd, o.db);
           setExit((await fn(cmd, ...(raw.slice(0, -1) as A))) ?? EXIT.ok);
         } catch (err) {

@@ -25,6 +25,9 @@ export interface BackgroundSchedulerOptions {
  * await scheduler.pause('maintenance');
  * await scheduler.stop();
  */
+/** How often the loop of one host of many looks for trees to claim when no event woke it. */
+const HOST_CLAIM_POLL_MS = 1000;
+
 export class BackgroundScheduler {
   readonly #rt: Runtime;
   readonly #provider: LlmProvider;
@@ -140,6 +143,10 @@ export class BackgroundScheduler {
     };
     // Every committed change emits an event or an audit record (a host resume only audits): either may wake work.
     const unwatch = this.#rt.watch({ event: onEvent, audit: onEvent });
+    // One host of many: another host's events reach this one through its event feed, but a dead host's lease running
+    // out emits nothing, so the loop also looks for trees to take over every second.
+    const lookAgain = this.#rt.hostId === null ? null : setInterval(onEvent, HOST_CLAIM_POLL_MS);
+    lookAgain?.unref();
     try {
       while (this.#state !== 'stopped') {
         if (this.#state === 'paused') {
@@ -175,6 +182,7 @@ export class BackgroundScheduler {
       }
     } finally {
       unwatch();
+      if (lookAgain) clearInterval(lookAgain);
     }
   }
 }

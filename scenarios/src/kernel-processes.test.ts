@@ -8,7 +8,7 @@ import {
   equip,
   MEMORY_SKILL,
   openKernel,
-  rawSql,
+  failInsertsWhere,
   spawnChild,
   StateProvider,
   supervisor,
@@ -183,11 +183,13 @@ result`, async () => {
     await rt.call(parent.pid, 'wait_child_process', { child_pid: childPid });
     const childBefore = await rt.process(childPid);
     const parentBefore = await rt.process(parent.pid);
-    await rawSql(
-      rt,
-      `CREATE TRIGGER fail_wake BEFORE INSERT ON events WHEN NEW.type = 'process_woken' BEGIN SELECT RAISE(ABORT, ` +
-        `'injected wake failure'); END`,
-    );
+    const heal = await failInsertsWhere(rt, {
+      name: 'fail_wake',
+      table: 'events',
+      column: 'type',
+      value: 'process_woken',
+      message: 'injected wake failure',
+    });
 
     const exit = await rt.call(childPid, 'process_exit', { message: 'done' });
     expect(exit.ok).toBe(false);
@@ -199,7 +201,7 @@ result`, async () => {
       { pid: parent.pid, status: 'pending' },
     ]);
 
-    await rawSql(rt, 'DROP TRIGGER fail_wake');
+    await heal();
     const again = await rt.call(childPid, 'process_exit', { message: 'done' });
     expect(again.ok).toBe(true);
     expect((await rt.process(parent.pid)).status).toBe('runnable');

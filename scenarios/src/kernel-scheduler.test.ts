@@ -1,7 +1,7 @@
 // The scheduler and the executor's batch rules on the real kernel (docs/behaviour/kernel.md).
 import { ScriptedProvider, type Runtime } from '@libos/kernel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { batches, objectNames, openKernel, rawSql, spawnChild, StateProvider, supervisor } from './support/kernel-harness.js';
+import { batches, objectNames, failInsertsWhere, openKernel, spawnChild, StateProvider, supervisor } from './support/kernel-harness.js';
 
 let rt: Runtime;
 afterEach(async () => rt?.close());
@@ -244,11 +244,13 @@ replayed`, async () => {
     await rt.call(childPid, 'process_exit', {});
     expect((await rt.process(parent.pid)).status).toBe('runnable');
     // Every attempt to record the resumed call (its success and then its failure) now fails in the store.
-    await rawSql(
-      rt,
-      `CREATE TRIGGER fail_tool_audit BEFORE INSERT ON audit_records WHEN NEW.action = 'tool.call' BEGIN SELECT ` +
-        `RAISE(ABORT, 'injected audit failure'); END`,
-    );
+    await failInsertsWhere(rt, {
+      name: 'fail_tool_audit',
+      table: 'audit_records',
+      column: 'action',
+      value: 'tool.call',
+      message: 'injected audit failure',
+    });
     const provider = new ScriptedProvider([]);
     const report = await rt.run({ provider });
     expect(report.results.map((r) => [r.pid, r.kind])).toEqual([[parent.pid, 'failed']]);

@@ -9,7 +9,7 @@ import { objectMemory } from '@libos/object-memory';
 import { sequentialIds } from '@libos/sdk';
 import { session } from '@libos/session';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rawSql } from './support/kernel-harness.js';
+import { failInsertsWhere } from './support/kernel-harness.js';
 
 let rt: Runtime | undefined;
 const dirs: string[] = [];
@@ -86,11 +86,13 @@ event, the use back`, async () => {
     const r = await open(clock);
     const p = await r.spawn({ goal: 'tell the time' });
     await r.grant(p.pid, 'clock:now', ['read'], { uses: 1 });
-    await rawSql(
-      r,
-      `CREATE TRIGGER fail_clock_event BEFORE INSERT ON events WHEN NEW.type = 'external_read' BEGIN SELECT ` +
-        `RAISE(ABORT, 'injected event failure'); END`,
-    );
+    const heal = await failInsertsWhere(r, {
+      name: 'fail_clock_event',
+      table: 'events',
+      column: 'type',
+      value: 'external_read',
+      message: 'injected event failure',
+    });
     const failed = await r.call(p.pid, 'get_current_time', { timezone: 'UTC' });
     expect(failed.ok).toBe(false);
     expect(!failed.ok && failed.error.message).toContain('injected event failure');
@@ -99,7 +101,7 @@ event, the use back`, async () => {
     expect(await r.events({ type: 'external_read' })).toEqual([]);
     expect(await usesLeft(r, p.pid, 'clock:now')).toBe(1);
     expect((await r.audit({ pid: p.pid, action: 'tool.call' })).map((a) => a.decision)).toEqual(['internal_error']);
-    await rawSql(r, 'DROP TRIGGER fail_clock_event');
+    await heal();
     expect(await r.call(p.pid, 'get_current_time', { timezone: 'UTC' })).toMatchObject({
       ok: true,
       payload: { iso8601: '2026-12-01T09:00:00+00:00' },
@@ -133,18 +135,20 @@ them`, async () => {
     const r = await open(clock);
     const p = await r.spawn({ goal: 'back off' });
     await r.grant(p.pid, 'clock:sleep', ['read'], { uses: 1 });
-    await rawSql(
-      r,
-      `CREATE TRIGGER fail_timer BEFORE INSERT ON pending_actions WHEN NEW.tool = 'sleep' BEGIN SELECT RAISE(ABORT, ` +
-        `'injected wait failure'); END`,
-    );
+    const heal = await failInsertsWhere(r, {
+      name: 'fail_timer',
+      table: 'pending_actions',
+      column: 'tool',
+      value: 'sleep',
+      message: 'injected wait failure',
+    });
     const failed = await r.call(p.pid, 'sleep', { seconds: 5 });
     expect(failed.ok).toBe(false);
     expect(!failed.ok && failed.error.message).toContain('injected wait failure');
     expect(await r.process(p.pid)).toMatchObject({ status: 'runnable', waitState: null });
     expect(await usesLeft(r, p.pid, 'clock:sleep')).toBe(1);
     expect(await r.events({ pid: p.pid, type: 'tool_waiting' })).toEqual([]);
-    await rawSql(r, 'DROP TRIGGER fail_timer');
+    await heal();
     expect(await r.call(p.pid, 'sleep', { seconds: 5 })).toMatchObject({ ok: true, wait: { kind: 'timer' } });
   });
 

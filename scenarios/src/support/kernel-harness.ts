@@ -12,7 +12,7 @@ import {
   type ToolCallResult,
 } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
-import { definePlugin, defineTool, sequentialIds, skillFromText, z, type ObjectsService, type Plugin } from '@libos/sdk';
+import { definePlugin, defineTool, sequentialIds, skillFromText, z, type ObjectsService, type Plugin, type StoreDialect } from '@libos/sdk';
 import { session } from '@libos/session';
 
 /**
@@ -270,6 +270,53 @@ export async function objectNames(rt: Runtime, pid: string): Promise<string[]> {
 /** The objects service, host-side (no authority). */
 export async function withObjects<T>(rt: Runtime, fn: (objects: ObjectsService) => Promise<T>): Promise<T> {
   return rt.transaction((scope) => fn(scope.service<ObjectsService>('objects')));
+}
+
+/** The dialect of the store `rt` is open on (a `postgres://` location is PostgreSQL's). */
+export const storeDialect = (rt: Runtime): StoreDialect => (/^postgres(?:ql)?:\/\//i.test(rt.location) ? 'postgres' : 'sqlite');
+
+/** A failing INSERT to inject with `failInsertsWhere`: rows of `table` whose `column` equals `value` fail with `message`. */
+export interface InsertFailure {
+  /** The trigger's name (and, on PostgreSQL, its function's): a lowercase SQL name. */
+  readonly name: string;
+  readonly table: string;
+  readonly column: string;
+  readonly value: string;
+  readonly message: string;
+}
+
+/**
+ * Installs a trigger in the store that aborts each INSERT of a matching row with `message` (a failing store, from
+ * outside the code under test), and returns what drops it again. On SQLite a `RAISE(ABORT, …)` trigger; on
+ * PostgreSQL a PL/pgSQL trigger function raising the message. Values are test constants, quoted here.
+ *
+ * @example
+ * const heal = await failInsertsWhere(rt, { name: 'fail_wake', table: 'events', column: 'type', value: 'process_woken', message: 'down' });
+ * await heal();
+ */
+export async function failInsertsWhere(rt: Runtime, f: InsertFailure): Promise<() => Promise<void>> {
+  const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
+  if (storeDialect(rt) === 'postgres') {
+    await rawSql(
+      rt,
+      `CREATE FUNCTION ${f.name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION ${quote(f.message)}; END $$`,
+    );
+    await rawSql(
+      rt,
+      `CREATE TRIGGER ${f.name} BEFORE INSERT ON ${f.table} FOR EACH ROW WHEN (NEW.${f.column} = ${quote(f.value)}) ` +
+        `EXECUTE FUNCTION ${f.name}()`,
+    );
+    return async () => {
+      await rawSql(rt, `DROP TRIGGER ${f.name} ON ${f.table}`);
+      await rawSql(rt, `DROP FUNCTION ${f.name}()`);
+    };
+  }
+  await rawSql(
+    rt,
+    `CREATE TRIGGER ${f.name} BEFORE INSERT ON ${f.table} WHEN NEW.${f.column} = ${quote(f.value)} BEGIN SELECT RAISE(ABORT, ` +
+      `${quote(f.message)}); END`,
+  );
+  return () => rawSql(rt, `DROP TRIGGER ${f.name}`);
 }
 
 /**

@@ -1,8 +1,9 @@
 import { capabilities, createAuthorityEngine, type AuthorityDecision } from '@libos/capabilities';
-import { openRuntime, type Runtime } from '@libos/kernel';
+import { migrationKit, openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory, type ObjectMemoryService } from '@libos/object-memory';
-import { RIGHTS, sqliteMigrationKit, type Right } from '@libos/sdk';
+import { RIGHTS, type Right } from '@libos/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { storeDialect } from './support/kernel-harness.js';
 
 // An owner's rights on its own Objects derive from ownership (issue 9): no grant row per Object. These stories
 // run the real kernel, Object Memory and authority engine, and compare an owner of 1 Object with an owner of 10,000.
@@ -201,7 +202,7 @@ describe('an owner of 10,000 Objects', () => {
     };
     const before = await decisions(old, stored);
     const migration = objectMemory().migrations!.find((m) => m.name === 'object-memory/0003_creator_grants_to_ownership')!;
-    await rt.transaction((scope) => migration.up(scope.store, sqliteMigrationKit(scope.store)));
+    await rt.transaction((scope) => migration.up(scope.store, migrationKit(storeDialect(rt)).forStore(scope.store)));
     const implicit = oids.map((o) => `cap_own:object:${o}`);
     expect(await decisions(rt.authority, implicit)).toEqual(before);
     const rows: Json[] = await rt.transaction((scope) =>

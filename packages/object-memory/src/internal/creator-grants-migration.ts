@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import type { StoreDialect } from '@libos/sdk';
+import { type Kysely, sql } from 'kysely';
 import { creatorRights } from './store-object.js';
 
 /** The metadata every stored creator grant carried (JSON text exactly as it was written). */
@@ -34,6 +35,21 @@ const sameRights = (json: string, immutable: boolean): boolean => {
 };
 
 /**
+ * Whether the store's own schema has table `name`. Not kysely's introspection: on PostgreSQL it lists the tables of
+ * every schema in the database (another store's `cap_grants` would count) and fails when another schema is dropped
+ * while it reads the catalog.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function hasTable(db: Kysely<any>, dialect: StoreDialect, name: string): Promise<boolean> {
+  if (dialect === 'postgres') {
+    const { rows } = await sql<{ t: string | null }>`select to_regclass(${name}) as t`.execute(db);
+    return rows[0]?.t != null;
+  }
+  const rows = await db.selectFrom('sqlite_master').select('name').where('type', '=', 'table').where('name', '=', name).execute();
+  return rows.length > 0;
+}
+
+/**
  * Stores written before owners' rights were derived from ownership hold one creator grant per Object. Each one
  * that still matches its Object's owner becomes the implicit owner record `cap_own:object:<oid>`, so decisions stay
  * the same: an active grant that says exactly what ownership derives is deleted (the implicit record replaces it);
@@ -42,8 +58,8 @@ const sameRights = (json: string, immutable: boolean): boolean => {
  * new id. Runs once, in the open's migration transaction, after the authority engine's migrations.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function creatorGrantsToOwnership(db: Kysely<any>): Promise<void> {
-  if (!(await db.introspection.getTables()).some((t) => t.name === 'cap_grants')) return; // no authority engine tables: nothing stored
+export async function creatorGrantsToOwnership(db: Kysely<any>, dialect: StoreDialect): Promise<void> {
+  if (!(await hasTable(db, dialect, 'cap_grants'))) return; // no authority engine tables: nothing stored
   const grants = (await db
     .selectFrom('cap_grants')
     .select([

@@ -89,9 +89,9 @@ export const migrations: readonly Migration[] = [
   {
     // A store from before: its stored creator grants become the implicit owner records (same decisions).
     name: 'object-memory/0003_creator_grants_to_ownership',
-    async up(store: unknown) {
+    async up(store: unknown, kit: MigrationKit | undefined) {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      await creatorGrantsToOwnership(store as Kysely<any>);
+      await creatorGrantsToOwnership(store as Kysely<any>, kit?.dialect ?? 'sqlite');
     },
   },
   {

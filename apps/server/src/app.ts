@@ -70,13 +70,17 @@ export function createApp(opts: AppOptions) {
     .use(
       bodyLimit({
         maxSize: MAX_BODY_BYTES,
-        onError: (c) =>
-          errorResponse(
+        // The rest of the body is not read: `Connection: close` so the client sends its next request on a new socket
+        // (a kept-alive one would be closed under it).
+        onError: (c) => {
+          c.header('Connection', 'close');
+          return errorResponse(
             c,
             new LibosError('payload_too_large', `body: larger than ${MAX_BODY_BYTES} bytes`, {
               details: { field: 'body', max_bytes: MAX_BODY_BYTES },
             }),
-          ),
+          );
+        },
       }),
     )
     .route('/', healthRoutes(ctx))

@@ -18,7 +18,7 @@ describe('serve', () => {
     h = await startServer();
     expect(h.server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(h.server.token).toMatch(/^[0-9a-f]{64}$/);
-    expect(await h.api('/api/health')).toEqual({ status: 200, body: { ok: true, db: ':memory:', provider: null } });
+    expect(await h.api('/api/health')).toEqual({ status: 200, body: { ok: true, db: h.rt.location, provider: null } });
   });
 
   it('refuses a non-loopback host unless it is explicitly allowed, and a token too short to be secret', async () => {

@@ -35,7 +35,7 @@ async function rejection(p: Promise<unknown>): Promise<LibosApiError> {
 
 describe('LibosClient against a served runtime on 127.0.0.1', () => {
   it('spawns, lists and reads processes with their budget; a tool call answers the broker envelope', async () => {
-    expect(await client.health()).toEqual({ ok: true, db: ':memory:', provider: 'scripted' });
+    expect(await client.health()).toEqual({ ok: true, db: rt.location, provider: 'scripted' });
     const p = await client.spawn({ goal: 'tell the time' });
     expect(p).toMatchObject({ status: 'runnable', goal: 'tell the time', parent_pid: null });
     expect((await client.processes()).map((x) => x.pid)).toEqual([p.pid]);

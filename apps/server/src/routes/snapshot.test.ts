@@ -11,7 +11,7 @@ afterEach(async () => {
 describe('GET /api/snapshot', () => {
   it('an empty store: nothing to show, cursor 0, nothing truncated', async () => {
     h = await startServer();
-    expect((await h.api('/api/snapshot')).body).toEqual({ db: ':memory:', cursor: 0, processes: [], human_requests: [], events: [] });
+    expect((await h.api('/api/snapshot')).body).toEqual({ db: h.rt.location, cursor: 0, processes: [], human_requests: [], events: [] });
   });
 
   it('is bounded: the newest processes, pending requests and events, with _truncated naming what was cut; cursor is the head', async () => {

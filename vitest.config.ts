@@ -1,10 +1,35 @@
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { inMemoryRuntimeTestFiles, testFiles } from './scenarios/src/support/runtime-test-files.js';
 
+const root = fileURLToPath(new URL('.', import.meta.url));
 const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+const srcFolders = (parent: string) => readdirSync(src(`./${parent}`)).map((d) => `${parent}/${d}/src`);
+
+/**
+ * Test files that open a runtime on the in-memory store but are about SQLite itself, so the `postgres` project leaves
+ * them out (each with why). Everything else that opens such a runtime runs on both dialects.
+ */
+const SQLITE_ONLY: Record<string, string> = {
+  'scenarios/src/store-postgres-runtime.test.ts': 'on PostgreSQL already (its own schemas); its harness runtime is the SQLite side',
+};
+
+/**
+ * Test files that fail on PostgreSQL because of a defect found there and not fixed yet (issue 15): out of the
+ * `postgres` project until it is, each with the defect. Remove the line with the fix.
+ */
+const OPEN_POSTGRES_DEFECTS: Record<string, string> = {
+  'packages/kernel/src/skills/skill-activation.test.ts':
+    '`processes.loaded_skills` is jsonb, which reorders object keys: loaded Skills (and the prompt section) lose activation order',
+  'scenarios/src/robustness/fuzz.test.ts':
+    'a string with a lone surrogate (valid JS, not UTF-8) fails jsonb input (22P02) and throws instead of a LibosError',
+};
 
 // Tests import workspace packages from source, so a change is tested without a rebuild.
 // (CLI tests run the built binary; `npm test` builds first.)
+// Two projects (issue 15): `sqlite`, the whole suite; `postgres`, every test file that opens a runtime on the
+// in-memory store, again, with each such store on a fresh schema of LIBOS_TEST_PG_URL (its setup file redirects it).
 export default defineConfig({
   resolve: {
     alias: {
@@ -23,9 +48,33 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'scenarios/src/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'scenarios/src/**/*.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: inMemoryRuntimeTestFiles(
+            root,
+            testFiles(root, [...srcFolders('packages'), ...srcFolders('apps'), ...srcFolders('examples'), 'scenarios/src']),
+          ),
+          exclude: [...Object.keys(SQLITE_ONLY), ...Object.keys(OPEN_POSTGRES_DEFECTS)],
+          // A runtime opens in about 0.7 s here (some 150 DDL statements on the server) against 50 ms on SQLite, so a
+          // test that opens many (CP-16's property test: 25) needs more than the 30 s a test has on SQLite. More forks
+          // do not help: with 2 cores the server is the bottleneck (3 forks: 610 s, 1 fork: 646 s).
+          testTimeout: 120_000,
+          setupFiles: ['scenarios/src/support/postgres-project-setup.ts'],
+        },
+      },
+    ],
   },
 });

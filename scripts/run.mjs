@@ -44,7 +44,7 @@ function postgresAnswers() {
   return spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore', timeout: 5000 }).status === 0;
 }
 
-/** Lint and format check, types, then the vitest suite; ends with the `N passed, N failed` line .ci/run reads. */
+/** Lint and format check, types, then the vitest suite (both projects); ends with the `N passed, N failed` line .ci/run reads. */
 function test() {
   // Biome: lint and format check of the whole tree (biome.jsonc); a finding counts as one failure, the tests still run.
   const lintOk = run('npx', [...PNPM, 'exec', 'biome', 'check', '--error-on-warnings', '.']) === 0;
@@ -53,11 +53,14 @@ function test() {
   // Types are checked too (tests included); a type error counts as one failure but the tests still run.
   const typesOk = run('npx', [...PNPM, 'exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']) === 0;
   if (!typesOk) console.error('\ntypecheck failed (see above)');
-  // The PostgreSQL tests (issue 15) need a server; without one they skip, and the run says so once, up front.
-  if (!postgresAnswers()) console.log('postgres suite: skipped (no server; see README)');
+  // Two vitest projects (vitest.config.ts, issue 15): `sqlite`, the whole suite, and `postgres`, the tests that open a
+  // runtime on the in-memory store, again on PostgreSQL. Without a server only `sqlite` runs, and the run says so once.
+  const projects = postgresAnswers() ? [] : ['--project', 'sqlite'];
+  if (projects.length) console.log('postgres suite: skipped (no server; see README)');
   const out = `${root}/.vitest-results.json`;
   rmSync(out, { force: true });
-  const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`, ...rest]);
+  const reporters = ['--reporter=default', '--reporter=json', `--outputFile.json=${out}`];
+  const code = run('npx', [...PNPM, 'exec', 'vitest', 'run', ...projects, ...reporters, ...rest]);
   let passed = 0;
   let failed = 0;
   if (existsSync(out)) {

@@ -103,6 +103,12 @@ export interface PluginHooks {
   /** Runs once at open, after migrations, before any work is admitted (e.g. the reopen sweep). */
   open?(scope: ServiceScope): Promise<void>;
   /**
+   * One host of many on a shared store took over the process tree `tree.rootPid` (its `pids`) from a host that stopped
+   * renewing its lease, in the takeover's transaction: recover what that host held for these processes only, as `open`
+   * does for the whole store at a reopen (e.g. ObjectTasks abandoning the tree's active tasks).
+   */
+  recoverTree?(scope: ServiceScope, tree: { readonly rootPid: string; readonly pids: readonly string[] }): Promise<void>;
+  /**
    * Reacts to events of the named types inside the transaction that emits them (e.g. ObjectTasks telling a runner
    * that its owner Object changed). A throw rolls that transaction back, so handlers should catch what they can.
    */

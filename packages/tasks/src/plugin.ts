@@ -3,7 +3,7 @@ import { cancelActiveTasks, pinnedOwners } from './internal/shutdown.js';
 import { tasksState } from './internal/subtree-state.js';
 import { taskLifecycle } from './internal/lifecycle.js';
 import { notifyOwnerChange } from './internal/owner-watch.js';
-import { sweepTasksAfterReopen } from './internal/reopen.js';
+import { sweepTasksAfterReopen, sweepTasksOfTree } from './internal/reopen.js';
 import { DEFAULT_TASK_LIMITS, TASKS_OBSERVER_SERVICE, type TaskLimits, type TasksState } from './internal/state.js';
 import { migrations } from './internal/task-store.js';
 import { OBJECT_TASKS_SKILL_URL } from './skill-files.js';
@@ -62,6 +62,10 @@ export function tasks(options: TasksOptions = {}): Plugin {
     hooks: {
       async open(scope) {
         await sweepTasksAfterReopen(scope, state);
+      },
+      // One host of many took over a tree from a host that stopped: its active tasks' runners were on that host.
+      async recoverTree(scope, tree) {
+        await sweepTasksOfTree(scope, state, tree.pids);
       },
       // Owner watch: Object Memory's change events reach the runners watching that owner, in the same transaction.
       events: {

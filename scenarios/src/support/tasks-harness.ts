@@ -1,5 +1,5 @@
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type LlmProvider, type RunReport, type Runtime } from '@libos/kernel';
+import { openRuntime, type HostOptions, type LlmProvider, type RunReport, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { definePlugin, defineTool, LibosError, sequentialIds, skillFromText, z, type Plugin } from '@libos/sdk';
 import { session } from '@libos/session';
@@ -160,7 +160,15 @@ export function testClock(start = Date.parse('2026-01-01T00:00:00.000Z')): TestC
  * `kyselyPlugins` reach the store's Kysely instance (e.g. `failInserts` from `store-faults.ts`).
  */
 export async function openTaskHarness(
-  opts: { path?: string; idStart?: number; tasks?: TasksOptions; clock?: TestClock; kyselyPlugins?: readonly StorePlugin[] } = {},
+  opts: {
+    path?: string;
+    idStart?: number;
+    tasks?: TasksOptions;
+    clock?: TestClock;
+    kyselyPlugins?: readonly StorePlugin[];
+    /** One host of many on a postgres:// path (`openRuntime({ host })`). */
+    host?: HostOptions;
+  } = {},
 ): Promise<TaskHarness> {
   const targets = targetsPlugin();
   const clock = opts.clock ?? testClock();
@@ -169,6 +177,7 @@ export async function openTaskHarness(
     plugins: [capabilities(), objectMemory(), tasks(opts.tasks ?? {}), session(), targets.plugin],
     config: { ids: sequentialIds(opts.idStart ?? 0), clock },
     ...(opts.kyselyPlugins ? { kyselyPlugins: opts.kyselyPlugins } : {}),
+    ...(opts.host ? { host: opts.host } : {}),
   });
   return { rt, targets, clock };
 }

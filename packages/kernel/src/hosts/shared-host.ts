@@ -113,6 +113,10 @@ export class SharedHost implements TreeOwnership {
         // A tree nobody held, or this host's own (it ran no quantum since), has nothing cut off to recover.
         if (tree.previous === null || tree.previous === this.options.id) continue;
         const recovered = await recoverIn(deps, scope, tree.root);
+        const pids = (await scope.store.selectFrom('processes').select('pid').where('root_pid', '=', tree.root).execute()).map(
+          (r) => r.pid,
+        );
+        for (const p of deps.registry.plugins) await p.hooks?.recoverTree?.(scope, { rootPid: tree.root, pids });
         await scope.audit.record({
           action: 'host.tree_taken_over',
           target: resources.process(tree.root),

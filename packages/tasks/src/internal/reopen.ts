@@ -2,7 +2,48 @@ import { SERVICE_NAMES, type ObjectsService, type RunnerService, type ServiceSco
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { ACTIVE_TASK_STATUSES, type TaskInfo } from '../task-info.js';
-import { taskPage, tasksDb, updateTask } from './task-store.js';
+import { findTask, taskPage, tasksDb, updateTask } from './task-store.js';
+
+/** An active task whose runner is gone (`why`: what ended it) becomes `abandoned` and its runner child is ended. */
+async function abandon(scope: ServiceScope, state: TasksState, t: TaskInfo, why: string): Promise<boolean> {
+  const done = await taskLifecycle(scope, state).finish(t, 'abandoned', { error: `${why} before object task completed` });
+  if (done.status !== 'abandoned') return false;
+  if (t.runner_pid)
+    await scope.service<RunnerService>(SERVICE_NAMES.runners).end(t.runner_pid, {
+      kind: 'killed',
+      code: 'runtime_reopened',
+      reason: `${why} before object task ${t.task_id} completed`,
+    });
+  return true;
+}
+
+/**
+ * A host took over the process tree of `pids` from a host that stopped (`PluginHooks.recoverTree`): the tree's active
+ * tasks had their runners on that host, so they are abandoned as a reopen abandons every active task.
+ */
+export async function sweepTasksOfTree(scope: ServiceScope, state: TasksState, pids: readonly string[]): Promise<string[]> {
+  const abandoned: string[] = [];
+  const db = tasksDb(scope.store);
+  for (let i = 0; i < pids.length; i += RECOVERY_PAGE) {
+    const rows = await db
+      .selectFrom('object_tasks')
+      .select('task_id')
+      .where('status', 'in', [...ACTIVE_TASK_STATUSES])
+      .where('creator_pid', 'in', pids.slice(i, i + RECOVERY_PAGE))
+      .execute();
+    for (const r of rows) {
+      const t = await findTask(db, r.task_id);
+      if (t && (await abandon(scope, state, t, 'its host stopped'))) abandoned.push(t.task_id);
+    }
+  }
+  if (abandoned.length)
+    await scope.audit.record({
+      action: 'object_task.takeover_abandoned',
+      decision: 'abandoned',
+      details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) },
+    });
+  return abandoned;
+}
 
 /** Tasks handled per page of the reopen sweep. */
 export const RECOVERY_PAGE = 500;
@@ -42,20 +83,9 @@ async function eachTask(
 export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksState): Promise<ReopenReport> {
   const db = tasksDb(scope.store);
   const now = scope.clock.now().toISOString();
-  const life = taskLifecycle(scope, state);
-  const runners = scope.service<RunnerService>(SERVICE_NAMES.runners);
-
   const abandoned: string[] = [];
   await eachTask(scope, ACTIVE_TASK_STATUSES, async (t) => {
-    const done = await life.finish(t, 'abandoned', { error: 'runtime reopened before object task completed' });
-    if (done.status !== 'abandoned') return;
-    abandoned.push(t.task_id);
-    if (t.runner_pid)
-      await runners.end(t.runner_pid, {
-        kind: 'killed',
-        code: 'runtime_reopened',
-        reason: `runtime reopened before object task ${t.task_id} completed`,
-      });
+    if (await abandon(scope, state, t, 'runtime reopened')) abandoned.push(t.task_id);
   });
   if (abandoned.length)
     await scope.audit.record({
@@ -99,6 +129,7 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
       details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) },
     });
 
+  const life = taskLifecycle(scope, state);
   const notified: string[] = [];
   // Only tasks whose notification is unsent or failed (the notify_retry index), not every terminal task ever run.
   const retry = { notifyRetry: true };

@@ -3,18 +3,20 @@
 // stderr. Exits 0 even when a goal is missed; non-zero only when a benchmark crashed. See bench/README.md.
 //
 // Env: BENCH_BLOCKS (blocks per figure, default 7, at least 5), BENCH_N (scales the ops per block, default 1),
-// BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale,pg (figure groups to run),
-// BENCH_CLOCK=wall|cpu (what a millisecond is; default wall), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg`).
+// BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale,pg,hosts (figure groups),
+// BENCH_CLOCK=wall|cpu (what a millisecond is; default wall), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg`
+// and `hosts`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callFigures } from './figures/call-figures.mjs';
+import { hostFigures } from './figures/host-figures.mjs';
 import { pgFigures } from './figures/pg-figures.mjs';
 import { scaleFigures } from './figures/scale-figures.mjs';
 import { stepFigures } from './figures/step-figures.mjs';
 import { ratioLine, useClock } from './lib/measure.mjs';
 
-const GROUPS = { calls: callFigures, steps: stepFigures, scale: scaleFigures, pg: pgFigures };
+const GROUPS = { calls: callFigures, steps: stepFigures, scale: scaleFigures, pg: pgFigures, hosts: hostFigures };
 
 function config(env) {
   const quick = env.BENCH_QUICK === '1';

@@ -706,9 +706,15 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const eventHooks = new Map<string, ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>();
   for (const p of reg.plugins)
     for (const [type, hook] of Object.entries(p.hooks?.events ?? {})) eventHooks.set(type, [...(eventHooks.get(type) ?? []), hook]);
+  // Runtime-local payloads belong to this open of this runtime: an instance id new at every open (and, among many
+  // hosts, one another host can ask the roster about while this one lives).
+  const instanceId = `${host?.id ?? 'rt'}.${Math.random().toString(36).slice(2, 10)}`;
+  const runtimeInstance =
+    store.shared && host ? SharedHost.instance(store.shared, host, instanceId) : { instanceId, holder: async () => null };
   const scopes: ScopeFactory = {
     clock,
     bus: scopeBus,
+    runtime: runtimeInstance,
     ...(store.appendLog ? { appendLog: store.appendLog } : {}),
     ...(store.shared ? {} : { memo: store.memo }),
     ...(store.exec ? { exec: store.exec } : {}),
@@ -731,7 +737,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     await recordStorePlugins(store.db, reg, clock.now().toISOString());
     // Among many hosts, the store-wide reopen sweeps run only when no other host is live: a live host's work is not
     // cut off. A dead host's trees are recovered one by one as they are taken over (`SharedHost.claim`).
-    const alone = store.shared && host ? (await SharedHost.join(store.shared, host)) === 0 : true;
+    const alone = store.shared && host ? (await SharedHost.join(store.shared, host, instanceId)) === 0 : true;
     for (const p of reg.plugins) {
       if (alone && p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }

@@ -44,4 +44,8 @@ export interface ObjectRecord {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly updatedSeq: number;
+  /** The runtime instance whose memory holds the payload (null: written before instances were recorded). */
+  readonly payloadInstance: string | null;
+  /** Set by a read on another host of a shared store: the live host that holds the payload (it is not lost). */
+  readonly heldBy?: string;
 }

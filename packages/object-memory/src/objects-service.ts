@@ -138,7 +138,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const own: DataLabels = { ...parsed.declared, ...hostLabels };
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
     const immutable = input.immutable ?? true;
-    const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object), namespace, name);
+    const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object, scope.runtime), namespace, name);
     await storeObject(scope, deps.payloads, {
       oid,
       namespace,
@@ -170,7 +170,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
       throw new LibosError('object_not_found', `no live Object ${oid}`, { details: { oid } });
     }
-    return requirePayload(deps.payloads, record);
+    return requirePayload(deps.payloads, record, scope.runtime);
   }
 
   const available = (r: ObjectRecord) => r.lifecycle === 'live' && deps.payloads.has(r.oid);
@@ -251,7 +251,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
   }
 
   async function inspect(oid: string): Promise<ObjectDescription | null> {
-    const r = await seenAfterReopen(db, deps.payloads, await getObject(db, oid));
+    const r = await seenAfterReopen(db, deps.payloads, await getObject(db, oid), scope.runtime);
     return r === null ? null : { ...r, payloadAvailable: available(r) };
   }
 
@@ -306,14 +306,14 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       readonly action?: string;
     },
   ): Promise<ObjectRef> {
-    const record = await seenAfterReopen(db, deps.payloads, await getObject(db, oid));
+    const record = await seenAfterReopen(db, deps.payloads, await getObject(db, oid), scope.runtime);
     if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
       throw new LibosError('object_not_found', `replacePayload: no live Object ${oid}`, { details: { oid } });
     }
     const value = requireJson(payload, 'payload');
     if (record.immutable)
       throw new LibosError('object_immutable', `replacePayload: ${record.namespace}/${record.name} is immutable`, { details: { oid } });
-    requirePayload(deps.payloads, record);
+    await requirePayload(deps.payloads, record, scope.runtime);
     if (record.version !== opts.expectedVersion) {
       throw new LibosError(
         'version_conflict',
@@ -379,7 +379,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       ...(namespace !== undefined ? { namespace } : {}),
       ...(q.ownerPid !== undefined ? { ownerPid: q.ownerPid } : {}),
     });
-    return (await allSeenAfterReopen(db, deps.payloads, rows)).map((r) => ({ ...r, payloadAvailable: available(r) }));
+    return (await allSeenAfterReopen(db, deps.payloads, rows, scope.runtime)).map((r) => ({ ...r, payloadAvailable: available(r) }));
   }
 
   async function replaceViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void> {

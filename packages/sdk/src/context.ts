@@ -139,6 +139,24 @@ export interface ServiceScope {
   authorityFor(pid: string): Authority;
   /** The store's read cache (`store-memo.ts`): hot rows read once, dropped by any write to their tables. */
   readonly memo?: StoreMemo;
+  /** Which runtime instance holds runtime-local state (payloads): this one, or another live host of a shared store. */
+  readonly runtime?: RuntimeInstance;
+}
+
+/**
+ * The runtime instance a scope runs in, for state that lives in a runtime's memory only (Object payloads, the seed's
+ * rule). An instance is new at every open; among many hosts on one store, another host's instance stays live while
+ * that host renews its leases.
+ *
+ * @example
+ * declare const scope: ServiceScope;
+ * const here = scope.runtime?.instanceId;                  // stamp what this runtime holds
+ * const host = await scope.runtime?.holder('h1.k3x9qz');  // 'h1' while that host lives, else null
+ */
+export interface RuntimeInstance {
+  readonly instanceId: string;
+  /** The live host (its id) whose runtime is `instanceId`, other than this one; null when gone (or this one). */
+  holder(instanceId: string): Promise<string | null>;
 }
 
 /**

@@ -126,6 +126,8 @@ export const ERROR_CODES = {
   read_budget_exhausted: 'internal',
   runtime_unavailable: 'internal',
   payload_unavailable_after_reopen: 'unavailable',
+  /** The payload is runtime-local on another live host of a shared store (the host that runs the writer's tree). */
+  payload_unavailable: 'unavailable',
   // object tasks
   task_not_found: 'not_found',
   task_capacity_exceeded: 'conflict',

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os';
-import { LibosError, resources } from '@libos/sdk';
+import { LibosError, resources, type RuntimeInstance } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { SharedStoreSession } from '../store/opened-store.js';
 import type { EventFeed } from '../store/postgres/event-feed.js';
-import { claimTrees, heartbeat, leaveHosts, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
+import { claimTrees, heartbeat, leaveHosts, liveHostOf, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
 import { recoverIn } from '../store/recover-on-open.js';
 import { inTransaction } from '../store/transaction.js';
 
@@ -102,8 +102,16 @@ export class SharedHost implements TreeOwnership {
   }
 
   /** Adds this host to the roster; returns how many other hosts are live (beat within two lease periods). */
-  static async join(shared: SharedStoreSession, options: Required<HostOptions>): Promise<number> {
-    return registerHost(shared.session, { hostId: options.id, hostname: hostname(), osPid: process.pid }, 2 * options.leaseMs);
+  static async join(shared: SharedStoreSession, options: Required<HostOptions>, instanceId: string): Promise<number> {
+    return registerHost(shared.session, { hostId: options.id, hostname: hostname(), osPid: process.pid, instanceId }, 2 * options.leaseMs);
+  }
+
+  /** `ServiceScope.runtime` of a host: the live host holding another instance's runtime-local state, on the host's session. */
+  static instance(shared: SharedStoreSession, options: Required<HostOptions>, instanceId: string): RuntimeInstance {
+    return {
+      instanceId,
+      holder: async (other) => (other === instanceId ? null : liveHostOf(shared.session, other, 2 * options.leaseMs)),
+    };
   }
 
   async claim(): Promise<void> {
@@ -150,11 +158,11 @@ export class SharedHost implements TreeOwnership {
 
   /** Other live hosts (beat within two lease periods). */
   async others(): Promise<number> {
-    return registerHost(
-      this.shared.session,
-      { hostId: this.options.id, hostname: hostname(), osPid: process.pid },
-      2 * this.options.leaseMs,
+    const { rows } = await this.shared.session.query<{ n: number | string }>(
+      `select count(*) as n from libos_hosts where host_id <> $1 and heartbeat_at > now() - ($2 * interval '1 millisecond')`,
+      [this.options.id, 2 * this.options.leaseMs],
     );
+    return Number(rows[0]?.n ?? 0);
   }
 
   /** Stops renewing and leaves the leases to run out (a crash, as another host sees it). */

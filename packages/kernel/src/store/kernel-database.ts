@@ -171,6 +171,8 @@ export interface LibosHostsTable {
   host_id: string;
   hostname: string;
   os_pid: number;
+  /** The runtime instance of the host's current open (`ServiceScope.runtime`): what holds its runtime-local payloads. */
+  instance_id: string;
   started_at: string;
   heartbeat_at: string;
 }

@@ -287,6 +287,7 @@ export const kernelMigrations: readonly Migration[] = [
         .addColumn('host_id', id, (c) => c.primaryKey())
         .addColumn('hostname', 'text', (c) => c.notNull())
         .addColumn('os_pid', 'integer', (c) => c.notNull())
+        .addColumn('instance_id', 'text', (c) => c.notNull())
         .addColumn('started_at', timestamp, (c) => c.notNull())
         .addColumn('heartbeat_at', timestamp, (c) => c.notNull())
         .execute();

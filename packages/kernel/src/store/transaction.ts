@@ -8,6 +8,7 @@ import {
   type Clock,
   type EmittedEvent,
   type EventSink,
+  type RuntimeInstance,
   type ServiceScope,
   type StoreMemo,
 } from '@libos/sdk';
@@ -34,6 +35,8 @@ export interface ScopeFactory {
    * a few, and kysely's query builder costs more than the statement); without it, kysely runs them.
    */
   readonly exec?: (sql: string) => void;
+  /** The runtime instance every scope names (`ServiceScope.runtime`): what holds runtime-local payloads. */
+  readonly runtime?: RuntimeInstance;
   /** Plugin handlers by event type, run in the emitting transaction (`PluginHooks.events`). */
   readonly eventHooks?: ReadonlyMap<string, readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[]>;
 }
@@ -115,6 +118,7 @@ function makeScope(
     onRollback: (fn) => void rollbacks.push(fn),
     service: <T>(name: string) => f.service(name, scope) as T,
     authorityFor: (pid: string) => f.authority(scope, pid),
+    ...(f.runtime ? { runtime: f.runtime } : {}),
     ...(f.memo ? { memo: f.memo } : {}),
   };
   return scope;

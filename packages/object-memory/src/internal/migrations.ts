@@ -114,4 +114,13 @@ export const migrations: readonly Migration[] = [
       await db.schema.createIndex('om_links_src').on('om_links').columns(['src_oid', 'created_at']).execute();
     },
   },
+  {
+    // Which runtime holds each payload (issue 15): among many hosts on one store, a payload another live host holds
+    // is unavailable here but not lost; only a payload whose runtime is gone is marked lost by the lazy sweep.
+    name: 'object-memory/0005_payload_instance',
+    async up(store: unknown) {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      await (store as Kysely<any>).schema.alterTable('om_objects').addColumn('payload_instance', 'text').execute();
+    },
+  },
 ];

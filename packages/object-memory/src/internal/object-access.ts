@@ -1,4 +1,5 @@
-import { LibosError, type Authority, type Decision } from '@libos/sdk';
+import { payloadHolder } from './lazy-sweep.js';
+import { LibosError, type Authority, type Decision, type RuntimeInstance } from '@libos/sdk';
 import { lookupName } from './object-repo.js';
 import type { ObjectRecord } from './records.js';
 import type { OmDb } from './schema.js';
@@ -66,15 +67,26 @@ export async function spendOnce(authority: Authority, decisions: readonly Decisi
 }
 
 /**
- * The payload of a record, failing closed when it did not survive a reopen.
+ * The payload of a record, failing closed when it did not survive a reopen, or (`payload_unavailable`) when another
+ * live host of a shared store holds it (`runtime` tells).
  */
-export function requirePayload(payloads: PayloadStore, record: ObjectRecord): unknown {
-  requireAvailable(payloads, record);
+export async function requirePayload(payloads: PayloadStore, record: ObjectRecord, runtime?: RuntimeInstance): Promise<unknown> {
+  await requireAvailable(payloads, record, runtime);
   return payloads.get(record.oid);
 }
 
-/** Fails closed, as `requirePayload`, when the record's payload did not survive a reopen; reads nothing. */
-export function requireAvailable(payloads: PayloadStore, record: ObjectRecord): void {
+/** Fails closed, as `requirePayload`, when the record's payload is not in this runtime; reads nothing. */
+export async function requireAvailable(payloads: PayloadStore, record: ObjectRecord, runtime?: RuntimeInstance): Promise<void> {
+  if (record.lifecycle === 'live' && payloads.has(record.oid)) return;
+  const host = record.heldBy ?? (record.lifecycle === 'live' ? await payloadHolder(record, runtime) : null);
+  if (host)
+    throw new LibosError(
+      'payload_unavailable',
+      `${record.namespace}/${record.name} (${record.oid}, version ${record.version}): its payload is runtime-local on host ` +
+        `${host}, which runs the process tree that wrote it; read it there (a process of that tree, or that host's ` +
+        'API), or through a checkpoint. It is not lost.',
+      { details: { oid: record.oid, namespace: record.namespace, name: record.name, version: record.version, host } },
+    );
   if (record.lifecycle !== 'live' || !payloads.has(record.oid)) {
     throw new LibosError(
       'payload_unavailable_after_reopen',

@@ -66,6 +66,8 @@ export interface NewObjectRow {
   readonly labels: DataLabels;
   readonly provenance: Provenance;
   readonly payloadMarker: string;
+  /** The runtime instance that holds the payload (`ServiceScope.runtime`), null without one. */
+  readonly payloadInstance: string | null;
   readonly ownerKind: OwnerKind;
   readonly ownerId: string;
   readonly createdBy: string;
@@ -96,6 +98,7 @@ export async function insertObject(db: OmDb, o: NewObjectRow): Promise<void> {
       updated_at: o.at,
       updated_seq: NEXT_SEQ,
       deleted_at: null,
+      payload_instance: o.payloadInstance,
     })
     .execute();
 }

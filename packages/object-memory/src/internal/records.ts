@@ -22,6 +22,7 @@ export function objectFromRow(row: ObjectTable): ObjectRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     updatedSeq: Number(row.updated_seq),
+    payloadInstance: row.payload_instance ?? null,
   };
 }
 

@@ -34,6 +34,8 @@ export interface ObjectTable {
   /** Monotonic write sequence: breaks ties between equal timestamps in newest-first orders. */
   updated_seq: number;
   deleted_at: string | null;
+  /** The runtime instance holding the payload in its memory (`ServiceScope.runtime`); null before 0005. */
+  payload_instance: string | null;
 }
 
 /** `om_views`: one MemoryView per process. */

@@ -81,6 +81,7 @@ export async function storeObject(
     labels: input.labels,
     provenance: input.provenance,
     payloadMarker: PAYLOAD_PRESENT_MARKER,
+    payloadInstance: scope.runtime?.instanceId ?? null,
     ownerKind: input.ownerKind,
     ownerId: input.ownerId,
     createdBy: input.createdBy,

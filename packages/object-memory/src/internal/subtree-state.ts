@@ -190,7 +190,9 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
           payloads.delete(o.oid);
           scope.onRollback(() => payloads.set(o.oid, previous));
         }
-        const row = { ...o, lifecycle_state: lifecycle, payload: marker, updated_seq: NEXT_SEQ };
+        // A payload written here now is held by this runtime; a captured row's instance is another (gone) runtime's.
+        const held = marker === PAYLOAD_PRESENT_MARKER && payloads.has(o.oid) ? (scope.runtime?.instanceId ?? null) : null;
+        const row = { ...o, lifecycle_state: lifecycle, payload: marker, updated_seq: NEXT_SEQ, payload_instance: held };
         const r = await db.updateTable('om_objects').set(row).where('oid', '=', o.oid).executeTakeFirst();
         if (Number(r.numUpdatedRows) === 0) await db.insertInto('om_objects').values(row).execute();
       }
@@ -302,6 +304,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
             created_by: rename(o.created_by),
             lifecycle_state: has ? 'live' : 'payload_unavailable',
             payload: has ? PAYLOAD_PRESENT_MARKER : PAYLOAD_LOST_MARKER,
+            payload_instance: has ? (scope.runtime?.instanceId ?? null) : null,
             provenance: JSON.stringify({ ...provenance, parent_oids: (provenance.parent_oids ?? []).map(rename), forked_from: o.oid }),
             created_at: now,
             updated_at: now,

@@ -70,7 +70,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           },
         );
       }
-      requireAvailable(deps.payloads, record);
+      await requireAvailable(deps.payloads, record, ctx.runtime);
       const entry = requireJson(args.entry, 'entry');
       const entrySize = jsonSize(entry);
       if (entrySize > MAX_ENTRY_SIZE) {

@@ -89,7 +89,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           details: { field: 'namespace', namespace },
         });
       }
-      const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object), namespace, name);
+      const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object, ctx.runtime), namespace, name);
       const explicit = [...new Set([...(args.parent_oids ?? []), ...(args.parents ?? [])])];
       const parentLabels: DataLabels[] = [];
       for (const [i, parent] of explicit.entries()) {

@@ -1,4 +1,4 @@
-import { defineTool, LibosError, z, type Authority, type DataLabels } from '@libos/sdk';
+import { defineTool, LibosError, z, type Authority, type DataLabels, type RuntimeInstance } from '@libos/sdk';
 import { LIST_LIMITS } from '../bounds.js';
 import { mergeLabels } from '../internal/labels.js';
 import { childNamespacesPage, getNamespace } from '../internal/namespace-repo.js';
@@ -86,10 +86,17 @@ async function readable(authority: Authority, resource: string): Promise<boolean
   return true;
 }
 
-async function listOnce(db: OmDb, deps: ObjectMemoryDeps, authority: Authority, namespace: string, limit: number) {
+async function listOnce(
+  db: OmDb,
+  deps: ObjectMemoryDeps,
+  authority: Authority,
+  namespace: string,
+  limit: number,
+  runtime: RuntimeInstance | undefined,
+) {
   const labels: DataLabels[] = [];
   const objects = await boundedScan(
-    async (offset, n) => allSeenAfterReopen(db, deps.payloads, await objectsPage(db, namespace, offset, n)),
+    async (offset, n) => allSeenAfterReopen(db, deps.payloads, await objectsPage(db, namespace, offset, n), runtime),
     async (o) => {
       if (!(await readable(authority, resources.object(o.oid)))) return null;
       labels.push(o.labels);
@@ -153,7 +160,7 @@ export const listMemoryNamespaceTool = (deps: ObjectMemoryDeps) =>
           },
         );
       }
-      const { objects, namespaces, labels } = await listOnce(db, deps, ctx.authority, namespace, limit);
+      const { objects, namespaces, labels } = await listOnce(db, deps, ctx.authority, namespace, limit, ctx.runtime);
       if (labels.length > 0) await ctx.flow.taint(mergeLabels(labels[0]!, labels.slice(1)));
       return { namespace, objects, namespaces };
     },

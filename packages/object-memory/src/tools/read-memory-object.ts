@@ -88,7 +88,7 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const name = normalizeName(args.name);
       const { record, read } = await openReadableObject(omDb(ctx.store), ctx.authority, namespace, name);
       await ctx.authority.consume(read);
-      const payload = requirePayload(deps.payloads, record) as JsonValue;
+      const payload = (await requirePayload(deps.payloads, record, ctx.runtime)) as JsonValue;
       const tokens = parsePointer(args.json_pointer);
       const selection = resolvePointer(payload, tokens);
       // The whole payload's CANON and digest are cached until its next change (every page of a paged read uses them).

@@ -82,14 +82,15 @@ export async function heartbeat(session: SessionQuery, hostId: string, leaseMs: 
 /** Registers `hostId` (or refreshes its row) and returns how many other hosts beat within `liveMs`. */
 export async function registerHost(
   session: SessionQuery,
-  host: { readonly hostId: string; readonly hostname: string; readonly osPid: number },
+  host: { readonly hostId: string; readonly hostname: string; readonly osPid: number; readonly instanceId: string },
   liveMs: number,
 ): Promise<number> {
   await session.query(
-    `insert into libos_hosts (host_id, hostname, os_pid, started_at, heartbeat_at) values ($1, $2, $3, now(), now())
+    `insert into libos_hosts (host_id, hostname, os_pid, instance_id, started_at, heartbeat_at)
+     values ($1, $2, $3, $4, now(), now())
      on conflict (host_id) do update set hostname = excluded.hostname, os_pid = excluded.os_pid,
-       started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-    [host.hostId, host.hostname, host.osPid],
+       instance_id = excluded.instance_id, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+    [host.hostId, host.hostname, host.osPid, host.instanceId],
   );
   const { rows } = await session.query<{ n: number | string }>(
     `select count(*) as n from libos_hosts where host_id <> $1 and heartbeat_at > now() - ($2 * interval '1 millisecond')`,
@@ -109,5 +110,14 @@ export async function treeHost(db: KernelStore, pid: string): Promise<string | n
   const { rows } = await sql<{ host_id: string | null }>`select l.host_id from processes p
     join libos_tree_leases l on l.root_pid = p.root_pid
     where p.pid = ${pid} and l.lease_until > now()`.execute(db);
+  return rows[0]?.host_id ?? null;
+}
+
+/** The host whose live runtime is `instanceId` (it beat within `liveMs`), or null: that runtime is gone. */
+export async function liveHostOf(session: SessionQuery, instanceId: string, liveMs: number): Promise<string | null> {
+  const { rows } = await session.query<{ host_id: string }>(
+    `select host_id from libos_hosts where instance_id = $1 and heartbeat_at > now() - ($2 * interval '1 millisecond')`,
+    [instanceId, liveMs],
+  );
   return rows[0]?.host_id ?? null;
 }

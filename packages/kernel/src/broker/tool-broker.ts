@@ -14,5 +14,11 @@ export type { CallOptions, CallOrigin } from '../call/call-state.js';
  * durable pending action instead. A call is one unit of work: one commit (inside a quantum's unit, none of its own).
  */
 export function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: unknown, opts: CallOptions = {}): Promise<ToolCallResult> {
-  return traceToolCall(pid, name, opts, () => inDepsUnit(deps, (d) => runCall(d, pid, name, rawArgs, opts)));
+  return traceToolCall(pid, name, opts, () =>
+    inDepsUnit(deps, async (d) => {
+      // One of many hosts: the caller's tree is locked first, so calls from other hosts queue instead of conflicting.
+      if (d.trees) await d.trees.lock(d.db, pid);
+      return runCall(d, pid, name, rawArgs, opts);
+    }),
+  );
 }

@@ -535,7 +535,12 @@ interface QuantumRun {
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
   const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), provider: opts.provider, resuming: null };
-  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) => inDepsUnit(deps, phase);
+  // One of many hosts: each unit locks the tree first (calls from other hosts wait for it; `TreeOwnership.lock`).
+  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) =>
+    inDepsUnit(deps, async (d) => {
+      if (d.trees) await d.trees.lock(d.db, pid);
+      return phase(d);
+    });
   let step = await unit((d) => beginQuantum(d, run, opts));
   for (;;) {
     switch (step.kind) {

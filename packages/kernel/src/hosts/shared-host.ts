@@ -1,9 +1,10 @@
 import { hostname } from 'node:os';
 import { LibosError, resources, type RuntimeInstance } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
+import type { KernelStore } from '../store/kernel-database.js';
 import type { SharedStoreSession } from '../store/opened-store.js';
 import type { EventFeed } from '../store/postgres/event-feed.js';
-import { claimTrees, heartbeat, leaveHosts, liveHostOf, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
+import { claimTrees, heartbeat, leaveHosts, liveHostOf, lockTree, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
 import { recoverIn } from '../store/recover-on-open.js';
 import { inTransaction } from '../store/transaction.js';
 
@@ -28,6 +29,11 @@ export interface TreeOwnership {
   claim(): Promise<void>;
   /** The runnable processes of the trees this host holds, oldest first. */
   runnable(): Promise<{ pid: string }[]>;
+  /**
+   * Locks the tree of `pid` for the rest of the unit of work `db` is in (its root's row, `FOR UPDATE`): one writer per
+   * tree at a time across hosts, so a call from another host waits for a quantum's unit instead of conflicting.
+   */
+  lock(db: KernelStore, pid: string): Promise<void>;
 }
 
 const bounded = (field: string, v: number | undefined, def: number, min: number, max: number): number => {
@@ -137,6 +143,10 @@ export class SharedHost implements TreeOwnership {
 
   runnable(): Promise<{ pid: string }[]> {
     return ownedRunnable(this.deps().db, this.options.id);
+  }
+
+  lock(db: KernelStore, pid: string): Promise<void> {
+    return lockTree(db, pid);
   }
 
   /** Renews this host's leases now (the timer does it every third of the lease period). A failure is warned, not lost. */

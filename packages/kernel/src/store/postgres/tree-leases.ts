@@ -121,3 +121,8 @@ export async function liveHostOf(session: SessionQuery, instanceId: string, live
   );
   return rows[0]?.host_id ?? null;
 }
+
+/** Row-locks the root of `pid`'s tree until the caller's transaction ends (no row: nothing to lock). */
+export async function lockTree(db: KernelStore, pid: string): Promise<void> {
+  await sql`select 1 from processes where pid = (select root_pid from processes where pid = ${pid}) for update`.execute(db);
+}

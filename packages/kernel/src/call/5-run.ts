@@ -40,11 +40,24 @@ function callAuthority(call: ParsedCall, scope: TxScope): Authority {
   };
 }
 
+/**
+ * The tool's context: the scope's fields (named one by one: spreading the scope was ~5% of a call's CPU), then the
+ * call's own.
+ */
 function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFailure: FailureWrite[]): ToolContext {
   const resumed = isResumption(call);
   const resumedWait = call.entry.kind === 'saved' ? call.entry.wait : undefined;
-  return {
-    ...scope,
+  const ctx: ToolContext & { readonly actor: string } = {
+    store: scope.store,
+    actor: scope.actor,
+    clock: scope.clock,
+    events: scope.events,
+    audit: scope.audit,
+    afterCommit: scope.afterCommit,
+    onRollback: scope.onRollback,
+    service: scope.service,
+    authorityFor: scope.authorityFor,
+    ...(scope.memo ? { memo: scope.memo } : {}),
     pid: call.pid,
     callId: call.callId,
     toolName: call.toolName,
@@ -61,6 +74,7 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFa
       onFailure.push(write);
     },
   };
+  return ctx;
 }
 
 /**

@@ -1,5 +1,5 @@
 // Long file: the budget engine is one class over one tree state (accounts, charges, reservations, kills).
-import { BUDGET_FIELDS, LibosError, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
+import { BUDGET_FIELDS, LibosError, preparedQuery, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
 import {
   applyDelta,
   overruns,
@@ -14,7 +14,6 @@ import {
   type TreeState,
 } from './internal/budget-tree.js';
 import { audit, type EngineEnv } from './internal/env.js';
-import { preparedQuery } from './internal/prepared-query.js';
 import { T, changed, dbOf, parseJsonColumn, readThrough, writeThrough, type Db } from './internal/store.js';
 
 /** Budget limits of one account. null/absent = unlimited (still bounded by every ancestor's limit). */
@@ -72,7 +71,7 @@ export interface BudgetEngine extends Budgets {
 }
 
 /** The CAS write of a charge: new usage and reserved of one account, if they still hold what the charge read. */
-const SET_COUNTERS = preparedQuery(5, (db, [usage, reserved, pid, usageWas, reservedWas]) =>
+const SET_COUNTERS = preparedQuery(5, (db: Db, [usage, reserved, pid, usageWas, reservedWas]) =>
   db
     .updateTable(T.accounts)
     .set({ usage, reserved })
@@ -177,7 +176,7 @@ class BudgetEngineImpl implements BudgetEngine {
       const b = before.accounts.get(pid)!;
       if (b.usage === a.usage && b.reserved === a.reserved) continue;
       const args = [JSON.stringify(a.usage), JSON.stringify(a.reserved), pid, JSON.stringify(b.usage), JSON.stringify(b.reserved)];
-      const res = await SET_COUNTERS.execute(this.db, args);
+      const res = await this.db.executeQuery(SET_COUNTERS(this.db, args));
       if (Number(res.numAffectedRows ?? 0n) !== 1)
         throw new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } });
     }

@@ -2,6 +2,8 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor/run-quantum.js';
 import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
 import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
+import { preparedQuery } from '@libos/sdk';
+import type { KernelStore } from '../store/kernel-database.js';
 import { inTransaction } from '../store/transaction.js';
 
 /**
@@ -61,6 +63,11 @@ async function wakeTimersIfDue(deps: KernelDeps): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
 }
 
+/** The runnable set in spawn order, compiled once per store (read before every round). */
+const RUNNABLE = preparedQuery(0, (db: KernelStore) =>
+  db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid'),
+);
+
 export class Scheduler {
   #tick = 0;
   readonly #last = new Map<string, number>();
@@ -75,13 +82,7 @@ export class Scheduler {
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
       await wakeTimersIfDue(deps);
-      const rows = await deps.db
-        .selectFrom('processes')
-        .select(['pid', 'created_at'])
-        .where('status', '=', 'runnable')
-        .orderBy('created_at')
-        .orderBy('pid')
-        .execute();
+      const { rows } = await deps.db.executeQuery(RUNNABLE(deps.db, []));
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);
         if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;

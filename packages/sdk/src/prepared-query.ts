@@ -45,7 +45,11 @@ export function preparedQuery<H extends object, C extends CompiledLike>(
       if (key) templates.set(key, t);
     }
     const { compiled, from } = t;
-    const parameters = from.map((i, at) => (i === -1 ? compiled.parameters[at] : args[i]));
+    const parameters = new Array<unknown>(from.length);
+    for (let at = 0; at < from.length; at++) {
+      const i = from[at]!;
+      parameters[at] = i === -1 ? compiled.parameters[at] : args[i];
+    }
     return { ...compiled, parameters };
   };
 }

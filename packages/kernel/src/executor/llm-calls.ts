@@ -170,7 +170,12 @@ export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<v
     error: c.error,
     created_at: c.createdAt,
   };
-  await db.executeQuery(INSERT_LLM_CALL(db, LLM_CALL_COLUMNS.map((k) => row[k])));
+  await db.executeQuery(
+    INSERT_LLM_CALL(
+      db,
+      LLM_CALL_COLUMNS.map((k) => row[k]),
+    ),
+  );
 }
 
 /** The columns of an `llm_calls` row in the order INSERT_LLM_CALL binds them (every model call writes one). */
@@ -193,12 +198,10 @@ const LLM_CALL_COLUMNS = [
 ] as const satisfies readonly Exclude<keyof LlmCallsTable, 'seq' | 'purpose'>[];
 
 const INSERT_LLM_CALL = preparedQuery(LLM_CALL_COLUMNS.length, (db: KernelStore, args) =>
-  db
-    .insertInto('llm_calls')
-    .values({
-      ...(Object.fromEntries(LLM_CALL_COLUMNS.map((k, i) => [k, args[i]])) as unknown as Insertable<LlmCallsTable>),
-      purpose: 'action_selection',
-    }),
+  db.insertInto('llm_calls').values({
+    ...(Object.fromEntries(LLM_CALL_COLUMNS.map((k, i) => [k, args[i]])) as unknown as Insertable<LlmCallsTable>),
+    purpose: 'action_selection',
+  }),
 );
 
 export async function queryLlmCalls(db: KernelStore, q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {

@@ -50,7 +50,9 @@ export async function endProcess(deps: KernelDeps, scope: KernelScope, pid: stri
 }
 
 /** The children of a process, compiled once per store (every exit asks). */
-const CHILDREN = preparedQuery(1, (db: KernelStore, [pid]) => db.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid!));
+const CHILDREN = preparedQuery(1, (db: KernelStore, [pid]) =>
+  db.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid!),
+);
 
 /** Direct children of `pid` that are not terminal. */
 export async function liveChildren(scope: KernelScope, pid: string): Promise<string[]> {

@@ -44,7 +44,7 @@ function callAuthority(call: ParsedCall, scope: TxScope): Authority {
  * The tool's context: the scope's fields (named one by one: spreading the scope was ~5% of a call's CPU), then the
  * call's own.
  */
-function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFailure: FailureWrite[]): ToolContext {
+function toolContext(call: ParsedCall, scope: TxScope, signal: () => AbortSignal, onFailure: FailureWrite[]): ToolContext {
   const resumed = isResumption(call);
   const resumedWait = call.entry.kind === 'saved' ? call.entry.wait : undefined;
   const ctx: ToolContext & { readonly actor: string } = {
@@ -64,7 +64,10 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFa
     authority: callAuthority(call, scope),
     budgets: call.deps.engine.budgets(scope),
     flow: call.deps.engine.flow(scope, call.pid),
-    signal,
+    /** Made on first read: most tools never look at it, and an AbortSignal per call is not free. */
+    get signal() {
+      return signal();
+    },
     resumed,
     ...(resumed && resumedWait ? { resumedWait } : {}),
     wait(spec, opts) {
@@ -86,7 +89,7 @@ export async function runTool(
   call: ParsedCall,
   scope: TxScope,
   hooks: readonly CallHook[],
-  signal: AbortSignal,
+  signal: () => AbortSignal,
   onFailure: FailureWrite[] = [],
 ): Promise<RunResult> {
   await scope.events.emit(isResumption(call) ? 'tool_resumed' : 'tool_called', {

@@ -1,5 +1,5 @@
 // Long file: the budget engine is one class over one tree state (accounts, charges, reservations, kills).
-import { BUDGET_FIELDS, LibosError, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
+import { BUDGET_FIELDS, LibosError, preparedQuery, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
 import {
   applyDelta,
   overruns,
@@ -69,6 +69,16 @@ export interface BudgetEngine extends Budgets {
   /** The pids of the open subtree under `pid` (inclusive), from the accounts table. */
   subtree(pid: string): Promise<string[]>;
 }
+
+/** The CAS write of a charge: new usage and reserved of one account, if they still hold what the charge read. */
+const SET_COUNTERS = preparedQuery(5, (db: Db, [usage, reserved, pid, usageWas, reservedWas]) =>
+  db
+    .updateTable(T.accounts)
+    .set({ usage, reserved })
+    .where('pid', '=', pid)
+    .where('usage', '=', usageWas)
+    .where('reserved', '=', reservedWas),
+);
 
 interface AccountRow {
   pid: string;
@@ -165,14 +175,9 @@ class BudgetEngineImpl implements BudgetEngine {
     for (const [pid, a] of after.accounts) {
       const b = before.accounts.get(pid)!;
       if (b.usage === a.usage && b.reserved === a.reserved) continue;
-      const res = await this.db
-        .updateTable(T.accounts)
-        .set({ usage: JSON.stringify(a.usage), reserved: JSON.stringify(a.reserved) })
-        .where('pid', '=', pid)
-        .where('usage', '=', JSON.stringify(b.usage))
-        .where('reserved', '=', JSON.stringify(b.reserved))
-        .executeTakeFirst();
-      if (changed(res) !== 1)
+      const args = [JSON.stringify(a.usage), JSON.stringify(a.reserved), pid, JSON.stringify(b.usage), JSON.stringify(b.reserved)];
+      const res = await this.db.executeQuery(SET_COUNTERS(this.db, args));
+      if (Number(res.numAffectedRows ?? 0n) !== 1)
         throw new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } });
     }
   }

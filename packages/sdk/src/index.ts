@@ -18,4 +18,5 @@ export * from './waits.js';
 export * from './working-directory.js';
 export * from './subtree-state.js';
 export * from './store-memo.js';
+export * from './prepared-query.js';
 export { z } from 'zod';

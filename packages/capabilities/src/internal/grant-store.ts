@@ -1,4 +1,4 @@
-import type { Effect, Right } from '@libos/sdk';
+import { preparedQuery, type Effect, type Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
 import { changed, parseJsonColumn, readThrough, T, type Db } from './store.js';
@@ -82,8 +82,10 @@ export async function insertGrant(db: Db, record: CapabilityRecord, kind: string
   await db.insertInto(T.grants).values(rowFromRecord(record, kind)).execute();
 }
 
+const GRANT_BY_ID = preparedQuery(1, (db: Db, [id]) => db.selectFrom(T.grants).selectAll().where('id', '=', id!));
+
 export async function getGrant(db: Db, id: string): Promise<CapabilityRecord | null> {
-  const row = (await db.selectFrom(T.grants).selectAll().where('id', '=', id).executeTakeFirst()) as GrantRow | undefined;
+  const row = (await db.executeQuery(GRANT_BY_ID(db, [id]))).rows[0] as GrantRow | undefined;
   return row ? recordFromRow(row) : null;
 }
 
@@ -104,18 +106,33 @@ export function grantsCovering(db: Db, subject: string, resource: ParsedResource
   const covering = coveringResources(resource);
   const key = `grants:${subject}\n${covering.join('\n')}\n${alsoId ?? ''}`;
   return readThrough(db, [T.grants], key, async () => {
-    const rows = (await db
-      .selectFrom(T.grants)
-      .selectAll()
-      .where('subject', '=', subject)
-      .where('resource', 'in', covering)
-      .where((eb) => (alsoId === undefined ? eb('status', '=', 'active') : eb.or([eb('status', '=', 'active'), eb('id', '=', alsoId)])))
-      .orderBy('issued_at')
-      .orderBy('id')
-      .execute()) as GrantRow[];
+    const args = alsoId === undefined ? [subject, ...covering] : [subject, ...covering, alsoId];
+    const rows = (await db.executeQuery(coveringQuery(covering.length, alsoId !== undefined)(db, args))).rows as GrantRow[];
     // Shared through the memo: frozen, so no reader changes what the next one reads.
     return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r)))) as CapabilityRecord[];
   });
+}
+
+/** The query of `grantsCovering`, compiled once per store for each number of patterns (and with or without `alsoId`). */
+const COVERING = new Map<string, ReturnType<typeof compileCovering>>();
+function coveringQuery(patterns: number, withId: boolean): ReturnType<typeof compileCovering> {
+  const key = `${patterns}:${withId}`;
+  let q = COVERING.get(key);
+  if (!q) COVERING.set(key, (q = compileCovering(patterns, withId)));
+  return q;
+}
+
+function compileCovering(patterns: number, withId: boolean) {
+  return preparedQuery(1 + patterns + (withId ? 1 : 0), (db: Db, args) =>
+    db
+      .selectFrom(T.grants)
+      .selectAll()
+      .where('subject', '=', args[0]!)
+      .where('resource', 'in', args.slice(1, 1 + patterns))
+      .where((eb) => (withId ? eb.or([eb('status', '=', 'active'), eb('id', '=', args[1 + patterns]!)]) : eb('status', '=', 'active')))
+      .orderBy('issued_at')
+      .orderBy('id'),
+  );
 }
 
 export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {

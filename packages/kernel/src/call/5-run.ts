@@ -40,18 +40,35 @@ function callAuthority(call: ParsedCall, scope: TxScope): Authority {
   };
 }
 
-function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFailure: FailureWrite[]): ToolContext {
+/**
+ * The tool's context: the scope's fields (named one by one: spreading the scope was ~5% of a call's CPU), then the
+ * call's own.
+ */
+function toolContext(call: ParsedCall, scope: TxScope, signal: () => AbortSignal, onFailure: FailureWrite[]): ToolContext {
   const resumed = isResumption(call);
   const resumedWait = call.entry.kind === 'saved' ? call.entry.wait : undefined;
-  return {
-    ...scope,
+  const ctx: ToolContext & { readonly actor: string } = {
+    store: scope.store,
+    actor: scope.actor,
+    clock: scope.clock,
+    events: scope.events,
+    audit: scope.audit,
+    afterCommit: scope.afterCommit,
+    onRollback: scope.onRollback,
+    service: scope.service,
+    authorityFor: scope.authorityFor,
+    ...(scope.memo ? { memo: scope.memo } : {}),
+    ...(scope.runtime ? { runtime: scope.runtime } : {}),
     pid: call.pid,
     callId: call.callId,
     toolName: call.toolName,
     authority: callAuthority(call, scope),
     budgets: call.deps.engine.budgets(scope),
     flow: call.deps.engine.flow(scope, call.pid),
-    signal,
+    /** Made on first read: most tools never look at it, and an AbortSignal per call is not free. */
+    get signal() {
+      return signal();
+    },
     resumed,
     ...(resumed && resumedWait ? { resumedWait } : {}),
     wait(spec, opts) {
@@ -61,6 +78,7 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: AbortSignal, onFa
       onFailure.push(write);
     },
   };
+  return ctx;
 }
 
 /**
@@ -72,7 +90,7 @@ export async function runTool(
   call: ParsedCall,
   scope: TxScope,
   hooks: readonly CallHook[],
-  signal: AbortSignal,
+  signal: () => AbortSignal,
   onFailure: FailureWrite[] = [],
 ): Promise<RunResult> {
   await scope.events.emit(isResumption(call) ? 'tool_resumed' : 'tool_called', {

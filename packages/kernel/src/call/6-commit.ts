@@ -27,15 +27,25 @@ function argsFields(call: CallState): Record<string, unknown> {
  */
 export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): Promise<CallOutcome> {
   const { deps, pid, callId, toolName } = call;
-  const controller = new AbortController();
-  const signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
+  // The tool's signal (aborted when the call fails) is made only if the tool reads it.
+  let controller: AbortController | undefined;
+  let signal: AbortSignal | undefined;
+  let failed = false;
+  const signalOf = (): AbortSignal => {
+    if (!signal) {
+      controller = new AbortController();
+      signal = call.signal ? AbortSignal.any([call.signal, controller.signal]) : controller.signal;
+      if (failed) controller.abort();
+    }
+    return signal;
+  };
   let stage = 'charge' as 'charge' | 'run';
   const failureWrites: FailureWrite[] = [];
   try {
     return await inTransaction(deps.db, deps.scopes, pid, callId, async (scope): Promise<CallOutcome> => {
       await charge(call, scope);
       stage = 'run';
-      const ran = await runTool(call, scope, hooks, signal, failureWrites);
+      const ran = await runTool(call, scope, hooks, signalOf, failureWrites);
       if (ran.kind === 'waiting') {
         await recordWait(call, scope, ran.wait, ran.resumeArgs);
         await settle(hooks, call, scope, { kind: 'waiting', wait: ran.wait });
@@ -50,7 +60,8 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
       return ran;
     });
   } catch (err) {
-    controller.abort();
+    failed = true;
+    controller?.abort();
     const e = LibosError.from(err);
     const parker = stage === 'run' ? hooks.find((h) => h.park?.claims(e)) : undefined;
     if (parker) return parkCall(call, hooks, parker, e);

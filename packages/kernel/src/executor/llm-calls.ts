@@ -1,7 +1,8 @@
-import { canonicalJson, LibosError, sha256Hex } from '@libos/sdk';
+import { canonicalJson, LibosError, preparedQuery, sha256Hex } from '@libos/sdk';
+import type { Insertable } from 'kysely';
 import type { LlmMessage, LlmRequest, LlmResponse } from '../llm/provider.js';
 import { memoOf } from '../store/memo-of.js';
-import type { KernelStore } from '../store/kernel-database.js';
+import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -152,28 +153,56 @@ export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<v
         usage: c.response.usage,
       }
     : null;
-  await db
-    .insertInto('llm_calls')
-    .values({
-      id: c.id,
-      pid: c.pid,
-      image_id: c.imageId,
-      purpose: 'action_selection',
-      status: c.error ? 'error' : 'ok',
-      provider: c.provider,
-      model: c.model,
-      request: JSON.stringify(request),
-      response: response === null ? null : JSON.stringify(c.persistFullIo ? response : preview(response)),
-      prompt_tokens: c.response?.usage.prompt_tokens ?? null,
-      completion_tokens: c.response?.usage.completion_tokens ?? null,
-      total_tokens: totalTokens(c.response),
-      input_estimate_tokens: c.inputEstimateTokens ?? null,
-      latency_ms: Math.round(c.latencyMs),
-      error: c.error,
-      created_at: c.createdAt,
-    })
-    .execute();
+  const row: Omit<Insertable<LlmCallsTable>, 'purpose'> = {
+    id: c.id,
+    pid: c.pid,
+    image_id: c.imageId,
+    status: c.error ? 'error' : 'ok',
+    provider: c.provider,
+    model: c.model,
+    request: JSON.stringify(request),
+    response: response === null ? null : JSON.stringify(c.persistFullIo ? response : preview(response)),
+    prompt_tokens: c.response?.usage.prompt_tokens ?? null,
+    completion_tokens: c.response?.usage.completion_tokens ?? null,
+    total_tokens: totalTokens(c.response),
+    input_estimate_tokens: c.inputEstimateTokens ?? null,
+    latency_ms: Math.round(c.latencyMs),
+    error: c.error,
+    created_at: c.createdAt,
+  };
+  await db.executeQuery(
+    INSERT_LLM_CALL(
+      db,
+      LLM_CALL_COLUMNS.map((k) => row[k]),
+    ),
+  );
 }
+
+/** The columns of an `llm_calls` row in the order INSERT_LLM_CALL binds them (every model call writes one). */
+const LLM_CALL_COLUMNS = [
+  'id',
+  'pid',
+  'image_id',
+  'status',
+  'provider',
+  'model',
+  'request',
+  'response',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'input_estimate_tokens',
+  'latency_ms',
+  'error',
+  'created_at',
+] as const satisfies readonly Exclude<keyof LlmCallsTable, 'seq' | 'purpose'>[];
+
+const INSERT_LLM_CALL = preparedQuery(LLM_CALL_COLUMNS.length, (db: KernelStore, args) =>
+  db.insertInto('llm_calls').values({
+    ...(Object.fromEntries(LLM_CALL_COLUMNS.map((k, i) => [k, args[i]])) as unknown as Insertable<LlmCallsTable>),
+    purpose: 'action_selection',
+  }),
+);
 
 export async function queryLlmCalls(db: KernelStore, q: { pid?: string; limit?: number } = {}): Promise<LlmCallRecord[]> {
   let sel = db.selectFrom('llm_calls').selectAll();

@@ -1,3 +1,4 @@
+import { preparedQuery } from '@libos/sdk';
 import { sql } from 'kysely';
 import { readThrough } from '../store/memo-of.js';
 import type { Delivery, UnreadSummary } from './messages.js';
@@ -29,15 +30,25 @@ export function unreadOf(db: KernelStore, pid: string, delivery: Delivery): Prom
   return readThrough(db, ['process_messages'], `unread:${delivery}:${pid}`, () => readUnread(db, pid, delivery));
 }
 
-async function readUnread(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  const unread = db
+const unreadOfKind = (db: KernelStore, pid: string, delivery: string) =>
+  db
     .selectFrom('process_messages')
     .where('recipient_pid', '=', pid)
     .where('status', '=', 'unread')
-    .where('delivery', '=', delivery);
-  const rows = await unread.select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED).execute();
+    .where('delivery', '=', delivery as Delivery);
+
+/** The oldest unread of one delivery, and their count: compiled once per store (every call asks, most find none). */
+const UNREAD_NAMED = preparedQuery(2, (db: KernelStore, [pid, delivery]) =>
+  unreadOfKind(db, pid!, delivery!).select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED),
+);
+const UNREAD_COUNT = preparedQuery(2, (db: KernelStore, [pid, delivery]) =>
+  unreadOfKind(db, pid!, delivery!).select((eb) => eb.fn.countAll<number>().as('n')),
+);
+
+async function readUnread(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+  const { rows } = await db.executeQuery(UNREAD_NAMED(db, [pid, delivery]));
   if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length })));
-  const { n } = await unread.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { n } = (await db.executeQuery(UNREAD_COUNT(db, [pid, delivery]))).rows[0]!;
   return summarise(rows.map((r) => ({ ...r, n })));
 }
 
@@ -46,7 +57,8 @@ export function unreadByDelivery(db: KernelStore, pid: string): Promise<Readonly
   return readThrough(db, ['process_messages'], `unread:both:${pid}`, () => readUnreadByDelivery(db, pid));
 }
 
-async function readUnreadByDelivery(db: KernelStore, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+/** Unread mail of both deliveries, ranked: compiled once per store (every turn's prompt restates it). */
+const UNREAD_RANKED = preparedQuery(1, (db: KernelStore, [pid]) => {
   const ranked = db
     .selectFrom('process_messages')
     .select([
@@ -58,10 +70,14 @@ async function readUnreadByDelivery(db: KernelStore, pid: string): Promise<Reado
       sql<number>`count(*) over (partition by delivery)`.as('n'),
       sql<number>`row_number() over (partition by delivery order by seq)`.as('rn'),
     ])
-    .where('recipient_pid', '=', pid)
+    .where('recipient_pid', '=', pid!)
     .where('status', '=', 'unread')
     .as('u');
-  const rows = await db.selectFrom(ranked).selectAll().where('rn', '<=', UNREAD_IDS_NAMED).orderBy('seq').execute();
+  return db.selectFrom(ranked).selectAll().where('rn', '<=', UNREAD_IDS_NAMED).orderBy('seq');
+});
+
+async function readUnreadByDelivery(db: KernelStore, pid: string): Promise<Readonly<Record<Delivery, UnreadSummary>>> {
+  const { rows } = await db.executeQuery(UNREAD_RANKED(db, [pid]));
   return {
     normal: summarise(rows.filter((r) => r.delivery === 'normal')),
     interrupt: summarise(rows.filter((r) => r.delivery === 'interrupt')),

@@ -1,4 +1,4 @@
-import { LibosError } from '@libos/sdk';
+import { LibosError, preparedQuery } from '@libos/sdk';
 import { cancelHumanRequestsOf } from '../human/human-queue.js';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { dropPendingAction } from './pending-actions.js';
@@ -9,6 +9,7 @@ import { runnerEnded } from './runners.js';
 import { transition } from './transition.js';
 import { waitsForChild, wakeIfWaiting } from './wake.js';
 import { resources } from '@libos/sdk';
+import type { KernelStore } from '../store/kernel-database.js';
 import type { KernelScope } from '../store/kernel-scope.js';
 
 const STATUS_OF: Record<Outcome['kind'], 'exited' | 'failed' | 'killed'> = { exited: 'exited', failed: 'failed', killed: 'killed' };
@@ -48,8 +49,13 @@ export async function endProcess(deps: KernelDeps, scope: KernelScope, pid: stri
   return ended;
 }
 
+/** The children of a process, compiled once per store (every exit asks). */
+const CHILDREN = preparedQuery(1, (db: KernelStore, [pid]) =>
+  db.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid!),
+);
+
 /** Direct children of `pid` that are not terminal. */
 export async function liveChildren(scope: KernelScope, pid: string): Promise<string[]> {
-  const rows = await scope.store.selectFrom('processes').select(['pid', 'status']).where('parent_pid', '=', pid).execute();
+  const { rows } = await scope.store.executeQuery(CHILDREN(scope.store, [pid]));
   return rows.filter((r) => !TERMINAL_PROCESS_STATUSES.has(r.status)).map((r) => r.pid);
 }

@@ -1,4 +1,4 @@
-import { LibosError } from '@libos/sdk';
+import { LibosError, preparedQuery } from '@libos/sdk';
 import { readThrough } from '../store/memo-of.js';
 import { rowToProcess, type LoadedSkill, type ProcessInfo } from './process-record.js';
 import type { KernelStore } from '../store/kernel-database.js';
@@ -9,10 +9,13 @@ import type { KernelStore } from '../store/kernel-database.js';
  */
 export function findProcess(db: KernelStore, pid: string): Promise<ProcessInfo | null> {
   return readThrough(db, ['processes'], `process:${pid}`, async () => {
-    const row = await db.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirst();
+    const row = (await db.executeQuery(PROCESS_ROW(db, [pid]))).rows[0];
     return row ? frozenProcess(rowToProcess(row)) : null;
   });
 }
+
+/** The process row, compiled once per store (read after every write to `processes`). */
+const PROCESS_ROW = preparedQuery(1, (db: KernelStore, [pid]) => db.selectFrom('processes').selectAll().where('pid', '=', pid!));
 
 /** A record the memo shares between readers: frozen, with its arrays and maps, so no reader changes another's. */
 function frozenProcess(p: ProcessInfo): ProcessInfo {

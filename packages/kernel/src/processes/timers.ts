@@ -1,3 +1,4 @@
+import { preparedQuery } from '@libos/sdk';
 import { readThrough } from '../store/memo-of.js';
 import type { ProcessInfo } from './process-record.js';
 import { waitOfKind } from './process-state.js';
@@ -16,15 +17,14 @@ export function earliestTimerDeadline(db: KernelStore): Promise<string | null> {
   return readThrough(db, ['processes'], 'timers:earliest', () => readEarliestTimerDeadline(db));
 }
 
+/** Compiled once per store: the scheduler asks before every round. */
+const EARLIEST_TIMER = preparedQuery(0, (db: KernelStore) =>
+  db.selectFrom('processes').select('wait_deadline').where('wait_kind', '=', 'timer').orderBy('wait_deadline').limit(1),
+);
+
 async function readEarliestTimerDeadline(db: KernelStore): Promise<string | null> {
-  const row = await db
-    .selectFrom('processes')
-    .select('wait_deadline')
-    .where('wait_kind', '=', 'timer')
-    .orderBy('wait_deadline')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.wait_deadline ?? null;
+  const { rows } = await db.executeQuery(EARLIEST_TIMER(db, []));
+  return rows[0]?.wait_deadline ?? null;
 }
 
 /**

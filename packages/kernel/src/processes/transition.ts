@@ -1,9 +1,29 @@
-import { LibosError } from '@libos/sdk';
+import { LibosError, preparedQuery } from '@libos/sdk';
 import type { ProcessInfo, ProcessStatus } from './process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from './process-state.js';
 import { getProcess } from './process-store.js';
 import { waitColumns } from './wait-columns.js';
 import type { KernelStore } from '../store/kernel-database.js';
+
+/** The revision CAS of a transition, compiled once per store (every quantum makes a few). */
+const SET_STATE = preparedQuery(
+  10,
+  (db: KernelStore, [status, waitState, waitKind, waitDeadline, outcome, generation, revision, updatedAt, pid, revisionWas]) =>
+    db
+      .updateTable('processes')
+      .set({
+        status: status as ProcessStatus,
+        wait_state: waitState!,
+        wait_kind: waitKind!,
+        wait_deadline: waitDeadline!,
+        outcome: outcome!,
+        state_generation: generation as unknown as number,
+        revision: revision as unknown as number,
+        updated_at: updatedAt!,
+      })
+      .where('pid', '=', pid!)
+      .where('revision', '=', revisionWas as unknown as number),
+);
 
 export interface TransitionSpec {
   /** The statuses the process must be in (omitted = unchecked; [] matches nothing). */
@@ -31,21 +51,22 @@ export async function transition(db: KernelStore, pid: string, spec: TransitionS
   const wait = spec.wait ?? null;
   const outcome = spec.outcome ?? null;
   assertStateShape(spec.to, wait, outcome);
-  const r = await db
-    .updateTable('processes')
-    .set({
-      status: spec.to,
-      wait_state: wait ? JSON.stringify(wait) : null,
-      ...waitColumns(wait),
-      outcome: outcome ? JSON.stringify(outcome) : null,
-      state_generation: p.stateGeneration + 1,
-      revision: p.revision + 1,
-      updated_at: nowIso,
-    })
-    .where('pid', '=', pid)
-    .where('revision', '=', p.revision)
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) !== 1)
+  const { wait_kind, wait_deadline } = waitColumns(wait);
+  const r = await db.executeQuery(
+    SET_STATE(db, [
+      spec.to,
+      wait ? JSON.stringify(wait) : null,
+      wait_kind,
+      wait_deadline,
+      outcome ? JSON.stringify(outcome) : null,
+      p.stateGeneration + 1,
+      p.revision + 1,
+      nowIso,
+      pid,
+      p.revision,
+    ]),
+  );
+  if (Number(r.numAffectedRows ?? 0n) !== 1)
     throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
   return getProcess(db, pid);
 }

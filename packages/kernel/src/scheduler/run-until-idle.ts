@@ -3,6 +3,8 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor/run-quantum.js';
 import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
 import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
+import { preparedQuery } from '@libos/sdk';
+import type { KernelStore } from '../store/kernel-database.js';
 import { inTransaction } from '../store/transaction.js';
 
 /**
@@ -62,6 +64,11 @@ async function wakeTimersIfDue(deps: KernelDeps): Promise<void> {
   await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
 }
 
+/** The runnable set in spawn order, compiled once per store (read before every round). */
+const RUNNABLE = preparedQuery(0, (db: KernelStore) =>
+  db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid'),
+);
+
 export class Scheduler {
   #tick = 0;
   readonly #last = new Map<string, number>();
@@ -76,7 +83,7 @@ export class Scheduler {
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
       await wakeTimersIfDue(deps);
-      const rows = deps.trees ? await this.#ownedRunnable(deps.trees) : await runnableProcesses(deps);
+      const rows = deps.trees ? await this.#ownedRunnable(deps.trees) : (await deps.db.executeQuery(RUNNABLE(deps.db, []))).rows;
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);
         if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
@@ -133,10 +140,6 @@ export class Scheduler {
     return woken.length > 0;
   }
 }
-
-/** Every runnable process, oldest first (one host runs the whole store). */
-const runnableProcesses = (deps: KernelDeps) =>
-  deps.db.selectFrom('processes').select('pid').where('status', '=', 'runnable').orderBy('created_at').orderBy('pid').execute();
 
 /** One signal for two (either may be absent). */
 function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {

@@ -51,6 +51,14 @@ export interface TxScope extends KernelScope {
 
 const json = (v: unknown) => JSON.stringify(v ?? {});
 
+/** The last timestamp rendered: a call writes several rows in the same millisecond, and `toISOString` is not free. */
+let lastIso = { ms: Number.NaN, text: '' };
+const isoOf = (d: Date): string => {
+  const ms = d.getTime();
+  if (ms !== lastIso.ms) lastIso = { ms, text: d.toISOString() };
+  return lastIso.text;
+};
+
 function makeScope(
   trx: KernelTransaction,
   f: ScopeFactory,
@@ -59,7 +67,7 @@ function makeScope(
   commits: (() => void)[],
   rollbacks: (() => void)[],
 ): TxScope {
-  const nowIso = () => f.clock.now().toISOString();
+  const nowIso = () => isoOf(f.clock.now());
   const events: EventSink = {
     /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
     async emit(type, data = {}) {

@@ -1,9 +1,14 @@
-import type { OwnedResource, OwnershipResolver } from '@libos/sdk';
-import { omDb } from './schema.js';
+import { preparedQuery, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
+import { omDb, type OmDb } from './schema.js';
 import { creatorRights } from './store-object.js';
 
 /** Attribution on an owner's implicit record (what the stored creator grant carried). */
 const OWNER_METADATA = Object.freeze({ granted_by: '@libos/object-memory', reason: 'creator handle' });
+
+/** An Object's owner, compiled once per store: every check on an Object resolves it. */
+const OWNER_OF = preparedQuery(1, (db: OmDb, [oid]) =>
+  db.selectFrom('om_objects').select(['oid', 'owner_id', 'immutable', 'created_at']).where('oid', '=', oid!),
+);
 
 function owned(row: { oid: string; owner_id: string; immutable: number; created_at: string }): OwnedResource {
   return {
@@ -24,11 +29,8 @@ export const objectOwners: OwnershipResolver = {
   kind: 'object',
   tables: ['om_objects'],
   async ownerOf(store, oid) {
-    const row = await omDb(store)
-      .selectFrom('om_objects')
-      .select(['oid', 'owner_id', 'immutable', 'created_at'])
-      .where('oid', '=', oid)
-      .executeTakeFirst();
+    const db = omDb(store);
+    const row = (await db.executeQuery(OWNER_OF(db, [oid]))).rows[0];
     return row === undefined ? null : owned(row);
   },
   async ownedBy(store, owner) {

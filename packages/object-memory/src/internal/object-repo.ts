@@ -1,4 +1,4 @@
-import type { DataLabels } from '@libos/sdk';
+import { preparedQuery, type DataLabels } from '@libos/sdk';
 import { sql } from 'kysely';
 import type { ObjectMetadata } from './metadata.js';
 import { objectFromRow, type ObjectRecord, type Provenance } from './records.js';
@@ -16,8 +16,11 @@ const VISIBLE_LITERALS = VISIBLE_STATES.map((state) => sql.lit(state));
 /** The next write sequence number, computed inside the statement that writes it (the transaction serializes writers). */
 const NEXT_SEQ = sql<number>`(select coalesce(max(updated_seq), 0) + 1 from om_objects)`;
 
+/** The hot statements of this file, each compiled once per store. */
+const OBJECT_BY_OID = preparedQuery(1, (db: OmDb, [oid]) => db.selectFrom('om_objects').selectAll().where('oid', '=', oid!));
+
 export async function getObject(db: OmDb, oid: string): Promise<ObjectRecord | null> {
-  const row = await db.selectFrom('om_objects').selectAll().where('oid', '=', oid).executeTakeFirst();
+  const row = (await db.executeQuery(OBJECT_BY_OID(db, [oid]))).rows[0];
   return row === undefined ? null : objectFromRow(row);
 }
 
@@ -43,15 +46,18 @@ export interface NameLookup {
  * One statement for what read, append and create check in turn: the namespace row and the Object holding
  * `name` in it (two index probes).
  */
-export async function lookupName(db: OmDb, namespace: string, name: string): Promise<NameLookup> {
-  const row = await db
+const LOOKUP_NAME = preparedQuery(2, (db: OmDb, [namespace, name]) =>
+  db
     .selectFrom('om_namespaces as n')
     .leftJoin('om_objects as o', (join) =>
-      join.onRef('o.namespace', '=', 'n.namespace').on('o.name', '=', name).on('o.lifecycle_state', 'in', VISIBLE_LITERALS),
+      join.onRef('o.namespace', '=', 'n.namespace').on('o.name', '=', name!).on('o.lifecycle_state', 'in', VISIBLE_LITERALS),
     )
     .selectAll('o')
-    .where('n.namespace', '=', namespace)
-    .executeTakeFirst();
+    .where('n.namespace', '=', namespace!),
+);
+
+export async function lookupName(db: OmDb, namespace: string, name: string): Promise<NameLookup> {
+  const row = (await db.executeQuery(LOOKUP_NAME(db, [namespace, name]))).rows[0];
   if (row === undefined) return { namespaceExists: false, object: null };
   return { namespaceExists: true, object: row.oid === null ? null : objectFromRow(row as ObjectTable) };
 }
@@ -76,32 +82,54 @@ export interface NewObjectRow {
 
 /** Inserts a new Object row at version 1, taking the next write sequence number in the same statement. */
 export async function insertObject(db: OmDb, o: NewObjectRow): Promise<void> {
-  await db
-    .insertInto('om_objects')
-    .values({
-      oid: o.oid,
-      namespace: o.namespace,
-      name: o.name,
-      type: o.type,
+  const { oid, namespace, name, type, payloadMarker, ownerKind, ownerId, createdBy, at } = o;
+  const json = [JSON.stringify(o.metadata), JSON.stringify(o.labels), JSON.stringify(o.provenance)];
+  const args = [
+    oid,
+    namespace,
+    name,
+    type,
+    o.immutable ? 1 : 0,
+    ...json,
+    payloadMarker,
+    ownerKind,
+    ownerId,
+    createdBy,
+    at,
+    o.payloadInstance,
+  ];
+  await db.executeQuery(INSERT_OBJECT(db, args));
+}
+
+const INSERT_OBJECT = preparedQuery(
+  14,
+  (
+    db: OmDb,
+    [oid, namespace, name, type, immutable, metadata, labels, provenance, payload, ownerKind, ownerId, createdBy, at, payloadInstance],
+  ) =>
+    db.insertInto('om_objects').values({
+      oid: oid!,
+      namespace: namespace!,
+      name: name!,
+      type: type!,
       schema_version: '1',
       version: 1,
-      immutable: o.immutable ? 1 : 0,
-      metadata: JSON.stringify(o.metadata),
-      labels: JSON.stringify(o.labels),
-      provenance: JSON.stringify(o.provenance),
-      payload: o.payloadMarker,
-      owner_kind: o.ownerKind,
-      owner_id: o.ownerId,
+      immutable: immutable as unknown as number,
+      metadata: metadata!,
+      labels: labels!,
+      provenance: provenance!,
+      payload: payload!,
+      owner_kind: ownerKind as OwnerKind,
+      owner_id: ownerId!,
       lifecycle_state: 'live',
-      created_by: o.createdBy,
-      created_at: o.at,
-      updated_at: o.at,
+      created_by: createdBy!,
+      created_at: at!,
+      updated_at: at!,
       updated_seq: NEXT_SEQ,
       deleted_at: null,
-      payload_instance: o.payloadInstance,
-    })
-    .execute();
-}
+      payload_instance: payloadInstance as string | null,
+    }),
+);
 
 export interface AppendWrite {
   readonly oid: string;

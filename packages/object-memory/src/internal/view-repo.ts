@@ -1,4 +1,4 @@
-import { LibosError, newId } from '@libos/sdk';
+import { LibosError, newId, preparedQuery } from '@libos/sdk';
 import type { OmDb } from './schema.js';
 
 /** A MemoryView filter: fields AND-ed, filters OR-ed. */
@@ -25,8 +25,14 @@ export interface ViewRoot {
   readonly capabilityId: string | null;
 }
 
+/** The hot statements of views (every turn renders one, every created Object joins one), compiled once per store. */
+const VIEW_OF = preparedQuery(1, (db: OmDb, [pid]) => db.selectFrom('om_views').selectAll().where('owner_pid', '=', pid!));
+const ROOTS_OF = preparedQuery(1, (db: OmDb, [viewId]) =>
+  db.selectFrom('om_view_roots').selectAll().where('view_id', '=', viewId!).orderBy('position', 'asc'),
+);
+
 export async function getView(db: OmDb, pid: string): Promise<ViewRecord | null> {
-  const row = await db.selectFrom('om_views').selectAll().where('owner_pid', '=', pid).executeTakeFirst();
+  const row = (await db.executeQuery(VIEW_OF(db, [pid]))).rows[0];
   if (row === undefined) return null;
   return {
     viewId: row.view_id,
@@ -67,7 +73,7 @@ export async function setViewFilters(db: OmDb, viewId: string, filters: readonly
 }
 
 export async function viewRoots(db: OmDb, viewId: string): Promise<ViewRoot[]> {
-  const rows = await db.selectFrom('om_view_roots').selectAll().where('view_id', '=', viewId).orderBy('position', 'asc').execute();
+  const { rows } = await db.executeQuery(ROOTS_OF(db, [viewId]));
   return rows.map((r) => ({ oid: r.oid, position: Number(r.position), capabilityId: r.capability_id }));
 }
 
@@ -113,16 +119,21 @@ export async function attachNewRoot(
 
 /** Inserts `oid` after the last root of the pid's view, reading the view and the position in the same statement. */
 async function insertLastRoot(db: OmDb, pid: string, oid: string, capabilityId: string | null): Promise<boolean> {
-  const result = await db
+  const result = await db.executeQuery(INSERT_LAST_ROOT(db, [pid, oid, capabilityId]));
+  return Number(result.numAffectedRows ?? 0) === 1;
+}
+
+const INSERT_LAST_ROOT = preparedQuery(3, (db: OmDb, [pid, oid, capabilityId]) =>
+  db
     .insertInto('om_view_roots')
     .columns(['view_id', 'oid', 'position', 'capability_id'])
     .expression((eb) =>
       eb
         .selectFrom('om_views as v')
-        .where('v.owner_pid', '=', pid)
+        .where('v.owner_pid', '=', pid!)
         .select((s) => [
           'v.view_id',
-          s.val(oid).as('oid'),
+          s.val(oid!).as('oid'),
           s.fn
             .coalesce(
               s
@@ -132,9 +143,7 @@ async function insertLastRoot(db: OmDb, pid: string, oid: string, capabilityId: 
               s.lit(0),
             )
             .as('position'),
-          s.val(capabilityId).as('capability_id'),
+          s.val<string | null>(capabilityId!).as('capability_id'),
         ]),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
-}
+    ),
+);

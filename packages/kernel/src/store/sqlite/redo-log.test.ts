@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedoLog } from './redo-log.js';
+import { REDO_DEFLATE_FROM, RedoLog } from './redo-log.js';
 
 const dirs: string[] = [];
 const logPath = () => {
@@ -65,6 +65,49 @@ describe('redo log', () => {
     log.append(unit(3));
     log.close({ remove: false });
     expect(RedoLog.read(path)).toEqual([unit(3)]);
+  });
+
+  it('[K-9.7] a record of 4 KB or more is stored deflated against the text before it; small ones, as they are', () => {
+    const path = logPath();
+    const log = RedoLog.open(path);
+    // About 7 KB of record text: 100 rows of the same shape.
+    const big = (n: number) => ({
+      n,
+      statements: Array.from({ length: 100 }, (_, i) => ({
+        sql: INSERT,
+        params: [`{"pid":"pid_${n}","row":${i},"note":"a repeated note"}`, i],
+      })),
+    });
+    const small = (n: number) => ({ n, statements: [{ sql: UPDATE, params: [`v${n}`, 'x'] }] });
+    const units = [small(1), big(2), small(3), big(4)];
+    const sizes: number[] = [];
+    for (const u of units) {
+      const before = log.bytes;
+      log.append(u);
+      sizes.push(log.bytes - before);
+    }
+    expect(sizes[0]).toBe(readFileSync(path).readUInt32LE(0) + 8); // a small record: its length word is its text's length
+    expect(sizes[1]).toBeLessThan(REDO_DEFLATE_FROM / 2);
+    // The second big unit repeats the first: deflated against it, it is smaller still.
+    expect(sizes[3]).toBeLessThan(sizes[1]!);
+    log.close({ remove: false });
+    expect(RedoLog.read(path)).toEqual(units);
+    truncateSync(path, sizes[0]! + sizes[1]! + sizes[2]! + sizes[3]! - 5);
+    expect(RedoLog.read(path).map((u) => u.n)).toEqual([1, 2, 3]);
+  });
+
+  it('[K-9.7] after a reset, a deflated record refers to no text from before it', () => {
+    const path = logPath();
+    const log = RedoLog.open(path);
+    const big = (n: number) => ({
+      n,
+      statements: Array.from({ length: 300 }, (_, i) => ({ sql: INSERT, params: [`row ${i} of unit ${n}`, i] })),
+    });
+    log.append(big(1));
+    log.reset();
+    log.append(big(2));
+    log.close({ remove: false });
+    expect(RedoLog.read(path)).toEqual([big(2)]);
   });
 
   it('[K-9.7] no file reads as an empty log', () => {

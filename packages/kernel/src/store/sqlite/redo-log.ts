@@ -1,6 +1,7 @@
-import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
-import { crc32 } from 'node:zlib';
+import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync, writevSync } from 'node:fs';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { LibosError } from '@libos/sdk';
+import { RedoWindow } from './redo-window.js';
 
 /** One write statement of a unit, as it ran: its SQL text and its bound parameters. */
 export interface RedoStatement {
@@ -17,7 +18,15 @@ export interface RedoUnit {
 /** Where a store's redo log lives: beside the store file. */
 export const redoLogPath = (location: string): string => `${location}-redo`;
 
-const HEADER = 8; // u32 payload length, u32 crc32 of the payload (little endian)
+const HEADER = 8; // u32 payload length (top bit: deflated), u32 crc32 of the payload as stored (little endian)
+const DEFLATED = 0x8000_0000; // as a number: 2^31, added to the length
+
+/**
+ * A record whose text is at least this long is stored deflated (level 1) against the log's last 32 KB of text
+ * (`RedoWindow`): a model turn's unit (its prompt's hashes, its audit rows) shrinks about 5x for ~10 µs a KB,
+ * while a call's unit (about 2 KB) is written as it is, costing no CPU.
+ */
+export const REDO_DEFLATE_FROM = 4096;
 
 /**
  * A parameter as JSON: strings, numbers and null as they are; blobs and bigints tagged, so a replay binds the same
@@ -61,6 +70,8 @@ export class RedoLog {
   #bytes = 0;
   /** Reused for every record (grown when one does not fit), so an append allocates no frame. */
   #frame = Buffer.allocUnsafe(64 * 1024);
+  /** The recent text deflated records refer to. */
+  readonly #window = new RedoWindow();
 
   private constructor(path: string, fd: number) {
     this.#path = path;
@@ -99,23 +110,37 @@ export class RedoLog {
     if (this.#frame.length < most) this.#frame = Buffer.allocUnsafe(Math.max(most, this.#frame.length * 2));
     const frame = this.#frame;
     const length = frame.write(json, HEADER, 'utf8');
-    frame.writeUInt32LE(length, 0);
-    frame.writeUInt32LE(crc32(frame.subarray(HEADER, HEADER + length)), 4);
-    const size = HEADER + length;
-    const written = writeSync(this.#fd, frame, 0, size, this.#bytes);
+    const text = frame.subarray(HEADER, HEADER + length);
+    const packed = length >= REDO_DEFLATE_FROM ? this.#deflate(text) : undefined;
+    const stored = packed ?? text;
+    frame.writeUInt32LE(packed ? stored.length + DEFLATED : length, 0);
+    frame.writeUInt32LE(crc32(stored), 4);
+    const size = HEADER + stored.length;
+    const written = packed
+      ? writevSync(this.#fd, [frame.subarray(0, HEADER), packed], this.#bytes)
+      : writeSync(this.#fd, frame, 0, size, this.#bytes);
     if (written !== size) {
       // A short write (full disk): cut it off, so the log ends at the last whole record.
       ftruncateSync(this.#fd, this.#bytes);
       throw Object.assign(new Error(`short write to ${this.#path} (${written} of ${size} bytes)`), { code: 'ENOSPC' });
     }
     for (const [id, sql] of defs) this.#texts.set(sql, id);
+    this.#window.push(text);
     this.#bytes += size;
+  }
+
+  /** The record's text deflated against the window, or undefined when that does not make it smaller. */
+  #deflate(text: Buffer): Buffer | undefined {
+    const dictionary = this.#window.dictionary;
+    const packed = deflateRawSync(text, dictionary ? { level: 1, dictionary } : { level: 1 });
+    return packed.length < text.length ? packed : undefined;
   }
 
   /** Empties the log: every unit in it is committed in the store. */
   reset(): void {
     ftruncateSync(this.#fd, 0);
     this.#texts = new Map();
+    this.#window.clear();
     this.#bytes = 0;
   }
 
@@ -133,14 +158,18 @@ export class RedoLog {
     if (!existsSync(path)) return [];
     const buf = readFileSync(path);
     const texts = new Map<number, string>();
+    const window = new RedoWindow();
     const units: RedoUnit[] = [];
     for (let at = 0; at + HEADER <= buf.length; ) {
-      const length = buf.readUInt32LE(at);
-      const end = at + HEADER + length;
+      const word = buf.readUInt32LE(at);
+      const deflated = word >= DEFLATED;
+      const end = at + HEADER + (deflated ? word - DEFLATED : word);
       if (end > buf.length) break;
       const payload = buf.subarray(at + HEADER, end);
       if (crc32(payload) !== buf.readUInt32LE(at + 4)) break;
-      const rec = JSON.parse(payload.toString('utf8')) as { n: number; d: [number, string][]; s: [number, unknown[]][] };
+      const text = deflated ? inflated(path, payload, window.dictionary) : payload;
+      window.push(text);
+      const rec = JSON.parse(text.toString('utf8')) as { n: number; d: [number, string][]; s: [number, unknown[]][] };
       for (const [id, sql] of rec.d) texts.set(id, sql);
       units.push({
         n: rec.n,
@@ -153,5 +182,16 @@ export class RedoLog {
       at = end;
     }
     return units;
+  }
+}
+
+/** A deflated record's text; a record whose checksum holds but does not inflate is corrupt, not a torn tail. */
+function inflated(path: string, payload: Buffer, dictionary: Buffer | undefined): Buffer {
+  try {
+    return inflateRawSync(payload, dictionary ? { dictionary } : {});
+  } catch (err) {
+    throw new LibosError('store_corrupt', `redo log ${path}: a deflated record does not inflate (${(err as Error).message})`, {
+      cause: err,
+    });
   }
 }

@@ -3,40 +3,15 @@
 // (default the local one, trust auth); the bench works in a fresh schema it drops at the end. No server answering:
 // the figure prints `RATIO pg_call_vs_sqlite_call skipped (<reason>)` and the run goes on.
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { LibosError } from '@libos/sdk';
 import { median, msPerOp, sideBySide } from '../lib/measure.mjs';
 import { callOk, flushShare, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
 import { ONE_KB } from '../lib/sqlite-floor.mjs';
+import { dropSchema, onServer, pg, serverUrl, withSchema } from '../lib/pg-server.mjs';
 
 const NAME = 'pg_call_vs_sqlite_call';
 const GOAL = '<=5';
-
-/** The server the figure runs on. */
-const serverUrl = () => process.env.LIBOS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-/** `pg` as the kernel resolves it (the same module, so its clients can be counted); the bench has no driver of its own. */
-const pg = () => createRequire(import.meta.resolve('@libos/kernel'))('pg');
-
-/** `url` with its `schema` parameter set to `schema` (any given one replaced). */
-function withSchema(url, schema) {
-  const u = new URL(url);
-  u.searchParams.set('schema', schema);
-  return u.toString();
-}
-
-/** Runs `fn(client)` on a connection of its own to the server, outside any runtime (the floor notes, the drop). */
-async function onServer(url, fn) {
-  const { Client } = pg();
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * What the protocol alone costs, for the stderr notes (not a figure): ms per `select 1` (one round trip) and per
@@ -112,6 +87,6 @@ export async function pgFigures(ctx) {
   } finally {
     await onSqlite?.close();
     await onPg.close();
-    await onServer(url, (c) => c.query(`drop schema if exists ${schema} cascade`));
+    await dropSchema(url, schema);
   }
 }

@@ -6,14 +6,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
 const BIN = fileURLToPath(new URL('../../../apps/cli/dist/index.js', import.meta.url));
 const unavailable = (await probePostgres(PG_URL)) ?? (existsSync(BIN) ? null : `${BIN} is not built`);
-const schema = `t_clihosts_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_clihosts');
 const dir = mkdtempSync(join(tmpdir(), 'libos-clihosts-'));
 
 const libos = (...args: string[]) => {
@@ -32,10 +30,7 @@ describe.skipIf(unavailable !== null)('[K-15.13] libos --host-id on a shared Pos
   afterAll(async () => {
     for (const c of children) c.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 500));
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -4,23 +4,18 @@
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
-const schema = `t_xcalls_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_xcalls');
 const open = (id: string) => openRuntime({ path: url, plugins: [capabilities(), session()], host: { id, leaseMs: 2000 } });
 
 describe.skipIf(unavailable !== null)('[K-15.16] calls to one process from two hosts at once', () => {
   const opened: Runtime[] = [];
   afterAll(async () => {
     for (const rt of opened) await rt.close();
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
   });
 
   it('[K-15.16] 40 concurrent checked calls from two hosts: all succeed, the budget counts 40, the audit has 40 calls', async () => {

@@ -6,11 +6,10 @@ import { openRuntime, type Runtime, type RuntimeEvent } from '@libos/kernel';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
-const schema = `t_feed_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_feed');
 const open = (id: string) => openRuntime({ path: url, plugins: [capabilities(), session()], host: { id, leaseMs: 1000 } });
 
 const until = async (what: string, test: () => boolean) => {
@@ -40,10 +39,7 @@ describe.skipIf(unavailable !== null)('[K-15.12] the event feed of a shared stor
     await raw?.end();
     await a?.close();
     await b?.close();
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
   });
 
   const insertEvent = (type: string) =>

@@ -10,11 +10,10 @@ import { LibosError } from '@libos/sdk';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
-const schema = `t_hostopts_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_hostopts');
 const open = (host?: { id?: string; leaseMs?: number; claimBatch?: number }, path = url) =>
   openRuntime({ path, plugins: [capabilities(), session()], ...(host ? { host } : {}) });
 const failure = async (p: Promise<unknown>) => {
@@ -59,7 +58,7 @@ describe.skipIf(unavailable !== null)('[K-15.11] hosts and a single-host runtime
   const opened: Runtime[] = [];
   afterAll(async () => {
     for (const rt of opened) await rt.close().catch(() => undefined);
-    await query(`drop schema if exists ${schema} cascade`);
+    await dropSchema(schema);
   });
 
   it('[K-15.11] a single-host runtime keeps hosts out (store_locked), and two hosts keep a single-host runtime out', async () => {

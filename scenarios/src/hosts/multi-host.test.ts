@@ -9,10 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonLines } from '../robustness/crash-invariants.js';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 import { HOST_AGENT_IMAGE, effectResource, hostEffects } from './host-effects.mjs';
 
 const WORKER = fileURLToPath(new URL('./host-worker.mjs', import.meta.url));
@@ -21,8 +20,7 @@ const LEASE_MS = 2_000;
 const unavailable = await probePostgres(PG_URL);
 if (unavailable) console.log(`postgres suite: skipped multi-host (${unavailable})`);
 
-const schema = `t_hosts_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_hosts');
 const dir = mkdtempSync(join(tmpdir(), 'libos-hosts-'));
 const log = join(dir, 'effects.jsonl');
 
@@ -77,10 +75,7 @@ describe.skipIf(unavailable !== null)('many hosts on one PostgreSQL store', () =
   afterAll(async () => {
     for (const h of hosts) h.child.kill('SIGKILL');
     await driver?.close();
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -5,13 +5,11 @@ import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
-const schema = `t_payload_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_payload');
 const open = (id: string, leaseMs: number) =>
   openRuntime({ path: url, plugins: [capabilities(), objectMemory(), session()], host: { id, leaseMs } });
 
@@ -31,10 +29,7 @@ describe.skipIf(unavailable !== null)('[K-15.15] runtime-local payloads on a sha
 
   afterAll(async () => {
     await b?.close();
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
   });
 
   it('[K-15.15] read from another host: payload_unavailable naming the writing host; the writer still reads it', async () => {

@@ -1,24 +1,19 @@
 // A tree taken over carries its plugins' recovery (issue 15, K-15.14): the ObjectTasks of a host that stopped had their
 // runners there, so the host taking the tree over abandons them, as a reopen abandons every active task.
 import { afterAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
 import type { TaskInfo } from '@libos/tasks';
 import { ok } from '../support/kernel-harness.js';
-import { PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 import { creatorWithOwner, drive, openTaskHarness, type TaskHarness } from '../support/tasks-harness.js';
 
 const unavailable = await probePostgres(PG_URL);
-const schema = `t_tasktake_${process.pid}_${Date.now().toString(36)}`;
-const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}`;
+const { schema, url } = freshSchema('t_tasktake');
 
 describe.skipIf(unavailable !== null)('[K-15.14] plugin recovery of a tree taken over', () => {
   const opened: TaskHarness[] = [];
   afterAll(async () => {
     for (const h of opened) await h.rt.close().catch(() => undefined);
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    await c.query(`drop schema if exists ${schema} cascade`);
-    await c.end();
+    await dropSchema(schema);
   });
 
   it('[K-15.14] the active task of a stopped host is abandoned by the host that takes its tree over; its runner ends', async () => {

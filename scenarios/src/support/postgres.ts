@@ -24,3 +24,26 @@ export async function probePostgres(url: string): Promise<string | null> {
     await client.end().catch(() => undefined);
   }
 }
+
+/**
+ * A fresh schema of the test server for one test file: its name (prefix, pid, time) and the store URL on it.
+ *
+ * @example
+ * const { schema, url } = freshSchema('t_hosts');
+ * afterAll(() => dropSchema(schema));
+ */
+export function freshSchema(prefix: string): { readonly schema: string; readonly url: string } {
+  const schema = `${prefix}_${process.pid}_${Date.now().toString(36)}`;
+  return { schema, url: `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${schema}` };
+}
+
+/** Drops `schema` (and everything in it) on the test server. */
+export async function dropSchema(schema: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await c.end();
+  }
+}

@@ -8,11 +8,20 @@ const src = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 const srcFolders = (parent: string) => readdirSync(src(`./${parent}`)).map((d) => `${parent}/${d}/src`);
 
 /**
- * Test files that open a runtime on the in-memory store but are about SQLite itself, so the `postgres` project leaves
- * them out (each with why). Everything else that opens such a runtime runs on both dialects.
+ * Test files the source scan picks (they reach a helper that can open `:memory:`) but that are about SQLite itself, or
+ * open no in-memory runtime at all, so the `postgres` project leaves them out (each with why; the setup file fails a
+ * file there that opens none). Everything else that opens such a runtime runs on both dialects.
  */
 const SQLITE_ONLY: Record<string, string> = {
   'scenarios/src/store-postgres-runtime.test.ts': 'on PostgreSQL already (its own schemas); its harness runtime is the SQLite side',
+  'scenarios/src/robustness/redo-replay.test.ts': "SQLite's redo log, replayed after a SIGKILL on a file",
+  'scenarios/src/robustness/crash-invariants.test.ts': 'the crash checks on a SQLite file store',
+  'scenarios/src/checkpoints-crash.test.ts': 'a SIGKILL during a restore, on a SQLite file',
+  'scenarios/src/session-compaction-crash.test.ts': 'a SIGKILL during a compaction, on a SQLite file',
+  'scenarios/src/session-compaction-reopen.test.ts': 'close and reopen of a SQLite file',
+  'scenarios/src/kernel-reopen.test.ts': 'reopen rules after a close or SIGKILL, on a SQLite file',
+  'scenarios/src/robustness/call-atomicity.test.ts': 'a child runtime SIGKILLed mid-call, on a SQLite file',
+  'scenarios/src/hosts/tasks-takeover.test.ts': 'on PostgreSQL already (its own schemas); opens no in-memory runtime',
 };
 
 /**

@@ -32,7 +32,7 @@ describe.skipIf(unavailable !== null)('the HTTP server on a PostgreSQL runtime',
     }
   });
 
-  it('[K-15.9] health names the URL without its password; spawn, grant and a checked call over REST; events read back in seq order', async () => {
+  it('[K-15.9] health names the URL without its password; spawn, grant and a checked call over REST; events in seq order', async () => {
     rt = await openRuntime({ path: STORE_URL, plugins: [capabilities(), objectMemory(), session()] });
     server = await serve({ runtime: rt });
     const api = async (path: string, body?: unknown) => {

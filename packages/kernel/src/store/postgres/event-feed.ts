@@ -72,11 +72,9 @@ export class EventFeed {
 
   /** One read; true when a full page came back (more may be waiting). */
   async #read(): Promise<boolean> {
+    const page = sql`select seq, id, ts, pid, type, data from events where seq > ${this.#frontier} order by seq limit ${FEED_PAGE}`;
     const { rows } = await sql<{ snapshot: string; events: string | null }>`select pg_current_snapshot()::text as snapshot,
-      (select json_agg(e order by e.seq) from
-        (select seq, id, ts, pid, type, data from events where seq > ${this.#frontier} order by seq limit ${FEED_PAGE}) e) as events`.execute(
-      this.db,
-    );
+      (select json_agg(e order by e.seq) from (${page}) e) as events`.execute(this.db);
     const running = inProgress(rows[0]?.snapshot ?? '');
     const events = JSON.parse(rows[0]?.events ?? '[]') as {
       seq: number;

@@ -14,8 +14,8 @@ const interval = (ms: number) => sql`(${ms} * interval '1 millisecond')`;
  * claimed, or the lease of a host that stopped renewing it. `FOR UPDATE SKIP LOCKED`: hosts claiming at once take
  * different trees and never wait on each other. A root with work but no lease row yet (spawned, forked, or written
  * by a single-host runtime) gets an unclaimed row first. Trees a dead host left come before new ones (their work was
- * already under way: the takeover bound is two lease periods however much new work waits). Runs in the caller's transaction, which recovers each
- * claimed tree before it commits (`hosts/recover-tree.ts`).
+ * already under way: the takeover bound is two lease periods however much new work waits). Runs in the caller's
+ * transaction, which recovers each claimed tree before it commits (`SharedHost.claim`).
  *
  * @example
  * declare const trx: KernelTransaction;

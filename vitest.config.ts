@@ -29,8 +29,6 @@ const SQLITE_ONLY: Record<string, string> = {
  * `postgres` project until it is, each with the defect. Remove the line with the fix.
  */
 const OPEN_POSTGRES_DEFECTS: Record<string, string> = {
-  'packages/kernel/src/skills/skill-activation.test.ts':
-    '`processes.loaded_skills` is jsonb, which reorders object keys: loaded Skills (and the prompt section) lose activation order',
   'scenarios/src/robustness/fuzz.test.ts':
     'a string with a lone surrogate (valid JS, not UTF-8) fails jsonb input (22P02) and throws instead of a LibosError',
 };

@@ -299,15 +299,10 @@ export const kernelMigrations: readonly Migration[] = [
         .addColumn('gen', 'integer', (c) => c.notNull())
         .execute();
       await db.schema.createIndex('tree_leases_host').on('libos_tree_leases').columns(['host_id', 'lease_until']).execute();
-    },
-  },
-  {
-    name: '0011_loaded_skills_in_order',
-    async up(raw, kit) {
       // A process's loaded Skills are an object in activation order (the prompt lists them so). jsonb keeps no key
-      // order, so on PostgreSQL the column becomes text as written; SQLite's JSON is text already (no change there).
-      if (kit.dialect !== 'postgres') return;
-      await sql`alter table processes alter column loaded_skills type text using loaded_skills::text`.execute(migrationStore(raw));
+      // order, so on PostgreSQL the column becomes text as written; SQLite's JSON is text already.
+      if (kit.dialect === 'postgres')
+        await sql`alter table processes alter column loaded_skills type text using loaded_skills::text`.execute(db);
     },
   },
 ];

@@ -1,17 +1,14 @@
 // The HTTP server on a runtime opened on PostgreSQL (issue 15): what `libos serve --db postgres://…` serves. A real
 // server (LIBOS_TEST_PG_URL; skipped with a line when none answers), one fresh schema per file, dropped after.
-import { randomBytes } from 'node:crypto';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { type RunningServer, serve } from '@libos/server';
 import { session } from '@libos/session';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from './support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from './support/postgres.js';
 
-const SCHEMA = `libos_test_${randomBytes(6).toString('hex')}_serve`;
-const STORE_URL = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${SCHEMA}`;
+const { schema: SCHEMA, url: STORE_URL } = freshSchema('t_serve');
 
 const unavailable = await probePostgres(PG_URL);
 if (unavailable) console.log(`postgres server routes: skipped (no server at ${PG_URL}: ${unavailable})`);
@@ -23,13 +20,7 @@ describe.skipIf(unavailable !== null)('the HTTP server on a PostgreSQL runtime',
   afterAll(async () => {
     await server?.close();
     await rt?.close();
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    try {
-      await client.query(`drop schema if exists ${SCHEMA} cascade`);
-    } finally {
-      await client.end();
-    }
+    await dropSchema(SCHEMA);
   });
 
   it('[K-15.9] health names the URL without its password; spawn, grant and a checked call over REST; events in seq order', async () => {

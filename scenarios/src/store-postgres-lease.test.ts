@@ -2,17 +2,15 @@
 // schema's advisory lock (`pg_terminate_backend`, as a restart or a dropped connection would), and the runtime says so
 // (a process warning) and starts no more units of work (`store_poisoned` naming the cause). A real server
 // (LIBOS_TEST_PG_URL; skipped with a line when none answers), one fresh schema per file, dropped after.
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PG_URL, probePostgres } from './support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from './support/postgres.js';
 
-const SCHEMA = `libos_test_${randomBytes(6).toString('hex')}_lease`;
-const STORE_URL = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}schema=${SCHEMA}`;
+const { schema: SCHEMA, url: STORE_URL } = freshSchema('t_lease');
 
 /** Runs `text` on the server as the test's admin (outside any runtime). */
 async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
@@ -44,7 +42,7 @@ describe.skipIf(unavailable !== null)('the PostgreSQL writer lease, lost', () =>
 
   afterAll(async () => {
     await rt?.close();
-    await admin(`drop schema if exists ${SCHEMA} cascade`);
+    await dropSchema(SCHEMA);
   });
 
   it('[K-15.8] the lease session terminated: a warning names the store, and the next call fails with store_poisoned', async () => {

@@ -2,19 +2,24 @@
 // the plugins a user loads, the same calls and step as on SQLite, close and reopen, the writer lease, and each bad
 // input refused in one line with nothing written. LIBOS_TEST_PG_URL names the server (default: the local one CI
 // starts, trust auth); with none answering the suite is skipped, saying why. One fresh schema per file, dropped after.
-import { randomBytes } from 'node:crypto';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import pg from 'pg';
-import { PG_URL, probePostgres } from './support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from './support/postgres.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_ONLY, openHarness } from './support/kernel-harness.js';
 
 const URL_ = PG_URL;
-const PREFIX = `libos_test_${randomBytes(6).toString('hex')}`;
-const schemaUrl = (suffix: string) => `${URL_}${URL_.includes('?') ? '&' : '?'}schema=${PREFIX}_${suffix}`;
+/** This file's schemas: one fresh schema per name the tests use (a reopen by the same name finds the same one). */
+const schemas = new Map<string, { readonly schema: string; readonly url: string }>();
+const fresh = (name: string) => {
+  let made = schemas.get(name);
+  if (!made) schemas.set(name, (made = freshSchema(`t_pgrt_${name}`)));
+  return made;
+};
+const schemaUrl = (name: string) => fresh(name).url;
 
 /** Runs `text` on the server as the test's admin (outside any runtime). */
 async function admin<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
@@ -48,8 +53,8 @@ describe.skipIf(unavailable !== null)('a runtime on PostgreSQL', () => {
   };
 
   beforeAll(async () => {
-    await admin(`create schema ${PREFIX}_foreign`);
-    await admin(`create table ${PREFIX}_foreign.accounts (id int primary key)`);
+    await admin(`create schema ${fresh('foreign').schema}`);
+    await admin(`create table ${fresh('foreign').schema}.accounts (id int primary key)`);
   });
 
   afterEach(async () => {
@@ -57,13 +62,12 @@ describe.skipIf(unavailable !== null)('a runtime on PostgreSQL', () => {
   });
 
   afterAll(async () => {
-    const schemas = await admin<{ s: string }>('select nspname as s from pg_namespace where nspname like $1', [`${PREFIX}%`]);
-    for (const { s } of schemas) await admin(`drop schema if exists ${s} cascade`);
+    for (const { schema } of schemas.values()) await dropSchema(schema);
   });
 
   it('[K-15.4] spawn, grant, a checked call, an Object created and read, a scripted step to exit; reopened, all is there', async () => {
     const rt = await openPg();
-    expect(rt.location).toBe(`${URL_}?schema=${PREFIX}_main`.replace(/:[^:@/]*@/, '@'));
+    expect(rt.location).toBe(schemaUrl('main').replace(/:[^:@/]*@/, '@'));
     const p = await rt.spawn({ goal: 'tell the time', budget: { tool_calls: null } });
     await rt.grant(p.pid, 'clock:now', ['read']);
     const time = await rt.call(p.pid, 'get_current_time', {});
@@ -120,31 +124,31 @@ describe.skipIf(unavailable !== null)('a runtime on PostgreSQL', () => {
       expect(err!.message).not.toContain('\n');
       return err!;
     };
-    const unreachable = await refused(`postgres://postgres@127.0.0.1:1/test?schema=${PREFIX}_x`);
+    const unreachable = await refused(`postgres://postgres@127.0.0.1:1/test?schema=${fresh('x').schema}`);
     expect(unreachable).toMatchObject({ code: 'store_not_found' });
     expect(unreachable.message).toMatch(/unreachable/);
     const wrong = new URL(URL_);
     wrong.username = 'libos_no_such_role';
     wrong.password = 'secret-pw';
-    const creds = await refused(`${wrong.toString()}${wrong.search ? '&' : '?'}schema=${PREFIX}_y`);
+    const creds = await refused(`${wrong.toString()}${wrong.search ? '&' : '?'}schema=${fresh('y').schema}`);
     expect(creds.code).toBe('permission_denied');
     expect(creds.message).not.toContain('secret-pw');
     const foreign = await refused(schemaUrl('foreign'));
     expect(foreign).toMatchObject({ code: 'not_a_libos_store' });
     expect(foreign.message).toMatch(/accounts; no libos_meta/);
-    expect(await tablesOf(`${PREFIX}_foreign`)).toEqual(['accounts']);
+    expect(await tablesOf(fresh('foreign').schema)).toEqual(['accounts']);
     url.searchParams.set('schema', 'Bad-Name');
     const bad = await refused(url.toString());
     expect(bad.code).toBe('invalid_arguments');
-    expect((await admin('select 1 from pg_namespace where nspname in ($1, $2)', [`${PREFIX}_x`, `${PREFIX}_y`])).length).toBe(0);
+    expect((await admin('select 1 from pg_namespace where nspname in ($1, $2)', [fresh('x').schema, fresh('y').schema])).length).toBe(0);
   });
 
   it('[K-15.7] a store whose schema_version is newer is refused and left as it was', async () => {
     await close(await openPg('newer'));
-    await admin(`update ${PREFIX}_newer.libos_meta set value = '999' where key = 'schema_version'`);
-    const before = await admin(`select * from ${PREFIX}_newer.libos_migrations order by owner, name`);
+    await admin(`update ${fresh('newer').schema}.libos_meta set value = '999' where key = 'schema_version'`);
+    const before = await admin(`select * from ${fresh('newer').schema}.libos_migrations order by owner, name`);
     await expect(openPg('newer')).rejects.toMatchObject({ code: 'schema_version_mismatch', message: expect.stringMatching(/999/) });
-    expect(await admin(`select * from ${PREFIX}_newer.libos_migrations order by owner, name`)).toEqual(before);
-    expect(await admin(`select value from ${PREFIX}_newer.libos_meta where key = 'schema_version'`)).toEqual([{ value: '999' }]);
+    expect(await admin(`select * from ${fresh('newer').schema}.libos_migrations order by owner, name`)).toEqual(before);
+    expect(await admin(`select value from ${fresh('newer').schema}.libos_meta where key = 'schema_version'`)).toEqual([{ value: '999' }]);
   });
 });

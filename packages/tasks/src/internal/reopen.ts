@@ -1,4 +1,5 @@
 import { SERVICE_NAMES, type ObjectsService, type RunnerService, type ServiceScope } from '@libos/sdk';
+import { auditTaskSweep } from './audit-summary.js';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { ACTIVE_TASK_STATUSES, type TaskInfo } from '../task-info.js';
@@ -36,12 +37,7 @@ export async function sweepTasksOfTree(scope: ServiceScope, state: TasksState, p
       if (t && (await abandon(scope, state, t, 'its host stopped'))) abandoned.push(t.task_id);
     }
   }
-  if (abandoned.length)
-    await scope.audit.record({
-      action: 'object_task.takeover_abandoned',
-      decision: 'abandoned',
-      details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) },
-    });
+  await auditTaskSweep(scope, 'object_task.takeover_abandoned', 'abandoned', abandoned);
   return abandoned;
 }
 
@@ -87,12 +83,7 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
   await eachTask(scope, ACTIVE_TASK_STATUSES, async (t) => {
     if (await abandon(scope, state, t, 'runtime reopened')) abandoned.push(t.task_id);
   });
-  if (abandoned.length)
-    await scope.audit.record({
-      action: 'object_task.reopen_abandoned',
-      decision: 'abandoned',
-      details: { count: abandoned.length, task_ids: abandoned.slice(0, 100) },
-    });
+  await auditTaskSweep(scope, 'object_task.reopen_abandoned', 'abandoned', abandoned);
 
   const unavailable: string[] = [];
   const objects = scope.service<ObjectsService>(SERVICE_NAMES.objects);
@@ -122,12 +113,7 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
     );
     if (moved) unavailable.push(t.task_id);
   });
-  if (unavailable.length)
-    await scope.audit.record({
-      action: 'object_task.reopen_result_unavailable',
-      decision: 'result_unavailable_after_reopen',
-      details: { count: unavailable.length, task_ids: unavailable.slice(0, 100) },
-    });
+  await auditTaskSweep(scope, 'object_task.reopen_result_unavailable', 'result_unavailable_after_reopen', unavailable);
 
   const life = taskLifecycle(scope, state);
   const notified: string[] = [];
@@ -143,11 +129,6 @@ export async function sweepTasksAfterReopen(scope: ServiceScope, state: TasksSta
     },
     retry,
   );
-  if (notified.length)
-    await scope.audit.record({
-      action: 'object_task.reopen_notifications',
-      decision: 'retried',
-      details: { count: notified.length, task_ids: notified.slice(0, 100) },
-    });
+  await auditTaskSweep(scope, 'object_task.reopen_notifications', 'retried', notified);
   return { abandoned, resultUnavailable: unavailable, notified };
 }

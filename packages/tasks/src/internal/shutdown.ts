@@ -1,4 +1,5 @@
 import type { ServiceScope } from '@libos/sdk';
+import { auditTaskSweep } from './audit-summary.js';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { ACTIVE_TASK_STATUSES } from '../task-info.js';
@@ -15,12 +16,7 @@ export async function cancelActiveTasks(scope: ServiceScope, state: TasksState, 
     const done = await life.cancel(t, reason);
     if (done.status === 'cancelled' && done.error === reason) cancelled.push(t.task_id);
   }
-  if (cancelled.length)
-    await scope.audit.record({
-      action: 'object_task.shutdown_cancelled',
-      decision: 'cancelled',
-      details: { count: cancelled.length, task_ids: cancelled.slice(0, 100) },
-    });
+  await auditTaskSweep(scope, 'object_task.shutdown_cancelled', 'cancelled', cancelled);
   return cancelled;
 }
 

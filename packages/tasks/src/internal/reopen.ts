@@ -3,7 +3,7 @@ import { auditTaskSweep } from './audit-summary.js';
 import { taskLifecycle } from './lifecycle.js';
 import type { TasksState } from './state.js';
 import { ACTIVE_TASK_STATUSES, type TaskInfo } from '../task-info.js';
-import { findTask, taskPage, tasksDb, updateTask } from './task-store.js';
+import { activeTasksCreatedBy, taskPage, tasksDb, updateTask } from './task-store.js';
 
 /** An active task whose runner is gone (`why`: what ended it) becomes `abandoned` and its runner child is ended. */
 async function abandon(scope: ServiceScope, state: TasksState, t: TaskInfo, why: string): Promise<boolean> {
@@ -26,15 +26,10 @@ export async function sweepTasksOfTree(scope: ServiceScope, state: TasksState, p
   const abandoned: string[] = [];
   const db = tasksDb(scope.store);
   for (let i = 0; i < pids.length; i += RECOVERY_PAGE) {
-    const rows = await db
-      .selectFrom('object_tasks')
-      .select('task_id')
-      .where('status', 'in', [...ACTIVE_TASK_STATUSES])
-      .where('creator_pid', 'in', pids.slice(i, i + RECOVERY_PAGE))
-      .execute();
-    for (const r of rows) {
-      const t = await findTask(db, r.task_id);
-      if (t && (await abandon(scope, state, t, 'its host stopped'))) abandoned.push(t.task_id);
+    // Each task read once, whole: abandon is a compare-and-set on "still active", and runner_pid changes only when a
+    // task leaves the active statuses, so a row read at the page's start is as good as one read again.
+    for (const t of await activeTasksCreatedBy(db, pids.slice(i, i + RECOVERY_PAGE))) {
+      if (await abandon(scope, state, t, 'its host stopped')) abandoned.push(t.task_id);
     }
   }
   await auditTaskSweep(scope, 'object_task.takeover_abandoned', 'abandoned', abandoned);

@@ -152,6 +152,17 @@ export async function listTasks(db: TasksDb, q: { readonly ownerOid?: string; re
   return rows.map(toInfo);
 }
 
+/** The active tasks created by any of `creatorPids` (in no order). */
+export async function activeTasksCreatedBy(db: TasksDb, creatorPids: readonly string[]): Promise<TaskInfo[]> {
+  const rows = await db
+    .selectFrom('object_tasks')
+    .selectAll()
+    .where('status', 'in', [...ACTIVE_TASK_STATUSES])
+    .where('creator_pid', 'in', [...creatorPids])
+    .execute();
+  return rows.map(toInfo);
+}
+
 /** Active tasks, globally or on one owner. */
 export async function countActive(db: TasksDb, ownerOid?: string): Promise<number> {
   let sel = db.selectFrom('object_tasks').where('status', 'in', [...ACTIVE_TASK_STATUSES]);

@@ -686,13 +686,15 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const store: OpenedStore = isPostgresUrl(opts.path)
     ? await openPostgresStore(opts.path, { ...kyselyPlugins, shared: host !== undefined })
     : openSqliteStore(opts.path, { ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}), ...kyselyPlugins });
+  // One host of many on a shared store: the store's shared session and this host's options (else undefined).
+  const manyHosts = store.shared && host ? { session: store.shared, host } : undefined;
   const bus = new EventBus();
   // Many hosts: this host's commits do not publish their events directly; the event feed publishes every host's, in
   // `seq` order (`store/postgres/event-feed.ts`), and a commit here only makes it read at once. Audit stays local.
-  let feedHost: SharedHost | undefined;
+  let shared: SharedHost | undefined; // set once this host has joined (below)
   const scopeBus = host ? new EventBus() : bus;
   if (host) {
-    scopeBus.on('event', () => feedHost?.readEvents());
+    scopeBus.on('event', () => shared?.readEvents());
     scopeBus.on('audit', (r) => bus.emit('audit', r));
   }
   const reg = registry;
@@ -709,8 +711,9 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   // Runtime-local payloads belong to this open of this runtime: an instance id new at every open (and, among many
   // hosts, one another host can ask the roster about while this one lives).
   const instanceId = `${host?.id ?? 'rt'}.${Math.random().toString(36).slice(2, 10)}`;
-  const runtimeInstance =
-    store.shared && host ? SharedHost.instance(store.shared, host, instanceId) : { instanceId, holder: async () => null };
+  const runtimeInstance = manyHosts
+    ? SharedHost.instance(manyHosts.session, manyHosts.host, instanceId)
+    : { instanceId, holder: async () => null };
   const scopes: ScopeFactory = {
     clock,
     bus: scopeBus,
@@ -727,7 +730,6 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     },
   };
   const base: KernelDeps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
-  let shared: SharedHost | undefined;
   deps = base;
   try {
     const sets = storeMigrationSets(engine.migrations, reg.migrations);
@@ -737,18 +739,17 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     await recordStorePlugins(store.db, reg, clock.now().toISOString());
     // Among many hosts, the store-wide reopen sweeps run only when no other host is live: a live host's work is not
     // cut off. A dead host's trees are recovered one by one as they are taken over (`SharedHost.claim`).
-    const alone = store.shared && host ? (await SharedHost.join(store.shared, host, instanceId)) === 0 : true;
+    const alone = manyHosts ? (await SharedHost.join(manyHosts.session, manyHosts.host, instanceId)) === 0 : true;
     for (const p of reg.plugins) {
       if (alone && p.hooks?.open) await inTransaction(store.db, scopes, 'host', null, (scope) => p.hooks!.open!(scope));
     }
     if (alone) await recoverOnOpen(deps);
-    if (store.shared && host) {
-      const session = store.shared;
+    if (manyHosts) {
       const feed = new EventFeed(store.db, (e) => bus.emit('event', e));
       await feed.start();
-      shared = feedHost = new SharedHost(getDeps, session, host, feed);
+      shared = new SharedHost(getDeps, manyHosts.session, manyHosts.host, feed);
       deps = { ...base, trees: shared };
-      await session.endOpen();
+      await manyHosts.session.endOpen();
     }
     store.startGroupCommit();
   } catch (err) {

@@ -753,7 +753,14 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     }
     store.startGroupCommit();
   } catch (err) {
-    await shared?.stop().catch(() => undefined);
+    // The open's error is the one thrown; a failed stop (this host left in the roster until its lease expires) is
+    // reported as a warning, not dropped.
+    await shared?.stop().catch((stopErr: unknown) =>
+      process.emitWarning(`host ${host?.id}: the open failed, and so did leaving the host roster: ${(stopErr as Error).message}`, {
+        type: 'LibosWarning',
+        code: 'host_stop_failed',
+      }),
+    );
     await store.close();
     throw err;
   }

@@ -28,10 +28,7 @@ const SQLITE_ONLY: Record<string, string> = {
  * Test files that fail on PostgreSQL because of a defect found there and not fixed yet (issue 15): out of the
  * `postgres` project until it is, each with the defect. Remove the line with the fix.
  */
-const OPEN_POSTGRES_DEFECTS: Record<string, string> = {
-  'scenarios/src/robustness/fuzz.test.ts':
-    'a string with a lone surrogate (valid JS, not UTF-8) fails jsonb input (22P02) and throws instead of a LibosError',
-};
+const OPEN_POSTGRES_DEFECTS: Record<string, string> = {};
 
 // Tests import workspace packages from source, so a change is tested without a rebuild.
 // (CLI tests run the built binary; `npm test` builds first.)

@@ -2,8 +2,15 @@ import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, Transactio
 import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
 import { asPostgresFault } from './postgres-faults.js';
+import { encodeParams } from './text-escapes.js';
 
 type Compile = Parameters<NonNullable<Driver['savepoint']>>[2];
+
+/** The query with its string parameters escaped (`text-escapes.ts`); the same object when none needed it. */
+function escaped(query: CompiledQuery): CompiledQuery {
+  const parameters = encodeParams(query.parameters);
+  return parameters === query.parameters ? query : { ...query, parameters };
+}
 
 /** Distinct SQL texts whose effect is kept (kysely emits a small set; past this the oldest goes). */
 const EFFECT_CACHE_SIZE = 512;
@@ -102,7 +109,11 @@ export class MemoDriver implements Driver {
     }
   }
 
-  /** The connection kysely sees: every statement tells the memo first, and a store fault surfaces as its code. */
+  /**
+   * The connection kysely sees: every statement tells the memo first, its string parameters are escaped where
+   * PostgreSQL could not hold them (`text-escapes.ts`; `row-types.ts` unescapes what is read), and a store fault
+   * surfaces as its code.
+   */
   #wrap(inner: DatabaseConnection): DatabaseConnection {
     const notice = (sql: string) => this.#notice(sql);
     const location = this.#location;
@@ -110,7 +121,7 @@ export class MemoDriver implements Driver {
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         notice(query.sql);
         try {
-          return await inner.executeQuery<R>(query);
+          return await inner.executeQuery<R>(escaped(query));
         } catch (err) {
           throw asPostgresFault(err, location);
         }
@@ -118,7 +129,7 @@ export class MemoDriver implements Driver {
       async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
         notice(query.sql);
         try {
-          yield* inner.streamQuery<R>(query, chunkSize);
+          yield* inner.streamQuery<R>(escaped(query), chunkSize);
         } catch (err) {
           throw asPostgresFault(err, location);
         }

@@ -1,6 +1,6 @@
 // Calls to one process from many hosts (issue 15, K-15.16): every unit of work of a tree (a call, a phase of a
 // quantum) locks the tree's root row first, so calls from two hosts at once queue instead of conflicting: each
-// succeeds once and the budget counts each.
+// succeeds once and the budget counts each. A host's read cache serves one transaction (K-15.18).
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
@@ -30,5 +30,22 @@ describe.skipIf(unavailable !== null)('[K-15.16] calls to one process from two h
     expect((await b.budget(p.pid)).usage.tool_calls).toBe(40);
     const audited = await a.audit({ pid: p.pid, action: 'tool.call', limit: 1000 });
     expect(audited.filter((r) => r.decision === 'ok')).toHaveLength(40);
+  });
+
+  it('[K-15.18] a host caches reads for one transaction only: a grant revoked and a process ended by another host count at once', async () => {
+    const [a, b] = opened as [Runtime, Runtime];
+    const p = await a.spawn({ goal: 'read twice', budget: { tool_calls: 100 } });
+    const cap = await a.grant(p.pid, 'clock:now', ['read']);
+    expect((await a.call(p.pid, 'get_current_time', {})).ok).toBe(true);
+    await b.revoke(cap.id);
+    const denied = await a.call(p.pid, 'get_current_time', {});
+    expect(denied.ok ? 'ok' : denied.error.code).toBe('permission_denied');
+
+    const q = await a.spawn({ goal: 'ended elsewhere', budget: { tool_calls: 100 } });
+    await a.grant(q.pid, 'clock:now', ['read']);
+    expect((await a.call(q.pid, 'get_current_time', {})).ok).toBe(true);
+    await b.signal(q.pid, 'terminate');
+    const ended = await a.call(q.pid, 'get_current_time', {});
+    expect(ended.ok ? 'ok' : ended.error.code).toBe('process_not_tool_callable');
   });
 });

@@ -14,7 +14,7 @@ import {
 } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import type { AppendLog } from './append-log.js';
-import { bindMemo, memoOf } from './memo-of.js';
+import { bindMemo, memoForTransaction, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
 import type { KernelStore, KernelTransaction } from './kernel-database.js';
@@ -68,6 +68,8 @@ function makeScope(
   rollbacks: (() => void)[],
 ): TxScope {
   const nowIso = () => isoOf(f.clock.now());
+  // The transaction's memo: the store's, or on a store many hosts share, this transaction's own (`memoForTransaction`).
+  const memo = memoOf(trx) ?? f.memo;
   const events: EventSink = {
     /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
     async emit(type, data = {}) {
@@ -127,7 +129,7 @@ function makeScope(
     service: <T>(name: string) => f.service(name, scope) as T,
     authorityFor: (pid: string) => f.authority(scope, pid),
     ...(f.runtime ? { runtime: f.runtime } : {}),
-    ...(f.memo ? { memo: f.memo } : {}),
+    ...(memo ? { memo } : {}),
   };
   return scope;
 }
@@ -139,7 +141,7 @@ function makeScope(
  */
 async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction) => Promise<T>): Promise<T> {
   const trx = await db.startTransaction().execute();
-  bindMemo(trx, memoOf(db));
+  bindMemo(trx, memoForTransaction(db));
   try {
     const result = await body(trx);
     await trx.commit().execute();

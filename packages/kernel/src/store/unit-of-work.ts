@@ -1,5 +1,5 @@
 import type { ControlledTransaction } from 'kysely';
-import { bindMemo, memoOf } from './memo-of.js';
+import { bindMemo, memoForTransaction } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
 
@@ -44,7 +44,7 @@ export const unitOf = (db: KernelStore): UnitOfWork | undefined => units.get(db)
 export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>): Promise<T> {
   if (units.has(db)) return fn(db);
   const trx: ControlledTransaction<KernelDatabase> = await db.startTransaction().execute();
-  bindMemo(trx, memoOf(db));
+  bindMemo(trx, memoForTransaction(db));
   const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0 };
   units.set(trx, unit);
   let failure: { readonly error: unknown } | null = null;

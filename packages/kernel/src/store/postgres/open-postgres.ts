@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type Driver, type KyselyPlugin } from 'kysely';
 import pg from 'pg';
 import type { KernelDatabase } from '../kernel-database.js';
-import { bindMemo } from '../memo-of.js';
+import { bindMemo, bindTransactionMemo } from '../memo-of.js';
 import type { OpenedStore } from '../opened-store.js';
 import { TableMemo } from '../store-memo.js';
 import { MemoDriver } from './memo-driver.js';
@@ -78,8 +78,10 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     }
   })({ pool });
   const db = new Kysely<KernelDatabase>({ dialect, plugins: [...(opts.plugins ?? [])] });
-  // Many hosts: another host's write never reaches this memo, so nothing is cached.
-  if (!shared) bindMemo(db, memo);
+  // Many hosts: another host's write never reaches this memo, so it serves one transaction at a time, emptied at
+  // its start (`memoForTransaction`); on the root handle nothing is cached.
+  if (shared) bindTransactionMemo(db, memo);
+  else bindMemo(db, memo);
   return {
     dialect: 'postgres',
     ...(shared ? { shared: { session: shared.client, endOpen: () => shared.endOpen() } } : {}),

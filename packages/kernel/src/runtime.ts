@@ -694,7 +694,10 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   let shared: SharedHost | undefined; // set once this host has joined (below)
   const scopeBus = host ? new EventBus() : bus;
   if (host) {
-    scopeBus.on('event', () => shared?.readEvents());
+    // With no watcher the feed's own timer keeps it current; a read after every commit would only cost a statement.
+    scopeBus.on('event', () => {
+      if (bus.listenerCount('event') > 0) shared?.readEvents();
+    });
     scopeBus.on('audit', (r) => bus.emit('audit', r));
   }
   const reg = registry;

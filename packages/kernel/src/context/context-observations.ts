@@ -13,6 +13,7 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import type { CapturedSignatures, ContextEntry } from './context-payload.js';
+import { flushAppends } from '../store/append-buffer.js';
 import type { KernelScope } from '../store/kernel-scope.js';
 import type { KernelDatabase } from '../store/kernel-database.js';
 
@@ -114,6 +115,7 @@ export async function observe(deps: KernelDeps, scope: KernelScope, input: Obser
   }
 
   const after = captured.events_seq ?? 0;
+  await flushAppends(scope.store);
   const rows = await scope.store
     .selectFrom('events')
     .select(['seq', 'type', 'data'])
@@ -190,6 +192,7 @@ const notOwnCapabilityGrant = (eb: ExpressionBuilder<KernelDatabase, 'events'>) 
 };
 
 async function countEvents(scope: KernelScope, pid: string, after: number, last: number): Promise<number> {
+  await flushAppends(scope.store);
   const r = await scope.store
     .selectFrom('events')
     .select((eb) => eb.fn.countAll().as('n'))

@@ -12,6 +12,7 @@ import { asContextPayload, contextObjectName } from './context-payload.js';
 import { findContextRow, newGeneration, updateContextRow } from './context-store.js';
 import { estimateContextTokens, renderContext } from './render-context.js';
 import { namespaces, resources } from '@libos/sdk';
+import { flushAppends } from '../store/append-buffer.js';
 import { kernelScope } from '../store/kernel-scope.js';
 
 /** The payload with its captured events cursor moved to `seq` (never back). */
@@ -81,6 +82,7 @@ export function llmContextService(scope: ServiceScope): LlmContextService {
       const labels = joinLabels([row.labels, current!.labels, ...(w.labels ? [w.labels] : [])]);
       // The compaction's own events (its children, its job, its waits) are not replayed into the compacted context:
       // the next events delta starts after them.
+      await flushAppends(tx.store);
       const last = await tx.store
         .selectFrom('events')
         .select((eb) => eb.fn.max('seq').as('seq'))

@@ -1,3 +1,4 @@
+import { flushAppends } from '../store/append-buffer.js';
 import type { KernelStore } from '../store/kernel-database.js';
 
 const TOOL_TARGET = 'tool:';
@@ -10,6 +11,7 @@ const TOOL_TARGET = 'tool:';
  * await observedSuccessfulTools(db, pid, ['process_exit']); // ['list_memory_namespace', 'get_current_time']
  */
 export async function observedSuccessfulTools(db: KernelStore, pid: string, exclude: readonly string[] = []): Promise<string[]> {
+  await flushAppends(db);
   const rows = await db
     .selectFrom('audit_records')
     .select(['target', (eb) => eb.fn.min('seq').as('first_seq')])

@@ -1,4 +1,5 @@
 import type { AuditRecord, RuntimeEvent } from './event-bus.js';
+import { flushAppends } from '../store/append-buffer.js';
 import type { KernelStore } from '../store/kernel-database.js';
 
 export interface AuditQuery {
@@ -15,6 +16,7 @@ export interface AuditQuery {
 const clampLimit = (n: number | undefined) => Math.max(1, Math.min(10_000, n ?? 100));
 
 export async function queryAudit(db: KernelStore, q: AuditQuery = {}): Promise<AuditRecord[]> {
+  await flushAppends(db);
   let sel = db.selectFrom('audit_records').selectAll();
   if (q.pid) sel = sel.where('actor', '=', q.pid);
   if (q.action) sel = sel.where('action', '=', q.action);
@@ -43,6 +45,7 @@ export interface EventQuery {
 }
 
 export async function queryEvents(db: KernelStore, q: EventQuery = {}): Promise<RuntimeEvent[]> {
+  await flushAppends(db);
   let sel = db.selectFrom('events').selectAll();
   if (q.pid) sel = sel.where('pid', '=', q.pid);
   if (q.type) sel = sel.where('type', '=', q.type);

@@ -23,11 +23,11 @@ export interface AuditRow {
 
 /**
  * The store's two append-only tables, written by a store adapter's fastest means (prepared statements on SQLite),
- * inside the transaction open on the store's connection. Each returns the row's `seq`. Every call writes several
- * events and audit rows, so these are the hot path's most frequent writes; a store without an append log is written
- * through kysely instead (`transaction.ts`).
+ * inside the transaction open on the store's connection. Each takes the rows a savepoint or transaction emitted
+ * (`append-buffer.ts`: written together when it ends well), writes them in order in as few statements as it can and
+ * returns their `seq`s in the same order. A store without an append log is written through kysely instead.
  */
 export interface AppendLog {
-  event(row: EventRow): number;
-  audit(row: AuditRow): number;
+  events(rows: readonly EventRow[]): number[];
+  audit(rows: readonly AuditRow[]): number[];
 }

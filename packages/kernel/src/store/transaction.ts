@@ -13,6 +13,7 @@ import {
   type StoreMemo,
 } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
+import { appendBufferOf, flushAppends } from './append-buffer.js';
 import type { AppendLog } from './append-log.js';
 import { bindMemo, memoForTransaction, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
@@ -26,7 +27,10 @@ export interface ScopeFactory {
   readonly bus: EventBus;
   service(name: string, scope: ServiceScope): unknown;
   authority(scope: ServiceScope, pid: string): Authority;
-  /** The store adapter's fast inserts into `events` and `audit_records`; without one, kysely writes them. */
+  /**
+   * The store adapter's fast multi-row inserts into `events` and `audit_records` (what `append-buffer.ts` writes a
+   * savepoint's or transaction's rows with); without one, kysely writes them.
+   */
   readonly appendLog?: AppendLog;
   /** The store's read cache, handed to every scope (`ServiceScope.memo`); without one, reads go to the store. */
   readonly memo?: StoreMemo;
@@ -51,6 +55,9 @@ export interface TxScope extends KernelScope {
 
 const json = (v: unknown) => JSON.stringify(v ?? {});
 
+/** A record whose `seq` the append buffer fills in when its row is written. */
+type Sequenced<R extends { readonly seq: number }> = Omit<R, 'seq'> & { seq: number };
+
 /** The last timestamp rendered: a call writes several rows in the same millisecond, and `toISOString` is not free. */
 let lastIso = { ms: Number.NaN, text: '' };
 const isoOf = (d: Date): string => {
@@ -70,8 +77,13 @@ function makeScope(
   const nowIso = () => isoOf(f.clock.now());
   // The transaction's memo: the store's, or on a store many hosts share, this transaction's own (`memoForTransaction`).
   const memo = memoOf(trx) ?? f.memo;
+  // Rows are buffered, not written: see `inTransaction` for when they reach the store.
+  const appends = appendBufferOf(trx, f.appendLog);
   const events: EventSink = {
-    /** An event belongs to the process its data names (`data.pid`), else to the acting process. */
+    /**
+     * An event belongs to the process its data names (`data.pid`), else to the acting process. Its row is buffered;
+     * its `seq` is known once the row is written, before the commit its bus emission waits for. Hooks run now.
+     */
     async emit(type, data = {}) {
       const row = {
         id: newId('evt'),
@@ -80,10 +92,8 @@ function makeScope(
         type,
         data: json(data),
       };
-      const seq = f.appendLog
-        ? f.appendLog.event(row)
-        : Number((await trx.insertInto('events').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
-      const event: RuntimeEvent = { seq, id: row.id, ts: row.ts, pid: row.pid, type, data };
+      const event: Sequenced<RuntimeEvent> = { seq: 0, id: row.id, ts: row.ts, pid: row.pid, type, data };
+      appends.event(row, event);
       commits.push(() => f.bus.emit('event', event));
       for (const hook of f.eventHooks?.get(type) ?? []) await hook(scope, { id: row.id, type, data });
     },
@@ -100,11 +110,8 @@ function makeScope(
         call_id: callId,
         details: json(entry.details),
       };
-      const seq = f.appendLog
-        ? f.appendLog.audit(row)
-        : Number((await trx.insertInto('audit_records').values(row).returning('seq').executeTakeFirstOrThrow()).seq);
-      const rec: AuditRecord = {
-        seq,
+      const rec: Sequenced<AuditRecord> = {
+        seq: 0,
         id: row.id,
         ts: row.ts,
         actor,
@@ -114,6 +121,7 @@ function makeScope(
         callId,
         details: entry.details ?? {},
       };
+      appends.audit(row, rec);
       commits.push(() => f.bus.emit('audit', rec));
     },
   };
@@ -135,15 +143,16 @@ function makeScope(
 }
 
 /**
- * BEGIN, `body`, COMMIT; ROLLBACK on any failure. The error that failed the transaction is the one thrown: a
- * ROLLBACK that fails too (the store is then in an unknown state) is `store_poisoned`, whose message starts with
- * that error and whose cause holds both.
+ * BEGIN, `body`, the rows `body` emitted (one insert per table), COMMIT; ROLLBACK on any failure. The error that
+ * failed the transaction is the one thrown: a ROLLBACK that fails too (the store is then in an unknown state) is
+ * `store_poisoned`, whose message starts with that error and whose cause holds both.
  */
 async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction) => Promise<T>): Promise<T> {
   const trx = await db.startTransaction().execute();
   bindMemo(trx, memoForTransaction(db));
   try {
     const result = await body(trx);
+    await flushAppends(trx);
     await trx.commit().execute();
     return result;
   } catch (err) {
@@ -164,6 +173,12 @@ async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction)
 /**
  * Runs `fn` in one store transaction. State, events and audit commit together or not at all; `afterCommit`
  * callbacks run after a commit, `onRollback` callbacks (newest first) after a rollback.
+ *
+ * The events and audit records `fn` emits are buffered (`append-buffer.ts`) and written as one multi-row insert per
+ * table when `fn` has ended well, just before the COMMIT (inside a unit: the RELEASE of its savepoint), so an insert
+ * that fails still fails this transaction alone; on a rollback they are dropped unwritten. A read of `events` or
+ * `audit_records` inside `fn` calls `flushAppends` first. Their bus emissions, after the commit, carry the `seq`
+ * the insert returned; event hooks (`ScopeFactory.eventHooks`) run at emit time, without it.
  *
  * @example
  * async function recordDemo(store: KernelStore, factory: ScopeFactory) {
@@ -196,6 +211,9 @@ export async function inTransaction<T>(
  * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that is released on success (its hooks join
  * the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
  * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
+ * Its events and audit records are written just before the RELEASE (a failing insert rolls the savepoint back like
+ * any failure of the body) and dropped on a rollback. Rows still pending for an enclosing savepoint are written
+ * before this one opens, so the buffer only ever holds the innermost savepoint's rows.
  */
 async function inSavepoint<T>(
   trx: KernelTransaction,
@@ -210,11 +228,14 @@ async function inSavepoint<T>(
   const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
+  await flushAppends(trx);
   await run(`savepoint ${name}`);
   let result: T;
   try {
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
+    await flushAppends(trx);
   } catch (err) {
+    appendBufferOf(trx, f.appendLog).drop();
     const rollbackErrors: unknown[] = [];
     try {
       await run(`rollback to ${name}`);

@@ -1,4 +1,5 @@
 import type { ControlledTransaction } from 'kysely';
+import { flushAppends } from './append-buffer.js';
 import { bindMemo, memoForTransaction } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
@@ -14,6 +15,11 @@ import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-da
  * unit's body then throws (the error is rethrown after the commit). Effects that wait for a commit (`afterCommit`:
  * bus events to SSE and watchers) run when the unit commits; `onRollback` undo hooks of completed savepoints run if
  * the unit's commit fails.
+ *
+ * Events and audit records are buffered per savepoint (`append-buffer.ts`), not written one statement per row: each
+ * savepoint writes its rows as one multi-row insert per table just before its RELEASE, or drops them when it rolls
+ * back, so a failed insert fails that savepoint alone, as a failed row insert did. A unit whose body emits outside any
+ * savepoint (none does today: every scope is an `inTransaction`) has those rows written just before its COMMIT.
  */
 export interface UnitOfWork {
   /** Hooks of completed savepoints, run after the unit commits. */
@@ -55,6 +61,7 @@ export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) =>
     failure = { error: err };
   }
   try {
+    await flushAppends(trx);
     await trx.commit().execute();
   } catch (commitErr) {
     await rollbackUnit(trx, unit, failure?.error ?? commitErr);

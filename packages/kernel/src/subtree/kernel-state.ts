@@ -23,6 +23,7 @@ import type {
   ProcessMessagesTable,
   ProcessRunnersTable,
 } from '../store/kernel-database.js';
+import { flushAppends } from '../store/append-buffer.js';
 import { kernelScope, storeOf } from '../store/kernel-scope.js';
 import { inChunks } from './rows.js';
 import { settleRestoredWaits } from './settle-waits.js';
@@ -55,6 +56,7 @@ const partOf = (part: StatePart): KernelPart => {
 const db = (scope: ServiceScope) => storeOf(scope);
 
 async function maxSeq(store: KernelStore, table: 'audit_records' | 'llm_calls'): Promise<number> {
+  await flushAppends(store);
   const r = await store
     .selectFrom(table)
     .select((eb) => eb.fn.max('seq').as('m'))
@@ -362,6 +364,7 @@ export function kernelState(deps: () => KernelDeps): SubtreeStateContributor {
  * with side effects (files, commands, the network), from the audit log.
  */
 async function externalEffects(deps: KernelDeps, s: KernelStore, pids: readonly string[], auditSeq: number) {
+  await flushAppends(s);
   const rows = await s
     .selectFrom('audit_records')
     .select(['actor', 'target', 'call_id', 'ts'])

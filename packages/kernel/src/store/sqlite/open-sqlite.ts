@@ -351,25 +351,41 @@ function storeStatement(stmt: Database.Statement, location: string, notice?: () 
   };
 }
 
+/** Rows one multi-row INSERT of the append log carries at most: the distinct statement texts stay few (two per size). */
+export const APPEND_ROWS_PER_INSERT = 32;
+
 /**
- * The append log on SQLite: one prepared INSERT per table, run on the store's one connection, so inside whatever
- * transaction or savepoint is open on it; `seq` is the row id. Faults surface as their LibosError (store-faults.ts).
+ * The append log on SQLite: one prepared multi-row INSERT per table and row count (up to `APPEND_ROWS_PER_INSERT`
+ * rows, more in several), run on the store's one connection, so inside whatever transaction or savepoint is open on
+ * it. `seq` is the row id: a statement's rows get consecutive ids (`INTEGER PRIMARY KEY`, one writer), the last one
+ * `lastInsertRowid`. Faults surface as their LibosError (store-faults.ts).
  */
 function sqliteAppendLog(db: ReturnType<typeof cachingDatabase>): AppendLog {
-  // Prepared on first use (the tables exist only once the migrations ran), then kept: no cache lookup per row.
-  let event: StoreStatement | undefined;
-  let audit: StoreStatement | undefined;
+  const writer = <R>(head: string, columns: number, params: (r: R, into: unknown[]) => void) => {
+    // Prepared on first use (the tables exist only once the migrations ran), then kept: no cache lookup per statement.
+    const statements: StoreStatement[] = [];
+    const tuple = `(${Array.from({ length: columns }, () => '?').join(', ')})`;
+    return (rows: readonly R[]): number[] => {
+      const seqs: number[] = [];
+      for (let at = 0; at < rows.length; at += APPEND_ROWS_PER_INSERT) {
+        const n = Math.min(APPEND_ROWS_PER_INSERT, rows.length - at);
+        statements[n] ??= db.prepare(`${head} values ${Array.from({ length: n }, () => tuple).join(', ')}`);
+        const values: unknown[] = [];
+        for (let i = at; i < at + n; i++) params(rows[i]!, values);
+        const last = Number(statements[n].run(values).lastInsertRowid);
+        for (let i = n - 1; i >= 0; i--) seqs.push(last - i);
+      }
+      return seqs;
+    };
+  };
   return {
-    event(r: EventRow) {
-      event ??= db.prepare('insert into "events" ("id", "ts", "pid", "type", "data") values (?, ?, ?, ?, ?)');
-      return Number(event.run([r.id, r.ts, r.pid, r.type, r.data]).lastInsertRowid);
-    },
-    audit(r: AuditRow) {
-      audit ??= db.prepare(
-        'insert into "audit_records" ("id", "ts", "actor", "action", "target", "decision", "call_id", "details") ' +
-          'values (?, ?, ?, ?, ?, ?, ?, ?)',
-      );
-      return Number(audit.run([r.id, r.ts, r.actor, r.action, r.target, r.decision, r.call_id, r.details]).lastInsertRowid);
-    },
+    events: writer<EventRow>('insert into "events" ("id", "ts", "pid", "type", "data")', 5, (r, v) =>
+      v.push(r.id, r.ts, r.pid, r.type, r.data),
+    ),
+    audit: writer<AuditRow>(
+      'insert into "audit_records" ("id", "ts", "actor", "action", "target", "decision", "call_id", "details")',
+      8,
+      (r, v) => v.push(r.id, r.ts, r.actor, r.action, r.target, r.decision, r.call_id, r.details),
+    ),
   };
 }

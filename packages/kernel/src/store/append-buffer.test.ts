@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { EventBus, type AuditRecord, type RuntimeEvent } from '../events/event-bus.js';
+import { queryAudit, queryEvents } from '../events/queries.js';
+import { kernelStores } from '../internal/testing/kernel-store.js';
+import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import type { KernelStore } from './kernel-database.js';
+import { inTransaction, type ScopeFactory } from './transaction.js';
+import { inUnitOfWork } from './unit-of-work.js';
+
+// Events and audit records are buffered per savepoint or transaction and written together when it ends well
+// (`append-buffer.ts`): what each rollback drops, what the bus is told, and what a read inside sees.
+
+const kernelStore = kernelStores();
+const rts: Runtime[] = [];
+afterEach(async () => {
+  for (const rt of rts.splice(0)) await rt.close();
+});
+
+const bySeq = <R extends { seq: number }>(rows: readonly R[]) => [...rows].sort((a, b) => a.seq - b.seq);
+
+describe('events and audit records, written per savepoint', () => {
+  for (const adapter of ['the append log', 'kysely'] as const) {
+    it(`[K-9.9] nested savepoints in a unit (${adapter}): a rolled-back one drops only its rows; the bus gets stored seqs`, async () => {
+      const s = await kernelStore();
+      const bus = new EventBus();
+      const events: RuntimeEvent[] = [];
+      const audit: AuditRecord[] = [];
+      bus.on('event', (e) => events.push(e));
+      bus.on('audit', (a) => audit.push(a));
+      const f: ScopeFactory = {
+        clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+        bus,
+        service: () => {
+          throw new Error('no services here');
+        },
+        authority: () => {
+          throw new Error('no authority here');
+        },
+        ...(adapter === 'the append log' ? { appendLog: s.appendLog!, exec: s.exec! } : {}),
+      };
+      const fail = (db: KernelStore, type: string) =>
+        inTransaction(db, f, 'host', null, async (sp) => {
+          await sp.events.emit(type);
+          await sp.audit.record({ action: type });
+          throw new Error(`${type} fails`);
+        });
+      let seenInside: string[] = [];
+      await inUnitOfWork(s.db, async (db) => {
+        await inTransaction(db, f, 'host', null, async (outer) => {
+          await outer.events.emit('a1');
+          await expect(fail(db, 'b1')).rejects.toThrow('b1 fails');
+          await inTransaction(db, f, 'host', null, (inner) => inner.events.emit('c1'));
+          await outer.events.emit('a2');
+          await outer.audit.record({ action: 'a2' });
+        });
+        await expect(fail(db, 'd1')).rejects.toThrow('d1 fails');
+        await inTransaction(db, f, 'host', null, async (sp) => {
+          await sp.events.emit('e1');
+          await sp.audit.record({ action: 'e1' });
+          const own = [...(await queryEvents(sp.store)), ...(await queryAudit(sp.store))];
+          seenInside = own.map((r) => ('type' in r ? r.type : `audit:${r.action}`));
+        });
+      });
+      expect(seenInside).toEqual(['a1', 'c1', 'a2', 'e1', 'audit:a2', 'audit:e1']);
+      const storedEvents = await s.db.selectFrom('events').select(['seq', 'id', 'type']).orderBy('seq').execute();
+      const storedAudit = await s.db.selectFrom('audit_records').select(['seq', 'id', 'action']).orderBy('seq').execute();
+      expect(storedEvents.map((r) => r.type)).toEqual(['a1', 'c1', 'a2', 'e1']);
+      expect(storedAudit.map((r) => r.action)).toEqual(['a2', 'e1']);
+      expect(bySeq(events).map((e) => [e.seq, e.id, e.type])).toEqual(storedEvents.map((r) => [Number(r.seq), r.id, r.type]));
+      expect(bySeq(audit).map((a) => [a.seq, a.id, a.action])).toEqual(storedAudit.map((r) => [Number(r.seq), r.id, r.action]));
+    });
+  }
+
+  it('[K-9.9] calls and host transactions: watchers get every committed row with its seq, a failed one writes none', async () => {
+    const rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage()] });
+    rts.push(rt);
+    const events: RuntimeEvent[] = [];
+    const audit: AuditRecord[] = [];
+    rt.watch({ event: (e) => events.push(e), audit: (a) => audit.push(a) });
+    const p = await rt.spawn({ image: 'notes-agent:v0', goal: 'notes' });
+    await rt.activateSkill(p.pid, 'test-notes');
+    await rt.grant(p.pid, 'note:*', ['write']);
+    expect((await rt.call(p.pid, 'note_write', { key: 'a', text: 't' })).ok).toBe(true);
+    expect((await rt.call(p.pid, 'note_write_then_fail', { key: 'b' })).ok).toBe(false);
+    const inside = await rt.transaction(async (scope) => {
+      await scope.events.emit('probe', { n: 1 });
+      await scope.audit.record({ action: 'probe' });
+      const store = scope.store as unknown as KernelStore;
+      return [(await queryEvents(store, { type: 'probe' })).length, (await queryAudit(store, { action: 'probe' })).length];
+    });
+    expect(inside).toEqual([1, 1]);
+    await expect(
+      rt.transaction(async (scope) => {
+        await scope.events.emit('doomed');
+        throw new Error('host transaction fails');
+      }),
+    ).rejects.toThrow('host transaction fails');
+
+    const stored = await rt.events({ limit: 10_000 });
+    const storedAudit = await rt.audit({ limit: 10_000 });
+    expect(stored.filter((e) => e.type === 'note_written').map((e) => e.data.key)).toEqual(['a']);
+    expect(stored.filter((e) => e.type === 'doomed')).toEqual([]);
+    expect(storedAudit.filter((a) => a.action === 'tool.call').map((a) => a.decision)).toEqual(['ok', 'conflict']);
+    expect(bySeq(events).map((e) => [e.seq, e.id])).toEqual(stored.map((e) => [e.seq, e.id]));
+    expect(bySeq(audit).map((a) => [a.seq, a.id])).toEqual(storedAudit.map((a) => [a.seq, a.id]));
+  });
+});

@@ -208,10 +208,10 @@ export async function inTransaction<T>(
 }
 
 /**
- * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that is released on success (its hooks join
- * the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
+ * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that ends on success (RELEASE on SQLite; on
+ * PostgreSQL the unit's COMMIT ends it, one round trip less; its hooks join the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
  * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
- * Its events and audit records are written just before the RELEASE (a failing insert rolls the savepoint back like
+ * Its events and audit records are written just before it ends (a failing insert rolls the savepoint back like
  * any failure of the body) and dropped on a rollback. Rows still pending for an enclosing savepoint are written
  * before this one opens, so the buffer only ever holds the innermost savepoint's rows.
  */
@@ -246,7 +246,9 @@ async function inSavepoint<T>(
     undoAll(rollbacks, err, rollbackErrors);
     throw err;
   }
-  await run(`release ${name}`);
+  // A savepoint that ended well needs no RELEASE: the unit's COMMIT keeps its work, and a ROLLBACK TO an enclosing
+  // one undoes it with the rest. SQLite's cost nothing (`exec`) and keep their RELEASE; on a server each is a round trip.
+  if (exec) await run(`release ${name}`);
   unit.commits.push(...commits);
   unit.rollbacks.push(...rollbacks);
   return result;

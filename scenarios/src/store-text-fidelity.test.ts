@@ -26,7 +26,7 @@ afterEach(async () => {
 });
 
 describe('the store keeps text exactly', () => {
-  it('[K-15.17] NUL, unpaired surrogates, U+FFFF and escape-like text in a message, an event and an audit row read back unchanged', async () => {
+  it('[K-15.17] NUL, lone surrogates, U+FFFF and escape-like text in a message, event and audit row read back unchanged', async () => {
     h = await openHarness();
     const { rt } = h;
     const pid = await spawnProbe(rt, 'text');

@@ -32,7 +32,7 @@ describe.skipIf(unavailable !== null)('[K-15.16] calls to one process from two h
     expect(audited.filter((r) => r.decision === 'ok')).toHaveLength(40);
   });
 
-  it('[K-15.18] a host caches reads for one transaction only: a grant revoked and a process ended by another host count at once', async () => {
+  it('[K-15.18] a host caches reads for one transaction only: a grant another host revokes, a process it ends, count at once', async () => {
     const [a, b] = opened as [Runtime, Runtime];
     const p = await a.spawn({ goal: 'read twice', budget: { tool_calls: 100 } });
     const cap = await a.grant(p.pid, 'clock:now', ['read']);

@@ -101,8 +101,9 @@ export function appendBufferOf(trx: KernelTransaction, log: AppendLog | undefine
  * transaction reads its own rows as it did when each row was written at once.
  *
  * @example
- * await flushAppends(scope.store);
- * const head = await scope.store.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+ * declare const trx: KernelStore;
+ * await flushAppends(trx);
+ * const head = await trx.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
  */
 export async function flushAppends(db: KernelStore): Promise<void> {
   const b = buffers.get(db);

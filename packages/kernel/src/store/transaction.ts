@@ -209,8 +209,9 @@ export async function inTransaction<T>(
 
 /**
  * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that ends on success (RELEASE on SQLite; on
- * PostgreSQL the unit's COMMIT ends it, one round trip less; its hooks join the unit's, run when the unit commits) or rolled back to on failure (its undo hooks run at once), so the body
- * commits or rolls back on its own exactly as a transaction would, and the disk sees it when the unit commits.
+ * PostgreSQL the unit's COMMIT ends it, one round trip less; its hooks join the unit's, run when the unit commits)
+ * or is rolled back to on failure (its undo hooks run at once), so the body commits or rolls back on its own
+ * exactly as a transaction would, and the disk sees it when the unit commits.
  * Its events and audit records are written just before it ends (a failing insert rolls the savepoint back like
  * any failure of the body) and dropped on a rollback. Rows still pending for an enclosing savepoint are written
  * before this one opens, so the buffer only ever holds the innermost savepoint's rows.

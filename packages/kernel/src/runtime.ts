@@ -722,7 +722,6 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     bus: scopeBus,
     runtime: runtimeInstance,
     ...(store.appendLog ? { appendLog: store.appendLog } : {}),
-    ...(store.shared ? {} : { memo: store.memo }),
     ...(store.exec ? { exec: store.exec } : {}),
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),

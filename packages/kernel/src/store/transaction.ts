@@ -10,7 +10,6 @@ import {
   type EventSink,
   type RuntimeInstance,
   type ServiceScope,
-  type StoreMemo,
 } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import { appendBufferOf, flushAppends } from './append-buffer.js';
@@ -32,8 +31,6 @@ export interface ScopeFactory {
    * savepoint's or transaction's rows with); without one, kysely writes them.
    */
   readonly appendLog?: AppendLog;
-  /** The store's read cache, handed to every scope (`ServiceScope.memo`); without one, reads go to the store. */
-  readonly memo?: StoreMemo;
   /**
    * Runs one statement without parameters on the store's connection (SAVEPOINT, RELEASE, ROLLBACK TO: a call makes
    * a few, and kysely's query builder costs more than the statement); without it, kysely runs them.
@@ -75,8 +72,9 @@ function makeScope(
   rollbacks: (() => void)[],
 ): TxScope {
   const nowIso = () => isoOf(f.clock.now());
-  // The transaction's memo: the store's, or on a store many hosts share, this transaction's own (`memoForTransaction`).
-  const memo = memoOf(trx) ?? f.memo;
+  // The transaction's memo, handed to every scope (`ServiceScope.memo`): the store's, or on a store many hosts share,
+  // this transaction's own (`memoForTransaction`); without one, reads go to the store.
+  const memo = memoOf(trx);
   // Rows are buffered, not written: see `inTransaction` for when they reach the store.
   const appends = appendBufferOf(trx, f.appendLog);
   const events: EventSink = {

@@ -17,7 +17,7 @@ import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-da
  * the unit's commit fails.
  *
  * Events and audit records are buffered per savepoint (`append-buffer.ts`), not written one statement per row: each
- * savepoint writes its rows as one multi-row insert per table just before its RELEASE, or drops them when it rolls
+ * savepoint writes its rows as one multi-row insert per table just before it ends, or drops them when it rolls
  * back, so a failed insert fails that savepoint alone, as a failed row insert did. A unit whose body emits outside any
  * savepoint (none does today: every scope is an `inTransaction`) has those rows written just before its COMMIT.
  */

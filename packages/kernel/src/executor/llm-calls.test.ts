@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LlmMessage } from '../llm/provider.js';
+import { createHash } from 'node:crypto';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import { queryLlmCalls, recordLlmCall, type LlmCallInput } from './llm-calls.js';
 
@@ -42,9 +43,62 @@ describe('llm_calls: prompts stored by hash', () => {
       .select((eb) => eb.fn.sum<number>(eb.fn('length', ['text'])).as('n'))
       .executeTakeFirstOrThrow();
     const sent = [...first, ...second].reduce((n, m) => n + m.content.length, 0);
-    expect(Number(stored.n)).toBeLessThan(sent * 0.55); // the shared Skill paragraphs once, not twice
+    // the shared Skill paragraphs once, not twice (and the group lists, about a tenth of them)
+    expect(Number(stored.n)).toBeLessThan(sent * 0.6);
     const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_2').executeTakeFirstOrThrow();
     expect((raw.request as string).length).toBeLessThan(second[1]!.content.length / 5); // hashes, not the 20 KB prompt
+  });
+
+  it('[K-9.10] a call stores group keys; a prompt that repeats another adds only its new paragraph and groups', async () => {
+    const s = await store();
+    const prompt = (pid: string, tail: string): LlmMessage[] => [
+      { role: 'system', content: 'You are a libOS process.' },
+      { role: 'user', content: `Process: ${pid}\n\nGoal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },
+    ];
+    const count = async () =>
+      Number(
+        (
+          await s.db
+            .selectFrom('llm_texts')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await recordLlmCall(s.db, call('llm_1', prompt('pid_1', '- none')));
+    const before = await count();
+    await recordLlmCall(s.db, call('llm_2', prompt('pid_2', '- none')));
+    const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_2').executeTakeFirstOrThrow();
+    const stored = JSON.parse(raw.request as string) as { format: string; messages: { groups: string[] }[] };
+    expect(stored.format).toBe('llm_texts/v2');
+    // 43 paragraphs in about 8 groups: the row names groups, not paragraphs
+    expect(stored.messages[1]!.groups.length).toBeLessThan(15);
+    expect(raw.request.length).toBeLessThan(1000);
+    // only the new first paragraph (the process line) and the group it stands in are new
+    expect((await count()) - before).toBe(2);
+    const rows = await queryLlmCalls(s.db);
+    expect(rows.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([
+      prompt('pid_1', '- none'),
+      prompt('pid_2', '- none'),
+    ]);
+  });
+
+  it('[K-9.10] a row stored in the earlier format (hex sha256 of each paragraph) still reads back', async () => {
+    const s = await store();
+    const hex = (t: string) => createHash('sha256').update(t, 'utf8').digest('hex');
+    const paragraphs = ['Goal:\nkeep a ledger', 'Recent events:\n- none'];
+    await s.db
+      .insertInto('llm_texts')
+      .values(paragraphs.map((text) => ({ sha256: hex(text), text })))
+      .execute();
+    await recordLlmCall(s.db, call('llm_1', [{ role: 'user', content: 'placeholder' }]));
+    const request = { format: 'llm_texts/v1', messages: [{ role: 'user', text_sha256: paragraphs.map(hex) }], tools: ['process_exit'] };
+    await s.db
+      .updateTable('llm_calls')
+      .set({ request: JSON.stringify(request) })
+      .where('id', '=', 'llm_1')
+      .execute();
+    const [row] = await queryLlmCalls(s.db);
+    expect(row!.request).toEqual({ messages: [{ role: 'user', content: paragraphs.join('\n\n') }], tools: ['process_exit'] });
   });
 
   it('without full I/O only a preview and the hash are kept, and no paragraph is stored', async () => {

@@ -1,8 +1,9 @@
-import { canonicalJson, LibosError, preparedQuery, sha256Hex } from '@libos/sdk';
+import { canonicalJson, preparedQuery, sha256Hex } from '@libos/sdk';
 import type { Insertable } from 'kysely';
-import type { LlmMessage, LlmRequest, LlmResponse } from '../llm/provider.js';
+import type { LlmRequest, LlmResponse } from '../llm/provider.js';
 import { memoOf } from '../store/memo-of.js';
 import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
+import { PROMPT_FORMAT, promptTexts, sentRequest } from './prompt-texts.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -58,48 +59,28 @@ export function totalTokens(r: LlmResponse | null): number | null {
   return u.prompt_tokens !== null && u.completion_tokens !== null ? u.prompt_tokens + u.completion_tokens : null;
 }
 
-/** The separator prompts are cut at: a paragraph is the unit stored once (`llm_texts`). */
-export const PROMPT_CHUNK_SEPARATOR = '\n\n';
-
-/** A stored message: its text as the hashes of its paragraphs, in `llm_texts`. */
-interface StoredMessage {
-  readonly role: LlmMessage['role'];
-  readonly text_sha256: readonly string[];
-  readonly tool_call_id?: string;
-}
-
 /**
- * The request as stored: with full I/O, each message's text is cut into paragraphs kept once by sha256 in
- * `llm_texts` (a prompt repeats most of its paragraphs every turn), and the row holds the hashes; without, a preview
- * and the hash of the whole request.
+ * The request as stored: with full I/O, each message's text is cut into paragraphs and the paragraphs into groups,
+ * each kept once by sha256 in `llm_texts` (a prompt repeats most of its paragraphs every turn, and most of its groups
+ * too), and the row holds the group keys (K-9.10); without, a preview and the hash of the whole request.
  */
 async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown> {
   const tools = c.request.tools.map((t) => t.name);
   const full = { messages: c.request.messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
   if (!c.persistFullIo) return preview(full);
-  const texts = new Map<string, string>();
-  const messages: StoredMessage[] = c.request.messages.map((m) => {
-    const text_sha256 = m.content.split(PROMPT_CHUNK_SEPARATOR).map((chunk) => {
-      const sha = sha256Hex(chunk);
-      texts.set(sha, chunk);
-      return sha;
-    });
-    return { role: m.role, text_sha256, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
-  });
+  const { messages, texts } = promptTexts(c.request.messages);
   await storeTexts(db, texts);
-  return { format: STORED_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
+  return { format: PROMPT_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }
 
-const STORED_FORMAT = 'llm_texts/v1';
-
-/** The memo key of the paragraphs this runtime knows are stored (most of a prompt repeats turn after turn). */
+/** The memo key of the texts (paragraphs, groups) this runtime knows are stored (most of a prompt repeats every turn). */
 const STORED_TEXTS = 'llm_texts:stored';
 /** Past this many known hashes the set starts over (the insert's ON CONFLICT keeps it correct either way). */
 const STORED_TEXTS_MAX = 50_000;
 
 /**
- * Inserts the paragraphs not known to be stored. The known set lives in the store memo, so any other write to
- * `llm_texts` (or a rollback) drops it and the next insert sends every paragraph again, which ON CONFLICT absorbs.
+ * Inserts the texts not known to be stored. The known set lives in the store memo, so any other write to
+ * `llm_texts` (or a rollback) drops it and the next insert sends every text again, which ON CONFLICT absorbs.
  */
 async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>): Promise<void> {
   const memo = memoOf(db);
@@ -115,31 +96,6 @@ async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>): 
   if (known.size + rows.length > STORED_TEXTS_MAX) known.clear();
   for (const r of rows) known.add(r.sha256);
   memo.write(STORED_TEXTS, ['llm_texts'], known);
-}
-
-/** A stored request as it was sent: paragraphs read back from `llm_texts` (an inline or preview row as it is). */
-async function sentRequest(db: KernelStore, stored: unknown): Promise<unknown> {
-  const s = stored as { format?: string; messages?: StoredMessage[] };
-  if (s.format !== STORED_FORMAT || !Array.isArray(s.messages)) return stored;
-  const hashes = [...new Set(s.messages.flatMap((m) => m.text_sha256))];
-  const texts = new Map<string, string>();
-  for (let i = 0; i < hashes.length; i += 500) {
-    const rows = await db
-      .selectFrom('llm_texts')
-      .select(['sha256', 'text'])
-      .where('sha256', 'in', hashes.slice(i, i + 500))
-      .execute();
-    for (const r of rows) texts.set(r.sha256, r.text);
-  }
-  const messages = s.messages.map((m) => {
-    const missing = m.text_sha256.filter((h) => !texts.has(h));
-    if (missing.length > 0)
-      throw new LibosError('store_corrupt', `llm_texts lacks ${missing.length} paragraph(s) of a stored prompt (e.g. ${missing[0]})`);
-    const content = m.text_sha256.map((h) => texts.get(h)!).join(PROMPT_CHUNK_SEPARATOR);
-    return { role: m.role, content, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
-  });
-  const { format: _format, ...rest } = s as Record<string, unknown>;
-  return { ...rest, messages };
 }
 
 export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<void> {

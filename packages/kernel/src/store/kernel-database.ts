@@ -131,7 +131,7 @@ export interface LlmCallsTable {
   status: 'ok' | 'error';
   provider: string;
   model: string;
-  /** JSON text: the request, its paragraphs stored by hash in `llm_texts` (older rows: inline). */
+  /** JSON text: the request, its paragraphs and their groups stored by hash in `llm_texts` (older rows: inline). */
   request: string;
   /** JSON text, null when the call failed. */
   response: string | null;
@@ -154,7 +154,7 @@ export interface ProcessRunnersTable {
   created_at: string;
 }
 
-/** `llm_texts`: prompt paragraphs stored once, by hash (0007). */
+/** `llm_texts`: prompt paragraphs and groups of paragraph keys stored once, by sha256 (hex before K-9.10) (0007). */
 export interface LlmTextsTable {
   sha256: string;
   text: string;

@@ -64,6 +64,7 @@ import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
 import { listHumanRequests } from './human/human-queue.js';
 import { queryLlmCalls, type LlmCallRecord } from './executor/llm-calls.js';
+import { SeenTexts } from './executor/prompt-texts.js';
 import { assertMessagePayload, queryMessages, type Delivery } from './mailbox/messages.js';
 import { postMessage } from './mailbox/post-message.js';
 import { endProcess } from './processes/exit.js';
@@ -731,7 +732,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
       return factory(scope);
     },
   };
-  const base: KernelDeps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig };
+  const base: KernelDeps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig, seenTexts: new SeenTexts() };
   deps = base;
   try {
     const sets = storeMigrationSets(engine.migrations, reg.migrations);

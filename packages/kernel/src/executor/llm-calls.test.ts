@@ -3,6 +3,7 @@ import type { LlmMessage } from '../llm/provider.js';
 import { createHash } from 'node:crypto';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import { queryLlmCalls, recordLlmCall, type LlmCallInput } from './llm-calls.js';
+import { SeenTexts } from './prompt-texts.js';
 
 const store = kernelStores();
 
@@ -80,6 +81,36 @@ describe('llm_calls: prompts stored by hash', () => {
       prompt('pid_1', '- none'),
       prompt('pid_2', '- none'),
     ]);
+  });
+
+  it('[K-9.10] a text is stored inline the first time a runtime sends it and as a row from the second time on', async () => {
+    const s = await store();
+    const seen = new SeenTexts();
+    const prompt = (tail: string): LlmMessage[] => [
+      { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },
+    ];
+    const texts = async () =>
+      Number(
+        (
+          await s.db
+            .selectFrom('llm_texts')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const request = async (id: string) =>
+      (await s.db.selectFrom('llm_calls').select('request').where('id', '=', id).executeTakeFirstOrThrow()).request as string;
+    await recordLlmCall(s.db, { ...call('llm_1', prompt('- a')), seen });
+    expect(await texts()).toBe(0); // all inline: nothing repeated yet
+    expect((await request('llm_1')).length).toBeGreaterThan(SKILLS.length);
+    await recordLlmCall(s.db, { ...call('llm_2', prompt('- b')), seen });
+    const rows = await texts();
+    expect(rows).toBeGreaterThan(40); // the repeated Skill paragraphs and their groups became rows
+    expect((await request('llm_2')).length).toBeLessThan(1000); // only the new tail inline
+    await recordLlmCall(s.db, { ...call('llm_3', prompt('- b')), seen });
+    expect((await texts()) - rows).toBeLessThanOrEqual(2); // the repeated tail paragraph and its group, nothing else
+    const read = await queryLlmCalls(s.db);
+    expect(read.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([prompt('- a'), prompt('- b'), prompt('- b')]);
   });
 
   it('[K-9.10] a row stored in the earlier format (hex sha256 of each paragraph) still reads back', async () => {

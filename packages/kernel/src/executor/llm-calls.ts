@@ -3,7 +3,7 @@ import type { Insertable } from 'kysely';
 import type { LlmRequest, LlmResponse } from '../llm/provider.js';
 import { memoOf } from '../store/memo-of.js';
 import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
-import { PROMPT_FORMAT, promptTexts, sentRequest } from './prompt-texts.js';
+import { PROMPT_FORMAT, promptTexts, type SeenTexts, sentRequest } from './prompt-texts.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
 export interface LlmCallRecord {
@@ -44,6 +44,8 @@ export interface LlmCallInput {
   readonly inputEstimateTokens?: number | null;
   /** Store full prompts and replies (default); false keeps previews and hashes only. */
   readonly persistFullIo: boolean;
+  /** The texts this runtime sent before: the rest is stored inline (K-9.10). Absent: every text by key. */
+  readonly seen?: SeenTexts;
 }
 
 function preview(value: unknown): { sha256: string; bytes: number; preview: string } {
@@ -68,7 +70,7 @@ async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown>
   const tools = c.request.tools.map((t) => t.name);
   const full = { messages: c.request.messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
   if (!c.persistFullIo) return preview(full);
-  const { messages, texts } = promptTexts(c.request.messages);
+  const { messages, texts } = promptTexts(c.request.messages, c.seen);
   await storeTexts(db, texts);
   return { format: PROMPT_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }

@@ -381,6 +381,7 @@ async function takeAnswer(
       createdAt: iso(deps),
       inputEstimateTokens: req.attempt === 1 ? req.inputEstimate : null,
       persistFullIo: opts.persistFullIo ?? true,
+      seen: deps.seenTexts,
     });
     await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
   });

@@ -2,6 +2,7 @@ import type { AuthorityEngine } from '@libos/capabilities';
 import type { Clock, IdSource } from '@libos/sdk';
 import type { HostConfig } from '../config/host-config.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { SeenTexts } from '../executor/prompt-texts.js';
 import type { TreeOwnership } from '../hosts/shared-host.js';
 import type { Registry } from '../plugins/registry.js';
 import type { ScopeFactory } from '../store/transaction.js';
@@ -20,4 +21,6 @@ export interface KernelDeps {
   readonly hostConfig: HostConfig;
   /** One of many hosts on a shared store: the trees it may run (absent: one host runs every process). */
   readonly trees?: TreeOwnership;
+  /** The prompt texts this runtime sent before (K-9.10: stored inline the first time; absent: always by key). */
+  readonly seenTexts?: SeenTexts;
 }

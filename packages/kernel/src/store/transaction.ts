@@ -206,8 +206,8 @@ export async function inTransaction<T>(
 }
 
 /**
- * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that ends on success (RELEASE on SQLite; on
- * PostgreSQL the unit's COMMIT ends it, one round trip less; its hooks join the unit's, run when the unit commits)
+ * `inTransaction` inside a unit of work (`unit-of-work.ts`): a SAVEPOINT that ends on success (RELEASE; on
+ * PostgreSQL the driver leaves it to the unit's COMMIT, one round trip less; its hooks join the unit's, run when the unit commits)
  * or is rolled back to on failure (its undo hooks run at once), so the body commits or rolls back on its own
  * exactly as a transaction would, and the disk sees it when the unit commits.
  * Its events and audit records are written just before it ends (a failing insert rolls the savepoint back like
@@ -245,9 +245,9 @@ async function inSavepoint<T>(
     undoAll(rollbacks, err, rollbackErrors);
     throw err;
   }
-  // A savepoint that ended well needs no RELEASE: the unit's COMMIT keeps its work, and a ROLLBACK TO an enclosing
-  // one undoes it with the rest. SQLite's cost nothing (`exec`) and keep their RELEASE; on a server each is a round trip.
-  if (exec) await run(`release ${name}`);
+  // On PostgreSQL the driver sends no RELEASE (the unit's COMMIT ends the savepoint; a ROLLBACK TO an enclosing one
+  // undoes it with the rest) and drops a savepoint that nothing ran in unsent (`postgres/memo-driver.ts`).
+  await run(`release ${name}`);
   unit.commits.push(...commits);
   unit.rollbacks.push(...rollbacks);
   return result;

@@ -1,10 +1,70 @@
-import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
 import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
 import { asPostgresFault } from './postgres-faults.js';
 import { encodeParams } from './text-escapes.js';
 
 type Compile = Parameters<NonNullable<Driver['savepoint']>>[2];
+
+const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\w+)\2\s*;?\s*$/i;
+
+/**
+ * The transaction-control statements of one connection that have not gone to the server: a BEGIN and the SAVEPOINTs
+ * after it, in order. They go together, one round trip, before the next statement that must run (`send`); a
+ * savepoint released or rolled back to before that is dropped unsent, and a transaction that ends with its BEGIN
+ * unsent sends nothing at all (`end`).
+ *
+ * @example
+ * const c = new DeferredControl();
+ * c.begin();
+ * c.take('savepoint libos_sp_0'); // true: deferred
+ * c.take('release libos_sp_0'); // true: dropped, never sent
+ * c.end(); // true: nothing went to the server, so COMMIT needs no round trip either
+ */
+export class DeferredControl {
+  #pending: string[] = [];
+
+  /** BEGIN, deferred. */
+  begin(): void {
+    this.#pending = ['begin'];
+  }
+
+  /**
+   * Takes `sql` when it need not run now: a SAVEPOINT (deferred), a RELEASE (never sent: the COMMIT ends every
+   * savepoint), a ROLLBACK TO a savepoint not sent yet (nothing ran since: nothing to undo). False for anything else,
+   * a ROLLBACK TO a sent savepoint included (the savepoints pending inside it are dropped: it undoes them).
+   */
+  take(sql: string): boolean {
+    const m = CONTROL.exec(sql);
+    if (!m) return false;
+    const verb = m[1]!.toLowerCase();
+    const key = `savepoint ${m[3]}`;
+    if (verb === 'savepoint') {
+      this.#pending.push(key);
+      return true;
+    }
+    const at = this.#pending.indexOf(key);
+    if (at >= 0) this.#pending.length = at;
+    if (verb === 'release' || at >= 0) return true;
+    this.#pending.length = 0;
+    return false;
+  }
+
+  /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
+  async send(connection: DatabaseConnection): Promise<void> {
+    if (this.#pending.length === 0) return;
+    const text = this.#pending.join('; ');
+    this.#pending = [];
+    await connection.executeQuery(CompiledQuery.raw(text));
+  }
+
+  /** The transaction ends: true when its BEGIN never went to the server (nothing ran, so nothing to end there). */
+  end(): boolean {
+    const unsent = this.#pending[0] === 'begin';
+    this.#pending = [];
+    return unsent;
+  }
+}
 
 /** The query with its string parameters escaped (`text-escapes.ts`); the same object when none needed it. */
 function escaped(query: CompiledQuery): CompiledQuery {
@@ -19,8 +79,12 @@ const EFFECT_CACHE_SIZE = 512;
  * A kysely driver around PostgreSQL's that tells the store memo of every write before it runs (as the SQLite adapter's
  * prepared statements do: `statement-effect.ts` decides the table, or "all" for ROLLBACK and DDL) and turns store
  * faults into their LibosError (`postgres-faults.ts`). `assertLease` runs before a connection is handed out and before
- * a COMMIT, so a store whose writer lease was lost starts and commits no unit of work (it throws the loss). Everything
- * else is the wrapped driver's.
+ * a COMMIT, so a store whose writer lease was lost starts and commits no unit of work (it throws the loss).
+ *
+ * BEGIN and SAVEPOINT are deferred (`DeferredControl`): they go to the server in one round trip with each other, just
+ * before the next statement that is not one of them, and a savepoint that ends before any statement ran in it is
+ * never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK TO an enclosing one undoes it with
+ * the rest). Everything else is the wrapped driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -39,6 +103,7 @@ export class MemoDriver implements Driver {
   readonly #assertLease: () => void;
   readonly #effects = new Map<string, StatementEffect>();
   readonly #wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
+  readonly #controls = new WeakMap<DatabaseConnection, DeferredControl>();
 
   constructor(inner: Driver, memo: TableMemo, location: string, assertLease: () => void = () => undefined) {
     this.#inner = inner;
@@ -62,17 +127,23 @@ export class MemoDriver implements Driver {
   // Transaction statements run on the connection `pg` gave (kysely's driver marks it for discard on a failed ROLLBACK);
   // ROLLBACK and ROLLBACK TO undo writes the memo may have read since, so they drop every entry first.
   beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    if (settings.isolationLevel === undefined && settings.accessMode === undefined) {
+      this.#control(connection).begin();
+      return Promise.resolve();
+    }
     return this.#faultless(() => this.#inner.beginTransaction(this.#unwrap(connection), settings));
   }
 
   // A lease lost mid-unit fails the COMMIT; the caller's ROLLBACK then undoes the unit.
   commitTransaction(connection: DatabaseConnection): Promise<void> {
     this.#assertLease();
+    if (this.#control(connection).end()) return Promise.resolve(); // nothing ran: nothing to commit
     return this.#faultless(() => this.#inner.commitTransaction(this.#unwrap(connection)));
   }
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     this.#memo.wroteAll();
+    if (this.#control(connection).end()) return Promise.resolve();
     return this.#faultless(() => this.#inner.rollbackTransaction(this.#unwrap(connection)));
   }
 
@@ -90,11 +161,18 @@ export class MemoDriver implements Driver {
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.#controls.delete(connection);
     return this.#inner.releaseConnection(this.#unwrap(connection));
   }
 
   destroy(): Promise<void> {
     return this.#inner.destroy();
+  }
+
+  #control(connection: DatabaseConnection): DeferredControl {
+    let c = this.#controls.get(connection);
+    if (!c) this.#controls.set(connection, (c = new DeferredControl()));
+    return c;
   }
 
   #unwrap(connection: DatabaseConnection): DatabaseConnection {
@@ -117,10 +195,14 @@ export class MemoDriver implements Driver {
   #wrap(inner: DatabaseConnection): DatabaseConnection {
     const notice = (sql: string) => this.#notice(sql);
     const location = this.#location;
-    return {
+    const control = (outer: DatabaseConnection) => this.#control(outer);
+    const outer: DatabaseConnection = {
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        const c = control(outer);
+        if (query.parameters.length === 0 && c.take(query.sql)) return { rows: [] };
         notice(query.sql);
         try {
+          await c.send(inner);
           return await inner.executeQuery<R>(escaped(query));
         } catch (err) {
           throw asPostgresFault(err, location);
@@ -129,12 +211,14 @@ export class MemoDriver implements Driver {
       async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
         notice(query.sql);
         try {
+          await control(outer).send(inner);
           yield* inner.streamQuery<R>(escaped(query), chunkSize);
         } catch (err) {
           throw asPostgresFault(err, location);
         }
       },
     };
+    return outer;
   }
 
   #notice(sql: string): void {

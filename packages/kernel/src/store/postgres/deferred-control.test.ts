@@ -1,0 +1,81 @@
+// The PostgreSQL driver's deferred transaction control (memo-driver.ts): what it holds back, drops and sends together.
+import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { DeferredControl } from './memo-driver.js';
+
+/** A connection that records the SQL it is sent. */
+function recorder(): { sent: string[]; connection: DatabaseConnection } {
+  const sent: string[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+      sent.push(q.sql);
+      return { rows: [] };
+    },
+    streamQuery: () => {
+      throw new Error('not used');
+    },
+  };
+  return { sent, connection };
+}
+
+describe('deferred BEGIN and SAVEPOINT', () => {
+  it('[K-15.19] BEGIN and the savepoints after it go in one round trip, before the first statement that must run', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    expect(c.take('savepoint libos_sp_0')).toBe(true);
+    expect(c.take('savepoint libos_sp_1')).toBe(true);
+    expect(c.take('select 1')).toBe(false);
+    await c.send(connection);
+    await c.send(connection); // nothing left
+    expect(sent).toEqual(['begin; savepoint libos_sp_0; savepoint libos_sp_1']);
+    expect(c.end()).toBe(false); // BEGIN went: the COMMIT must go too
+  });
+
+  it('[K-15.19] a savepoint released or rolled back to before anything ran in it is never sent', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    await c.send(connection);
+    c.take('savepoint libos_sp_1');
+    expect(c.take('release libos_sp_1')).toBe(true);
+    c.take('savepoint libos_sp_2');
+    expect(c.take('rollback to libos_sp_2')).toBe(true);
+    expect(c.take('release libos_sp_2')).toBe(true);
+    await c.send(connection);
+    expect(sent).toEqual(['begin; savepoint libos_sp_0']);
+  });
+
+  it('[K-15.19] RELEASE of a sent savepoint is not sent; ROLLBACK TO one is, and drops the savepoints pending inside it', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    await c.send(connection);
+    expect(c.take('release libos_sp_0')).toBe(true);
+    c.take('savepoint libos_sp_1');
+    await c.send(connection);
+    c.take('savepoint libos_sp_2');
+    expect(c.take('rollback to libos_sp_1')).toBe(false); // must run: statements ran in it
+    await c.send(connection);
+    expect(sent).toEqual(['begin; savepoint libos_sp_0', 'savepoint libos_sp_1']);
+  });
+
+  it('[K-15.19] a transaction in which nothing ran sends neither BEGIN nor its end', () => {
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    c.take('release libos_sp_0');
+    expect(c.end()).toBe(true);
+    expect(new DeferredControl().end()).toBe(false); // no BEGIN of ours (kysely's own, with settings): end it
+  });
+
+  it('[K-15.19] only a bare SAVEPOINT, RELEASE or ROLLBACK TO is taken; anything else runs as it is', () => {
+    const c = new DeferredControl();
+    for (const sql of ['select 1', 'rollback', 'commit', 'savepoint a; select 1', 'insert into savepoint_log values (1)'])
+      expect(c.take(sql)).toBe(false);
+    expect(c.take('SAVEPOINT "x_1"')).toBe(true);
+    expect(c.take('release savepoint x_1')).toBe(true);
+  });
+});

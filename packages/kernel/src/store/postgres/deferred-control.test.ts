@@ -1,7 +1,7 @@
-// The PostgreSQL driver's deferred transaction control (memo-driver.ts): what it holds back, drops and sends together.
+// The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts): what it holds back, drops and sends together.
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { DeferredControl } from './memo-driver.js';
+import { DeferredControl } from './deferred-control.js';
 
 /** A connection that records the SQL it is sent. */
 function recorder(): { sent: string[]; connection: DatabaseConnection } {

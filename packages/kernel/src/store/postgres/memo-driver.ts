@@ -1,70 +1,11 @@
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, type TransactionSettings } from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
 import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
+import { DeferredControl } from './deferred-control.js';
 import { asPostgresFault } from './postgres-faults.js';
 import { encodeParams } from './text-escapes.js';
 
 type Compile = Parameters<NonNullable<Driver['savepoint']>>[2];
-
-const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\w+)\2\s*;?\s*$/i;
-
-/**
- * The transaction-control statements of one connection that have not gone to the server: a BEGIN and the SAVEPOINTs
- * after it, in order. They go together, one round trip, before the next statement that must run (`send`); a
- * savepoint released or rolled back to before that is dropped unsent, and a transaction that ends with its BEGIN
- * unsent sends nothing at all (`end`).
- *
- * @example
- * const c = new DeferredControl();
- * c.begin();
- * c.take('savepoint libos_sp_0'); // true: deferred
- * c.take('release libos_sp_0'); // true: dropped, never sent
- * c.end(); // true: nothing went to the server, so COMMIT needs no round trip either
- */
-export class DeferredControl {
-  #pending: string[] = [];
-
-  /** BEGIN, deferred. */
-  begin(): void {
-    this.#pending = ['begin'];
-  }
-
-  /**
-   * Takes `sql` when it need not run now: a SAVEPOINT (deferred), a RELEASE (never sent: the COMMIT ends every
-   * savepoint), a ROLLBACK TO a savepoint not sent yet (nothing ran since: nothing to undo). False for anything else,
-   * a ROLLBACK TO a sent savepoint included (the savepoints pending inside it are dropped: it undoes them).
-   */
-  take(sql: string): boolean {
-    const m = CONTROL.exec(sql);
-    if (!m) return false;
-    const verb = m[1]!.toLowerCase();
-    const key = `savepoint ${m[3]}`;
-    if (verb === 'savepoint') {
-      this.#pending.push(key);
-      return true;
-    }
-    const at = this.#pending.indexOf(key);
-    if (at >= 0) this.#pending.length = at;
-    if (verb === 'release' || at >= 0) return true;
-    this.#pending.length = 0;
-    return false;
-  }
-
-  /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
-  async send(connection: DatabaseConnection): Promise<void> {
-    if (this.#pending.length === 0) return;
-    const text = this.#pending.join('; ');
-    this.#pending = [];
-    await connection.executeQuery(CompiledQuery.raw(text));
-  }
-
-  /** The transaction ends: true when its BEGIN never went to the server (nothing ran, so nothing to end there). */
-  end(): boolean {
-    const unsent = this.#pending[0] === 'begin';
-    this.#pending = [];
-    return unsent;
-  }
-}
 
 /** The query with its string parameters escaped (`text-escapes.ts`); the same object when none needed it. */
 function escaped(query: CompiledQuery): CompiledQuery {
@@ -147,17 +88,33 @@ export class MemoDriver implements Driver {
     return this.#faultless(() => this.#inner.rollbackTransaction(this.#unwrap(connection)));
   }
 
+  // kysely's own savepoint API defers like the raw statements `transaction.ts` runs (`#wrap`): never before its BEGIN.
   savepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
-    return this.#faultless(() => this.#inner.savepoint!(this.#unwrap(connection), name, compile));
+    const c = this.#control(connection);
+    if (c.take(`savepoint ${name}`)) return Promise.resolve();
+    return this.#faultless(async () => {
+      await c.send(this.#unwrap(connection));
+      await this.#inner.savepoint!(this.#unwrap(connection), name, compile);
+    });
   }
 
   rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
     this.#memo.wroteAll();
-    return this.#faultless(() => this.#inner.rollbackToSavepoint!(this.#unwrap(connection), name, compile));
+    const c = this.#control(connection);
+    if (c.take(`rollback to ${name}`)) return Promise.resolve();
+    return this.#faultless(async () => {
+      await c.send(this.#unwrap(connection));
+      await this.#inner.rollbackToSavepoint!(this.#unwrap(connection), name, compile);
+    });
   }
 
   releaseSavepoint(connection: DatabaseConnection, name: string, compile: Compile): Promise<void> {
-    return this.#faultless(() => this.#inner.releaseSavepoint!(this.#unwrap(connection), name, compile));
+    const c = this.#control(connection);
+    if (c.take(`release ${name}`)) return Promise.resolve();
+    return this.#faultless(async () => {
+      await c.send(this.#unwrap(connection));
+      await this.#inner.releaseSavepoint!(this.#unwrap(connection), name, compile);
+    });
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {

@@ -685,7 +685,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
       details: { field: 'host' },
     });
   const store: OpenedStore = isPostgresUrl(opts.path)
-    ? await openPostgresStore(opts.path, { ...kyselyPlugins, shared: host !== undefined })
+    ? await openPostgresStore(opts.path, { ...kyselyPlugins, shared: host !== undefined, hostId: host?.id })
     : openSqliteStore(opts.path, { ...(opts.maxStorePages !== undefined ? { maxPageCount: opts.maxStorePages } : {}), ...kyselyPlugins });
   // One host of many on a shared store: the store's shared session and this host's options (else undefined).
   const manyHosts = store.shared && host ? { session: store.shared, host } : undefined;

@@ -66,13 +66,18 @@ describe.skipIf(unavailable !== null)('[K-15.11] hosts and a single-host runtime
     const refused = await failure(open({ id: 'h1' }));
     expect(refused.code).toBe('store_locked');
     expect(refused.message).toMatch(/single-host runtime/);
+    expect(refused.message).toContain(`(libos pid ${process.pid} on `); // who holds it, from its lease session's name
     await single.close();
 
     const h1 = await open({ id: 'h1', leaseMs: 1000 });
     const h2 = await open({ id: 'h2', leaseMs: 1000 });
     opened.push(h1, h2);
     expect([h1.hostId, h2.hostId]).toEqual(['h1', 'h2']);
-    expect((await failure(open())).code).toBe('store_locked');
+    const locked = await failure(open());
+    expect(locked.code).toBe('store_locked');
+    // names the hosts and says how to join them
+    expect(locked.message).toMatch(/shared by 2 runtime host\(s\) \(libos host h1 pid \d+ on .+, libos host h2 pid \d+ on .+\)/);
+    expect(locked.message).toContain('--host-id');
   });
 
   it('[K-15.11] a host runs the trees it claims; a clean close lets them go and leaves the roster', async () => {

@@ -1,4 +1,4 @@
-// The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts): what it holds back, drops and sends together.
+// The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts).
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { DeferredControl } from './deferred-control.js';

@@ -20,6 +20,8 @@ export interface PostgresStoreOptions {
    * hosts write too); the store's `shared` part carries the host's own session.
    */
   readonly shared?: boolean;
+  /** The host's id, named by the lease session (`lease-holders.ts`) so a refused runtime can say who holds the store. */
+  readonly hostId?: string;
 }
 
 /**
@@ -36,7 +38,7 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<OpenedStore> {
   const target = postgresTarget(url);
-  const shared = opts.shared ? await takeSharedLease(target) : undefined;
+  const shared = opts.shared ? await takeSharedLease(target, opts.hostId) : undefined;
   const lease = shared ?? (await takeWriterLease(target));
   let pool: pg.Pool | undefined;
   try {

@@ -1,5 +1,6 @@
 import { LibosError } from '@libos/sdk';
 import pg from 'pg';
+import { leaseHolders, leaseSessionName, namedHolders } from './lease-holders.js';
 import { watchLease } from './lease-watch.js';
 import { connectError } from './postgres-faults.js';
 import type { PostgresTarget } from './postgres-url.js';
@@ -32,8 +33,12 @@ export interface SharedLease {
  * await lease.endOpen();
  * await lease.release();
  */
-export async function takeSharedLease(target: PostgresTarget): Promise<SharedLease> {
-  const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+export async function takeSharedLease(target: PostgresTarget, hostId?: string): Promise<SharedLease> {
+  const client = new pg.Client({
+    connectionString: target.connectionString,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: leaseSessionName(hostId),
+  });
   const watch = watchLease(client, target.location, 'host lease');
   const fail = async (err: unknown): Promise<never> => {
     await client.end().catch(() => undefined);
@@ -54,12 +59,15 @@ export async function takeSharedLease(target: PostgresTarget): Promise<SharedLea
     const { rows } = await client.query<{ held: boolean }>(`select pg_try_advisory_lock_shared(hashtext('libos'), hashtext($1)) as held`, [
       target.schema,
     ]);
-    if (rows[0]?.held !== true)
+    if (rows[0]?.held !== true) {
+      const holders = await leaseHolders(client, target.schema).catch(() => []);
+      const by = holders.length > 0 ? ` (${namedHolders(holders)})` : '';
       throw new LibosError(
         'store_locked',
-        `store ${target.location} is open for writing by a single-host runtime; close it first, or open every runtime as a host`,
-        { details: { path: target.location } },
+        `store ${target.location} is open for writing by a single-host runtime${by}; close it first, or open every runtime as a host`,
+        { details: { path: target.location, holders: holders.map((h) => h.name) } },
       );
+    }
     await client.query(`set statement_timeout = ${OPEN_WAIT_MS}`);
     await client.query(`select pg_advisory_lock(hashtext('libos-open'), hashtext($1))`, [target.schema]);
     await client.query('set statement_timeout = 0');

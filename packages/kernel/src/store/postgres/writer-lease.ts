@@ -1,5 +1,6 @@
 import { LibosError } from '@libos/sdk';
 import pg from 'pg';
+import { type LeaseHolder, leaseHolders, leaseSessionName, namedHolders } from './lease-holders.js';
 import { watchLease } from './lease-watch.js';
 import { connectError } from './postgres-faults.js';
 import type { PostgresTarget } from './postgres-url.js';
@@ -34,7 +35,11 @@ export interface WriterLease {
  * await lease.release();
  */
 export async function takeWriterLease(target: PostgresTarget): Promise<WriterLease> {
-  const client = new pg.Client({ connectionString: target.connectionString, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  const client = new pg.Client({
+    connectionString: target.connectionString,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: leaseSessionName(),
+  });
   const watch = watchLease(client, target.location, 'writer lease');
   try {
     await client.connect();
@@ -53,13 +58,27 @@ export async function takeWriterLease(target: PostgresTarget): Promise<WriterLea
     throw connectError(err, target.location);
   }
   if (!held) {
+    const holders = await leaseHolders(client, target.schema).catch(() => []);
     await client.end().catch(() => undefined);
-    throw new LibosError(
-      'store_locked',
-      `store ${target.location} is already open for writing by another runtime (one writer at a time); close it first`,
-      { details: { path: target.location } },
-    );
+    throw new LibosError('store_locked', lockedMessage(target.location, holders), {
+      details: { path: target.location, holders: holders.map((h) => h.name) },
+    });
   }
   watch.held();
   return { client, assertHeld: watch.assertHeld, release: watch.release };
+}
+
+/**
+ * Why a single-host runtime may not open the store, naming who holds it: hosts of many (open as a host too) or
+ * another single-host runtime (one writer at a time).
+ */
+function lockedMessage(location: string, holders: readonly LeaseHolder[]): string {
+  const hosts = holders.filter((h) => h.shared);
+  if (hosts.length > 0)
+    return (
+      `store ${location} is shared by ${hosts.length} runtime host(s) (${namedHolders(hosts)}): open this runtime as a ` +
+      'host too (libos --host-id <id>, openRuntime({ host: { id } }))'
+    );
+  const by = holders.length > 0 ? ` (${namedHolders(holders)})` : '';
+  return `store ${location} is already open for writing by another runtime${by}; one writer at a time: close it first`;
 }

@@ -756,15 +756,20 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     }
     store.startGroupCommit();
   } catch (err) {
-    // The open's error is the one thrown; a failed stop (this host left in the roster until its lease expires) is
-    // reported as a warning, not dropped.
+    // The open's error is the one thrown; a failed stop (this host left in the roster until its lease expires) or a
+    // failed close is reported as a warning, not dropped, and does not hide why the open failed.
     await shared?.stop().catch((stopErr: unknown) =>
       process.emitWarning(`host ${host?.id}: the open failed, and so did leaving the host roster: ${(stopErr as Error).message}`, {
         type: 'LibosWarning',
         code: 'host_stop_failed',
       }),
     );
-    await store.close();
+    await store.close().catch((closeErr: unknown) =>
+      process.emitWarning(`store ${store.location}: the open failed, and so did closing the store: ${(closeErr as Error).message}`, {
+        type: 'LibosWarning',
+        code: 'store_close_failed',
+      }),
+    );
     throw err;
   }
   return new Runtime(deps, store, hostConfigPath, shared);

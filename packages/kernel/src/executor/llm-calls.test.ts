@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { LlmMessage } from '../llm/provider.js';
 import { createHash } from 'node:crypto';
 import { kernelStores } from '../internal/testing/kernel-store.js';
+import type { OpenedStore } from '../store/opened-store.js';
 import { queryLlmCalls, recordLlmCall, type LlmCallInput } from './llm-calls.js';
 import { SeenTexts } from './prompt-texts.js';
 
@@ -20,6 +21,15 @@ const call = (id: string, messages: LlmMessage[], persistFullIo = true): LlmCall
   createdAt: new Date(0).toISOString(),
   persistFullIo,
 });
+
+/** How many rows `llm_texts` holds. */
+async function textRows(s: OpenedStore): Promise<number> {
+  const row = await s.db
+    .selectFrom('llm_texts')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 const SKILLS = Array.from({ length: 40 }, (_, i) => `## skill ${i}\n${'a long Skill body line. '.repeat(20)}`).join('\n\n');
 
@@ -56,17 +66,8 @@ describe('llm_calls: prompts stored by hash', () => {
       { role: 'system', content: 'You are a libOS process.' },
       { role: 'user', content: `Process: ${pid}\n\nGoal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },
     ];
-    const count = async () =>
-      Number(
-        (
-          await s.db
-            .selectFrom('llm_texts')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
     await recordLlmCall(s.db, call('llm_1', prompt('pid_1', '- none')));
-    const before = await count();
+    const before = await textRows(s);
     await recordLlmCall(s.db, call('llm_2', prompt('pid_2', '- none')));
     const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_2').executeTakeFirstOrThrow();
     const stored = JSON.parse(raw.request as string) as { format: string; messages: { groups: string[] }[] };
@@ -75,7 +76,7 @@ describe('llm_calls: prompts stored by hash', () => {
     expect(stored.messages[1]!.groups.length).toBeLessThan(15);
     expect(raw.request.length).toBeLessThan(1000);
     // only the new first paragraph (the process line) and the group it stands in are new
-    expect((await count()) - before).toBe(2);
+    expect((await textRows(s)) - before).toBe(2);
     const rows = await queryLlmCalls(s.db);
     expect(rows.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([
       prompt('pid_1', '- none'),
@@ -89,26 +90,17 @@ describe('llm_calls: prompts stored by hash', () => {
     const prompt = (tail: string): LlmMessage[] => [
       { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },
     ];
-    const texts = async () =>
-      Number(
-        (
-          await s.db
-            .selectFrom('llm_texts')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
     const request = async (id: string) =>
       (await s.db.selectFrom('llm_calls').select('request').where('id', '=', id).executeTakeFirstOrThrow()).request as string;
     await recordLlmCall(s.db, { ...call('llm_1', prompt('- a')), seen });
-    expect(await texts()).toBe(0); // all inline: nothing repeated yet
+    expect(await textRows(s)).toBe(0); // all inline: nothing repeated yet
     expect((await request('llm_1')).length).toBeGreaterThan(SKILLS.length);
     await recordLlmCall(s.db, { ...call('llm_2', prompt('- b')), seen });
-    const rows = await texts();
+    const rows = await textRows(s);
     expect(rows).toBeGreaterThan(40); // the repeated Skill paragraphs and their groups became rows
     expect((await request('llm_2')).length).toBeLessThan(1000); // only the new tail inline
     await recordLlmCall(s.db, { ...call('llm_3', prompt('- b')), seen });
-    expect((await texts()) - rows).toBeLessThanOrEqual(2); // the repeated tail paragraph and its group, nothing else
+    expect((await textRows(s)) - rows).toBeLessThanOrEqual(2); // the repeated tail paragraph and its group, nothing else
     const read = await queryLlmCalls(s.db);
     expect(read.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([prompt('- a'), prompt('- b'), prompt('- b')]);
   });

@@ -70,6 +70,35 @@ export interface BudgetEngine extends Budgets {
   subtree(pid: string): Promise<string[]>;
 }
 
+/** An account's row, its close, its active envelopes: compiled once per store (every process's end asks each). */
+const ACCOUNT_OF = preparedQuery(1, (db: Db, [pid]) => db.selectFrom(T.accounts).selectAll().where('pid', '=', pid));
+const CLOSE_ACCOUNT = preparedQuery(2, (db: Db, [closedAt, pid]) =>
+  db.updateTable(T.accounts).set({ status: 'closed', closed_at: closedAt }).where('pid', '=', pid),
+);
+const ACTIVE_USAGE_RESERVATIONS = preparedQuery(1, (db: Db, [pid]) =>
+  db.selectFrom(T.usageReservations).selectAll().where('pid', '=', pid).where('status', '=', 'active'),
+);
+
+/**
+ * The accounts of a chain (a pid and its ancestors) and the open children of each: one query compiled per chain
+ * length (a tree is a few levels deep), bound to the chain twice.
+ */
+const TREE_OF = new Map<number, ReturnType<typeof treeQuery>>();
+const treeQuery = (n: number) =>
+  preparedQuery(2 * n, (db: Db, args) =>
+    db
+      .selectFrom(T.accounts)
+      .selectAll()
+      .where((eb) =>
+        eb.or([eb('pid', 'in', args.slice(0, n)), eb.and([eb('parent_pid', 'in', args.slice(n)), eb('status', '=', 'open')])]),
+      ),
+  );
+const treeOf = (n: number) => {
+  let q = TREE_OF.get(n);
+  if (!q) TREE_OF.set(n, (q = treeQuery(n)));
+  return q;
+};
+
 /** The CAS write of a charge: new usage and reserved of one account, if they still hold what the charge read. */
 const SET_COUNTERS = preparedQuery(5, (db: Db, [usage, reserved, pid, usageWas, reservedWas]) =>
   db
@@ -128,7 +157,7 @@ class BudgetEngineImpl implements BudgetEngine {
   ) {}
 
   private async account(pid: string): Promise<Account | null> {
-    const row = (await this.db.selectFrom(T.accounts).selectAll().where('pid', '=', pid).executeTakeFirst()) as AccountRow | undefined;
+    const row = (await this.db.executeQuery(ACCOUNT_OF(this.db, [pid]))).rows[0] as AccountRow | undefined;
     return row ? fromRow(row) : null;
   }
 
@@ -154,11 +183,7 @@ class BudgetEngineImpl implements BudgetEngine {
       known.set(pid, ancestors);
     }
     const chain = [pid, ...ancestors];
-    const rows = (await this.db
-      .selectFrom(T.accounts)
-      .selectAll()
-      .where((eb) => eb.or([eb('pid', 'in', chain), eb.and([eb('parent_pid', 'in', chain), eb('status', '=', 'open')])]))
-      .execute()) as AccountRow[];
+    const rows = (await this.db.executeQuery(treeOf(chain.length)(this.db, [...chain, ...chain]))).rows as AccountRow[];
     const accounts = new Map<string, Account>();
     for (const r of rows) accounts.set(r.pid, fromRow(r));
     if (!accounts.has(pid)) throw new LibosError('not_found', `pid: no budget account for ${pid}`, { details: { field: 'pid', pid } });
@@ -391,11 +416,7 @@ class BudgetEngineImpl implements BudgetEngine {
       await this.endUsageReservation(r, 'released', {});
       released++;
     }
-    await this.db
-      .updateTable(T.accounts)
-      .set({ status: 'closed', closed_at: this.env.clock.now().toISOString() })
-      .where('pid', '=', pid)
-      .execute();
+    await this.db.executeQuery(CLOSE_ACCOUNT(this.db, [this.env.clock.now().toISOString(), pid]));
     await audit(this.scope, 'resource.close_account', pid, 'closed', {
       pid,
       parentPid: a.parentPid,
@@ -407,12 +428,7 @@ class BudgetEngineImpl implements BudgetEngine {
   // ---- provider envelopes
 
   private async activeUsageReservations(pid: string): Promise<UsageReservationRow[]> {
-    return (await this.db
-      .selectFrom(T.usageReservations)
-      .selectAll()
-      .where('pid', '=', pid)
-      .where('status', '=', 'active')
-      .execute()) as UsageReservationRow[];
+    return (await this.db.executeQuery(ACTIVE_USAGE_RESERVATIONS(this.db, [pid]))).rows as UsageReservationRow[];
   }
 
   async reserveUsage(pid: string, max: Usage): Promise<string> {

@@ -1,5 +1,5 @@
 import { DEFAULT_LABELS, joinLabels, type DataLabels, type FlowContext, type ServiceScope } from '@libos/sdk';
-import { LibosError } from '@libos/sdk';
+import { LibosError, preparedQuery } from '@libos/sdk';
 import { parseLabels } from './data-labels.js';
 import { audit, type EngineEnv } from './internal/env.js';
 import { T, dbOf, parseJsonColumn, readThrough, type Db } from './internal/store.js';
@@ -16,10 +16,13 @@ interface LabelRow {
   sources: string;
 }
 
+/** A pid's high-water row, compiled once per store (every process's first turn asks). */
+const LABELS_OF = preparedQuery(1, (db: Db, [pid]) => db.selectFrom(T.labels).selectAll().where('pid', '=', pid));
+
 /** Loads the high-water of a pid (defaults when it has observed nothing). */
 export function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels; sources: string[]; exists: boolean }> {
   return readThrough(db, [T.labels], `labels:${pid}`, async () => {
-    const row = (await db.selectFrom(T.labels).selectAll().where('pid', '=', pid).executeTakeFirst()) as LabelRow | undefined;
+    const row = (await db.executeQuery(LABELS_OF(db, [pid]))).rows[0] as LabelRow | undefined;
     if (!row) return Object.freeze({ labels: DEFAULT_LABELS, sources: [], exists: false });
     const labels = parseJsonColumn<DataLabels>(row.labels, 'cap_process_labels.labels');
     const sources = parseJsonColumn<string[]>(row.sources, 'cap_process_labels.sources');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * Canonical JSON (RFC 8785, JCS): object keys sorted by UTF-16 code units at every level, no whitespace,
@@ -52,9 +52,12 @@ export function isJsonValue(value: unknown): boolean {
   }
 }
 
-/** Lowercase hex sha256 of a string (UTF-8) or bytes. */
+/**
+ * Lowercase hex sha256 of a string (UTF-8) or bytes. One-shot (`crypto.hash`): no Hash object per digest, which
+ * cost more than hashing the short texts most callers pass (a step hashes about a hundred prompt paragraphs).
+ */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** sha256 of the canonical JSON of `value`. */

@@ -78,8 +78,40 @@ export function rowFromRecord(r: CapabilityRecord, kind: string): GrantRow {
   };
 }
 
+/** The columns of a grant row, in the order `rowFromRecord` names them (`satisfies`: every one, and no other). */
+const GRANT_COLUMNS = Object.keys({
+  id: true,
+  subject: true,
+  resource: true,
+  kind: true,
+  rights: true,
+  effect: true,
+  issuer: true,
+  issuer_cap_id: true,
+  parent_cap_id: true,
+  depth: true,
+  max_depth: true,
+  issued_at: true,
+  expires_at: true,
+  uses_remaining: true,
+  status: true,
+  revoke_cause: true,
+  delegable: true,
+  revocable: true,
+  constraints: true,
+  metadata: true,
+  revoked_at: true,
+} satisfies Record<keyof GrantRow, true>) as (keyof GrantRow)[];
+
+/** A grant's insert, compiled once per store (each Object a process creates adds its owner's grant). */
+const INSERT_GRANT = preparedQuery(GRANT_COLUMNS.length, (db: Db, args) =>
+  db.insertInto(T.grants).values(Object.fromEntries(GRANT_COLUMNS.map((c, i) => [c, args[i]]))),
+);
+
 export async function insertGrant(db: Db, record: CapabilityRecord, kind: string): Promise<void> {
-  await db.insertInto(T.grants).values(rowFromRecord(record, kind)).execute();
+  const row = rowFromRecord(record, kind);
+  const args = GRANT_COLUMNS.map((c) => row[c]);
+  await db.executeQuery(INSERT_GRANT(db, args));
 }
 
 const GRANT_BY_ID = preparedQuery(1, (db: Db, [id]) => db.selectFrom(T.grants).selectAll().where('id', '=', id!));

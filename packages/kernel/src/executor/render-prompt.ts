@@ -2,7 +2,7 @@ import { DEFAULT_LABELS, preparedQuery, SERVICE_NAMES, type DataLabels, type Obj
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
-import { toolJsonSchema } from '../plugins/tool-schemas.js';
+import { listedToolLength, toolJsonSchema } from '../plugins/tool-schemas.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import { flushAppends } from '../store/append-buffer.js';
 import type { KernelStore } from '../store/kernel-database.js';
@@ -154,11 +154,14 @@ function finish(
   labels: DataLabels,
   context: ContextView | null,
 ): RenderedPrompt {
+  // The tools' JSON length is JSON.stringify(tools).length: '[' and ']', a comma between entries, each entry's own.
+  let toolsLength = p.visibleTools.length === 0 ? 2 : p.visibleTools.length + 1;
   const tools: LlmToolSchema[] = p.visibleTools.map((name) => {
     const t = deps.registry.tools.get(name)!.tool;
+    toolsLength += listedToolLength(name, t);
     return { name, description: t.description, parameters: toolJsonSchema(t) };
   });
-  const tokens = Math.ceil((system.length + user.length + JSON.stringify(tools).length) / 4);
+  const tokens = Math.ceil((system.length + user.length + toolsLength) / 4);
   return {
     messages: [
       { role: 'system', content: system },

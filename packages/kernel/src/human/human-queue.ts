@@ -1,4 +1,4 @@
-import { LibosError, newId, type HumanRequest, type HumanRequestKind, type HumanRequestStatus } from '@libos/sdk';
+import { LibosError, newId, preparedQuery, type HumanRequest, type HumanRequestKind, type HumanRequestStatus } from '@libos/sdk';
 import type { Selectable } from 'kysely';
 import type { HumanRequestsTable, KernelStore } from '../store/kernel-database.js';
 
@@ -83,11 +83,14 @@ export async function settleHumanRequest(
   return (await getHumanRequest(db, id))!;
 }
 
+/** A process's pending request ids, compiled once per store (every process's end asks). */
+const PENDING_REQUESTS_OF = preparedQuery(1, (db: KernelStore, [pid]) =>
+  db.selectFrom('human_requests').select('id').where('pid', '=', pid!).where('status', '=', 'pending'),
+);
+
 /** Cancels every pending request of a process (it ended). Returns the ids cancelled. */
 export async function cancelHumanRequestsOf(db: KernelStore, pid: string, nowIso: string): Promise<string[]> {
-  const ids = (await db.selectFrom('human_requests').select('id').where('pid', '=', pid).where('status', '=', 'pending').execute()).map(
-    (r) => r.id,
-  );
+  const ids = (await db.executeQuery(PENDING_REQUESTS_OF(db, [pid]))).rows.map((r) => r.id);
   if (ids.length) await db.updateTable('human_requests').set({ status: 'cancelled', answered_at: nowIso }).where('id', 'in', ids).execute();
   return ids;
 }

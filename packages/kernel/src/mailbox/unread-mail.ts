@@ -24,32 +24,11 @@ function summarise(rows: readonly Row[]): UnreadSummary {
 
 /**
  * Unread mail of one delivery, summarised for a notice or an interrupt refusal: the oldest UNREAD_IDS_NAMED of them,
- * and their count, which takes a second query only when there are more than that (most calls find none).
+ * and their count. Read with the other delivery's in one query (`unreadByDelivery`), which a call asks twice (its
+ * interrupt check, its notice) and a turn's prompt once: one read serves all three until the mailbox changes.
  */
-export function unreadOf(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  return readThrough(db, ['process_messages'], `unread:${delivery}:${pid}`, () => readUnread(db, pid, delivery));
-}
-
-const unreadOfKind = (db: KernelStore, pid: string, delivery: string) =>
-  db
-    .selectFrom('process_messages')
-    .where('recipient_pid', '=', pid)
-    .where('status', '=', 'unread')
-    .where('delivery', '=', delivery as Delivery);
-
-/** The oldest unread of one delivery, and their count: compiled once per store (every call asks, most find none). */
-const UNREAD_NAMED = preparedQuery(2, (db: KernelStore, [pid, delivery]) =>
-  unreadOfKind(db, pid!, delivery!).select(['id', 'channel', 'correlation_id', 'delivery']).orderBy('seq').limit(UNREAD_IDS_NAMED),
-);
-const UNREAD_COUNT = preparedQuery(2, (db: KernelStore, [pid, delivery]) =>
-  unreadOfKind(db, pid!, delivery!).select((eb) => eb.fn.countAll<number>().as('n')),
-);
-
-async function readUnread(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
-  const { rows } = await db.executeQuery(UNREAD_NAMED(db, [pid, delivery]));
-  if (rows.length < UNREAD_IDS_NAMED) return summarise(rows.map((r) => ({ ...r, n: rows.length })));
-  const { n } = (await db.executeQuery(UNREAD_COUNT(db, [pid, delivery]))).rows[0]!;
-  return summarise(rows.map((r) => ({ ...r, n })));
+export async function unreadOf(db: KernelStore, pid: string, delivery: Delivery): Promise<UnreadSummary> {
+  return (await unreadByDelivery(db, pid))[delivery];
 }
 
 /** Unread mail of both deliveries in one query (a turn's prompt restates it). */

@@ -22,3 +22,22 @@ export function toolJsonSchema(tool: AnyTool): Record<string, unknown> {
   }
   return schema;
 }
+
+const listedLengths = new WeakMap<AnyTool, { readonly name: string; readonly description: string; readonly length: number }>();
+
+/**
+ * The length of the tool's entry as a prompt lists it, `JSON.stringify({ name, description, parameters })`, measured
+ * once per tool (its schema is frozen, its name and description are checked): a turn's size estimate adds these up
+ * instead of serialising every visible tool's schema again.
+ *
+ * @example
+ * declare const tool: AnyTool;
+ * listedToolLength('get_current_time', tool); // === JSON.stringify({ name: 'get_current_time', description, parameters }).length
+ */
+export function listedToolLength(name: string, tool: AnyTool): number {
+  const hit = listedLengths.get(tool);
+  if (hit && hit.name === name && hit.description === tool.description) return hit.length;
+  const length = JSON.stringify({ name, description: tool.description, parameters: toolJsonSchema(tool) }).length;
+  listedLengths.set(tool, { name, description: tool.description, length });
+  return length;
+}

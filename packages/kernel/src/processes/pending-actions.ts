@@ -1,5 +1,5 @@
 import { readThrough } from '../store/memo-of.js';
-import { LibosError, newId, type SavedCallWait } from '@libos/sdk';
+import { LibosError, newId, preparedQuery, type SavedCallWait } from '@libos/sdk';
 import type { Selectable } from 'kysely';
 import type { KernelStore, PendingActionsTable } from '../store/kernel-database.js';
 
@@ -35,10 +35,14 @@ const toAction = (r: Selectable<PendingActionsTable>): PendingAction => ({
 /** The pid's saved call, if any; through the store memo (a quantum asks more than once). Shared: do not change it. */
 export function findPendingAction(db: KernelStore, pid: string): Promise<PendingAction | null> {
   return readThrough(db, ['pending_actions'], `pending:${pid}`, async () => {
-    const r = await db.selectFrom('pending_actions').selectAll().where('pid', '=', pid).executeTakeFirst();
+    const r = (await db.executeQuery(PENDING_OF(db, [pid]))).rows[0];
     return r ? Object.freeze(toAction(r)) : null;
   });
 }
+
+/** The pid's saved call, and the drop of it at its end: compiled once per store (every quantum and exit asks). */
+const PENDING_OF = preparedQuery(1, (db: KernelStore, [pid]) => db.selectFrom('pending_actions').selectAll().where('pid', '=', pid!));
+const DROP_PENDING = preparedQuery(1, (db: KernelStore, [pid]) => db.deleteFrom('pending_actions').where('pid', '=', pid!));
 
 /**
  * Saves the pid's one pending action. It never replaces another: while one is saved this throws
@@ -101,5 +105,5 @@ export async function discardPendingAction(db: KernelStore, pid: string, token: 
 
 /** Drops whatever the pid has saved: only for its end (the terminal transaction), when nothing can resume it. */
 export async function dropPendingAction(db: KernelStore, pid: string): Promise<void> {
-  await db.deleteFrom('pending_actions').where('pid', '=', pid).execute();
+  await db.executeQuery(DROP_PENDING(db, [pid]));
 }

@@ -1,5 +1,5 @@
 import { LibosError, preparedQuery } from '@libos/sdk';
-import { readThrough } from '../store/memo-of.js';
+import { memoOf, readThrough } from '../store/memo-of.js';
 import { rowToProcess, type LoadedSkill, type ProcessInfo } from './process-record.js';
 import type { KernelStore } from '../store/kernel-database.js';
 
@@ -25,6 +25,16 @@ function frozenProcess(p: ProcessInfo): ProcessInfo {
   if (p.waitState) Object.freeze(p.waitState);
   if (p.outcome) Object.freeze(p.outcome);
   return Object.freeze(p);
+}
+
+/**
+ * After the caller wrote the process row itself: the record it now holds goes into the store memo (write-through), so
+ * the next read is served without reading back the row just written. Returns the record, frozen like a read one.
+ */
+export function rememberProcess(db: KernelStore, p: ProcessInfo): ProcessInfo {
+  const frozen = frozenProcess(p);
+  memoOf(db)?.write(`process:${p.pid}`, ['processes'], frozen);
+  return frozen;
 }
 
 /** Reads a process or throws `process_not_found` naming the pid. */

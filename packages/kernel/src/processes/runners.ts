@@ -1,6 +1,7 @@
 import { readThrough } from '../store/memo-of.js';
 import {
   LibosError,
+  preparedQuery,
   type RunnerEnd,
   type RunnerObserver,
   type RunnerRef,
@@ -43,10 +44,13 @@ export interface RunnerRecord {
  */
 export const RUNNER_BUDGET: BudgetLimits = { tool_calls: 1, child_processes: 0, llm_calls: 0 };
 
+/** A process's runner row, compiled once per store (every process's first quantum asks). */
+const RUNNER_OF = preparedQuery(1, (db: KernelStore, [pid]) => db.selectFrom('process_runners').selectAll().where('pid', '=', pid!));
+
 /** The runner record of `pid`, or null (most processes are not runners); through the store memo. */
 export function findRunner(db: KernelStore, pid: string): Promise<RunnerRecord | null> {
   return readThrough(db, ['process_runners'], `runner:${pid}`, async () => {
-    const r = await db.selectFrom('process_runners').selectAll().where('pid', '=', pid).executeTakeFirst();
+    const r = (await db.executeQuery(RUNNER_OF(db, [pid]))).rows[0];
     return r ? Object.freeze({ pid: r.pid, operationId: r.operation_id, observer: r.observer, tool: r.tool }) : null;
   });
 }
@@ -222,16 +226,20 @@ const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => waitOfKind(p.waitState, 
  * indexed `wait_kind` column rather than by matching the wait's JSON text.
  */
 async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
-  const rows = await db
+  const { rows } = await db.executeQuery(TASK_WAITERS(db, []));
+  const waiters = rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> }));
+  return waiters.filter((p) => taskWait(p) !== null);
+}
+
+/** The task waiters' rows, compiled once per store (the scheduler asks on every pass). */
+const TASK_WAITERS = preparedQuery(0, (db: KernelStore) =>
+  db
     .selectFrom('processes')
     .select(['pid', 'wait_state'])
     .where('status', '=', 'waiting_event')
     .where('wait_kind', '=', 'task')
-    .$narrowType<{ wait_state: NotNull }>()
-    .execute();
-  const waiters = rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> }));
-  return waiters.filter((p) => taskWait(p) !== null);
-}
+    .$narrowType<{ wait_state: NotNull }>(),
+);
 
 /** Wakes every process parked in a task wait for `taskId` (in the caller's transaction). */
 export async function wakeTaskWaiters(scope: KernelScope, taskId: string): Promise<string[]> {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from '../runtime.js';
+import { rowToProcess } from './process-record.js';
 import type { Outcome, WaitState } from './process-state.js';
 import { transition } from './transition.js';
 import { waitsForChild, wakeIfWaiting } from './wake.js';
@@ -37,6 +38,19 @@ describe('transition', () => {
       expect(next.stateGeneration).toBe(prev.stateGeneration + 1);
       expect(next.revision).toBe(prev.revision + 1);
       prev = next;
+    }
+  });
+
+  it('[K-14] the record a transition returns (kept in the store memo) is the row the store then holds', async () => {
+    const p = await rt.spawn({ image: 'notes-agent:v0', goal: 'x' });
+    const stored = (pid: string) =>
+      rt.transaction(async (scope) =>
+        rowToProcess(await scope.store.selectFrom('processes').selectAll().where('pid', '=', pid).executeTakeFirstOrThrow()),
+      );
+    for (const step of [{ to: 'running' }, { to: 'runnable' }, { to: 'paused', wait: { kind: 'paused' } }, { to: 'runnable' }] as const) {
+      const next = await move(p.pid, step);
+      expect(next).toEqual(await stored(p.pid));
+      expect(await rt.process(p.pid)).toEqual(next);
     }
   });
 

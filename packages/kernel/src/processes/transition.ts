@@ -1,7 +1,7 @@
 import { LibosError, preparedQuery } from '@libos/sdk';
 import type { ProcessInfo, ProcessStatus } from './process-record.js';
 import { assertStateShape, type Outcome, type WaitState } from './process-state.js';
-import { getProcess } from './process-store.js';
+import { getProcess, rememberProcess } from './process-store.js';
 import { waitColumns } from './wait-columns.js';
 import type { KernelStore } from '../store/kernel-database.js';
 
@@ -68,5 +68,9 @@ export async function transition(db: KernelStore, pid: string, spec: TransitionS
   );
   if (Number(r.numAffectedRows ?? 0n) !== 1)
     throw new LibosError('conflict', `process ${pid} changed concurrently (revision ${p.revision}); retry`);
-  return getProcess(db, pid);
+  // The CAS matched the row read as `p`, so the row is now `p` with the columns just set: no need to read it back.
+  // A wait or an outcome is read back, though: PostgreSQL keeps JSON as jsonb, which orders keys its own way.
+  if (wait !== null || outcome !== null) return getProcess(db, pid);
+  const next = { ...p, status: spec.to, waitState: null, outcome: null, updatedAt: nowIso };
+  return rememberProcess(db, { ...next, stateGeneration: p.stateGeneration + 1, revision: p.revision + 1 });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statementEffect } from './statement-effect.js';
-import { TableMemo } from './store-memo.js';
+import { MEMO_CAPACITY, MEMO_EVICTED_AT_ONCE, TableMemo } from './store-memo.js';
 
 const counter = () => {
   let n = 0;
@@ -46,6 +46,18 @@ describe('TableMemo', () => {
     };
     expect(await memo.read('k', ['processes'], racing)).toBe(1);
     expect(await memo.read('k', ['processes'], async () => ++n)).toBe(2);
+  });
+
+  it('[K-9.3] a full memo drops its oldest entries first, a sixteenth at a time; the rest stay cached', async () => {
+    const memo = new TableMemo();
+    for (let i = 0; i < MEMO_CAPACITY; i++) memo.write(`k${i}`, ['processes'], i);
+    memo.write('newest', ['processes'], 'n');
+    const c = counter();
+    for (const i of [0, MEMO_EVICTED_AT_ONCE - 1]) expect(await memo.read(`k${i}`, ['processes'], c.load)).not.toBe(i);
+    expect(c.count).toBe(2);
+    for (const i of [MEMO_EVICTED_AT_ONCE, MEMO_CAPACITY - 1]) expect(await memo.read(`k${i}`, ['processes'], c.load)).toBe(i);
+    expect(await memo.read('newest', ['processes'], c.load)).toBe('n');
+    expect(c.count).toBe(2);
   });
 
   it('[K-9.3] write-through caches the value the writer left; other keys on the table stay invalid', async () => {

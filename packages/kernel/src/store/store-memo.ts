@@ -3,6 +3,9 @@ import type { StoreMemo } from '@libos/sdk';
 /** Entries kept at most; the oldest go first (a runtime with more hot rows than this reads some twice). */
 export const MEMO_CAPACITY = 20_000;
 
+/** Entries dropped at once when the memo is full: the oldest sixteenth. */
+export const MEMO_EVICTED_AT_ONCE = MEMO_CAPACITY / 16;
+
 interface Entry {
   readonly value: unknown;
   readonly epoch: number;
@@ -63,7 +66,19 @@ export class TableMemo implements StoreMemo {
 
   #put(key: string, e: Entry): void {
     this.#entries.delete(key);
-    if (this.#entries.size >= MEMO_CAPACITY) this.#entries.delete(this.#entries.keys().next().value!);
+    if (this.#entries.size >= MEMO_CAPACITY) this.#evictOldest();
     this.#entries.set(key, e);
+  }
+
+  /**
+   * Drops the oldest `MEMO_EVICTED_AT_ONCE` entries in one pass. Dropping one per put cost ~18 µs a put once full: a
+   * Map's iterator steps over every slot deleted since the table was last rebuilt to reach the oldest live entry.
+   */
+  #evictOldest(): void {
+    let n = MEMO_EVICTED_AT_ONCE;
+    for (const k of this.#entries.keys()) {
+      if (n-- === 0) break;
+      this.#entries.delete(k);
+    }
   }
 }

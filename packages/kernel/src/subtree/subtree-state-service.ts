@@ -1,5 +1,6 @@
 import {
   LibosError,
+  preparedQuery,
   type ServiceScope,
   type StateItem,
   type StatePart,
@@ -32,19 +33,27 @@ export function subtreeContributors(deps: () => KernelDeps): readonly SubtreeSta
   return list;
 }
 
+/** The children of one process, oldest first: compiled once per store (most subtrees are one process, or a chain). */
+const CHILDREN_OF = preparedQuery(1, (db: KernelStore, [pid]) =>
+  db.selectFrom('processes').select(['pid']).where('parent_pid', '=', pid!).orderBy('created_at').orderBy('pid'),
+);
+
 /** `rootPid` and every descendant (any status), oldest first. */
 export async function subtreeOf(db: KernelStore, rootPid: string): Promise<Subtree> {
   await getProcess(db, rootPid);
   const pids = [rootPid];
   let frontier = [rootPid];
   while (frontier.length > 0) {
-    const rows = await db
-      .selectFrom('processes')
-      .select(['pid'])
-      .where('parent_pid', 'in', frontier)
-      .orderBy('created_at')
-      .orderBy('pid')
-      .execute();
+    const rows =
+      frontier.length === 1
+        ? (await db.executeQuery(CHILDREN_OF(db, [frontier[0]]))).rows
+        : await db
+            .selectFrom('processes')
+            .select(['pid'])
+            .where('parent_pid', 'in', frontier)
+            .orderBy('created_at')
+            .orderBy('pid')
+            .execute();
     frontier = rows.map((r) => r.pid).filter((p) => !pids.includes(p));
     pids.push(...frontier);
   }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '@libos/sdk';
 import type { JsonValue } from './json-value.js';
 
 /** Orders strings by Unicode code point (not UTF-16 unit, which differs for astral vs. U+E000..U+FFFF). */
@@ -44,7 +44,7 @@ export interface Canonical {
 export function canonicalize(value: JsonValue): Canonical {
   const text = canonicalText(value);
   const bytes = Buffer.from(text, 'utf8');
-  return { text, bytes, sha256: createHash('sha256').update(bytes).digest('hex') };
+  return { text, bytes, sha256: sha256Hex(bytes) };
 }
 
 /**

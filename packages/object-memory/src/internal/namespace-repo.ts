@@ -1,3 +1,4 @@
+import { preparedQuery } from '@libos/sdk';
 import { namespaceFromRow, type NamespaceRecord } from './records.js';
 import type { OmDb } from './schema.js';
 
@@ -6,6 +7,18 @@ export async function getNamespace(db: OmDb, namespace: string): Promise<Namespa
   const row = await db.selectFrom('om_namespaces').selectAll().where('namespace', '=', namespace).executeTakeFirst();
   return row === undefined ? null : namespaceFromRow(row);
 }
+
+/** A namespace row, compiled once per store (every process's first Object makes one or two). */
+const INSERT_NAMESPACE = preparedQuery(5, (db: OmDb, [namespace, parentNamespace, metadata, createdBy, at]) =>
+  db.insertInto('om_namespaces').values({
+    namespace: namespace!,
+    parent_namespace: parentNamespace as string | null,
+    metadata: metadata!,
+    created_by: createdBy!,
+    created_at: at!,
+    updated_at: at!,
+  }),
+);
 
 export async function insertNamespace(
   db: OmDb,
@@ -17,17 +30,7 @@ export async function insertNamespace(
     readonly at: string;
   },
 ): Promise<void> {
-  await db
-    .insertInto('om_namespaces')
-    .values({
-      namespace: ns.namespace,
-      parent_namespace: ns.parentNamespace,
-      metadata: JSON.stringify(ns.metadata),
-      created_by: ns.createdBy,
-      created_at: ns.at,
-      updated_at: ns.at,
-    })
-    .execute();
+  await db.executeQuery(INSERT_NAMESPACE(db, [ns.namespace, ns.parentNamespace, JSON.stringify(ns.metadata), ns.createdBy, ns.at]));
 }
 
 /** One page of direct children of `parent`, by name ascending. */

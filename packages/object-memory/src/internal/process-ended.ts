@@ -1,7 +1,17 @@
-import type { EmittedEvent, ServiceScope } from '@libos/sdk';
+import { preparedQuery, type EmittedEvent, type ServiceScope } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { releaseEnded } from './release.js';
 import type { OmDb } from './schema.js';
+
+/** An exit result's hand-over to `process_result`, compiled once per store (every exit with a result makes one). */
+const TO_PROCESS_RESULT = preparedQuery(2, (db: OmDb, [oid, pid]) =>
+  db
+    .updateTable('om_objects')
+    .set({ owner_kind: 'process_result' })
+    .where('oid', '=', oid!)
+    .where('owner_id', '=', pid!)
+    .where('owner_kind', '=', 'process'),
+);
 
 /**
  * A process ended (`process_exited`, in its exit transaction): its exit result becomes a `process_result` (owned by
@@ -14,13 +24,8 @@ export async function processEnded(scope: ServiceScope, payloads: PayloadStore, 
   if (pid === null) return;
   const outcome = event.data.outcome as { kind?: string; result_oid?: string | null } | undefined;
   if (outcome?.kind === 'exited' && typeof outcome.result_oid === 'string') {
-    await (scope.store as OmDb)
-      .updateTable('om_objects')
-      .set({ owner_kind: 'process_result' })
-      .where('oid', '=', outcome.result_oid)
-      .where('owner_id', '=', pid)
-      .where('owner_kind', '=', 'process')
-      .execute();
+    const db = scope.store as OmDb;
+    await db.executeQuery(TO_PROCESS_RESULT(db, [outcome.result_oid, pid]));
   }
   await releaseEnded(scope, payloads, pid);
 }

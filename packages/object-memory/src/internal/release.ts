@@ -6,7 +6,7 @@ import {
   type ServiceScope,
   type SubtreeStateService,
 } from '@libos/sdk';
-import { isTerminalProcessStatus, resources } from '@libos/sdk';
+import { isTerminalProcessStatus, preparedQuery, resources } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
 
@@ -32,6 +32,24 @@ async function pinnedOf(scope: ServiceScope, oids: readonly string[]): Promise<R
   return pins.pinned(oids);
 }
 
+/** One Object's release, and a process's owned live Objects: compiled once per store (every process's end asks). */
+const RELEASE_OBJECT = preparedQuery(2, (db: OmDb, [at, oid]) =>
+  db
+    .updateTable('om_objects')
+    .set({ lifecycle_state: 'released', payload: PAYLOAD_LOST_MARKER, deleted_at: at!, updated_at: at! })
+    .where('oid', '=', oid!),
+);
+const LIVE_OWNED_BY = preparedQuery(1, (db: OmDb, [pid]) =>
+  db
+    .selectFrom('om_objects')
+    .select('oid')
+    .where('owner_kind', '=', 'process')
+    .where('owner_id', '=', pid!)
+    .where('lifecycle_state', 'in', ['live', 'payload_unavailable'])
+    .orderBy('created_at')
+    .orderBy('oid'),
+);
+
 /**
  * Releases Objects in the scope's transaction: lifecycle `released` (the name is free again, reads find nothing),
  * the runtime-local payload dropped (put back if the transaction rolls back), one `object_released` event each.
@@ -40,11 +58,7 @@ export async function releaseObjects(scope: ServiceScope, payloads: PayloadStore
   const db = scope.store as OmDb;
   const at = scope.clock.now().toISOString();
   for (const oid of oids) {
-    await db
-      .updateTable('om_objects')
-      .set({ lifecycle_state: 'released', payload: PAYLOAD_LOST_MARKER, deleted_at: at, updated_at: at })
-      .where('oid', '=', oid)
-      .execute();
+    await db.executeQuery(RELEASE_OBJECT(db, [at, oid]));
     if (payloads.has(oid)) {
       const previous = payloads.get(oid);
       payloads.delete(oid);
@@ -72,18 +86,20 @@ export async function releaseEnded(scope: ServiceScope, payloads: PayloadStore, 
   for (const p of tree.pids) if (isTerminalProcessStatus((await statusOf(processes, p))?.status ?? 'exited')) ended.push(p);
   const db = scope.store as OmDb;
   const owned: string[] = [];
-  for (let i = 0; i < ended.length; i += 500) {
-    const rows = await db
-      .selectFrom('om_objects')
-      .select('oid')
-      .where('owner_kind', '=', 'process')
-      .where('owner_id', 'in', ended.slice(i, i + 500))
-      .where('lifecycle_state', 'in', ['live', 'payload_unavailable'])
-      .orderBy('created_at')
-      .orderBy('oid')
-      .execute();
-    owned.push(...rows.map((r) => r.oid));
-  }
+  if (ended.length === 1) owned.push(...(await db.executeQuery(LIVE_OWNED_BY(db, [ended[0]]))).rows.map((r) => r.oid));
+  else
+    for (let i = 0; i < ended.length; i += 500) {
+      const rows = await db
+        .selectFrom('om_objects')
+        .select('oid')
+        .where('owner_kind', '=', 'process')
+        .where('owner_id', 'in', ended.slice(i, i + 500))
+        .where('lifecycle_state', 'in', ['live', 'payload_unavailable'])
+        .orderBy('created_at')
+        .orderBy('oid')
+        .execute();
+      owned.push(...rows.map((r) => r.oid));
+    }
   if (owned.length === 0) return [];
   const pinned = await pinnedOf(scope, owned);
   const released = owned.filter((o) => !pinned.has(o));

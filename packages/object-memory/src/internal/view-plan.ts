@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { DataLabels, ViewManifestEntry } from '@libos/sdk';
+import { sha256Hex, type DataLabels, type ViewManifestEntry } from '@libos/sdk';
 import { canonicalText } from './canonical.js';
 import { codePointLength, type JsonValue } from './json-value.js';
 import type { ViewFilter } from './view-repo.js';
@@ -157,4 +156,4 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
   return { included, manifest: unique.map((c) => entries.get(c.oid)!) };
 }
 
-const sha256Of = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const sha256Of = (text: string): string => sha256Hex(text);

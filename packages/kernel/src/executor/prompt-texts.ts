@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LibosError } from '@libos/sdk';
 import type { LlmMessage } from '../llm/provider.js';
 import type { KernelStore } from '../store/kernel-database.js';
@@ -67,7 +67,7 @@ export class SeenTexts {
 
 /** The sha256 of a text in base64url (43 characters): the key of an `llm_texts` row written since K-9.10. */
 function textKey(text: string): { key: string; first: number } {
-  const digest = createHash('sha256').update(text, 'utf8').digest();
+  const digest = hash('sha256', text, 'buffer'); // one-shot: no Hash object per paragraph
   return { key: digest.toString('base64url'), first: digest[0]! };
 }
 

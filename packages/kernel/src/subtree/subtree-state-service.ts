@@ -33,10 +33,11 @@ export function subtreeContributors(deps: () => KernelDeps): readonly SubtreeSta
   return list;
 }
 
-/** The children of one process, oldest first: compiled once per store (most subtrees are one process, or a chain). */
-const CHILDREN_OF = preparedQuery(1, (db: KernelStore, [pid]) =>
-  db.selectFrom('processes').select(['pid']).where('parent_pid', '=', pid!).orderBy('created_at').orderBy('pid'),
-);
+/** The children of the processes `pids`, oldest first. */
+const childrenOf = (db: KernelStore, pids: readonly string[]) =>
+  db.selectFrom('processes').select(['pid']).where('parent_pid', 'in', pids).orderBy('created_at').orderBy('pid');
+/** The same for one process, compiled once per store (most subtrees are one process, or a chain). */
+const CHILDREN_OF_ONE = preparedQuery(1, (db: KernelStore, [pid]) => childrenOf(db, [pid!]));
 
 /** `rootPid` and every descendant (any status), oldest first. */
 export async function subtreeOf(db: KernelStore, rootPid: string): Promise<Subtree> {
@@ -45,15 +46,7 @@ export async function subtreeOf(db: KernelStore, rootPid: string): Promise<Subtr
   let frontier = [rootPid];
   while (frontier.length > 0) {
     const rows =
-      frontier.length === 1
-        ? (await db.executeQuery(CHILDREN_OF(db, [frontier[0]]))).rows
-        : await db
-            .selectFrom('processes')
-            .select(['pid'])
-            .where('parent_pid', 'in', frontier)
-            .orderBy('created_at')
-            .orderBy('pid')
-            .execute();
+      frontier.length === 1 ? (await db.executeQuery(CHILDREN_OF_ONE(db, frontier))).rows : await childrenOf(db, frontier).execute();
     frontier = rows.map((r) => r.pid).filter((p) => !pids.includes(p));
     pids.push(...frontier);
   }

@@ -39,16 +39,17 @@ const RELEASE_OBJECT = preparedQuery(2, (db: OmDb, [at, oid]) =>
     .set({ lifecycle_state: 'released', payload: PAYLOAD_LOST_MARKER, deleted_at: at!, updated_at: at! })
     .where('oid', '=', oid!),
 );
-const LIVE_OWNED_BY = preparedQuery(1, (db: OmDb, [pid]) =>
+/** The live Objects the processes `pids` own, oldest first. */
+const liveOwnedBy = (db: OmDb, pids: readonly string[]) =>
   db
     .selectFrom('om_objects')
     .select('oid')
     .where('owner_kind', '=', 'process')
-    .where('owner_id', '=', pid!)
+    .where('owner_id', 'in', pids)
     .where('lifecycle_state', 'in', ['live', 'payload_unavailable'])
     .orderBy('created_at')
-    .orderBy('oid'),
-);
+    .orderBy('oid');
+const LIVE_OWNED_BY_ONE = preparedQuery(1, (db: OmDb, [pid]) => liveOwnedBy(db, [pid!]));
 
 /**
  * Releases Objects in the scope's transaction: lifecycle `released` (the name is free again, reads find nothing),
@@ -86,18 +87,10 @@ export async function releaseEnded(scope: ServiceScope, payloads: PayloadStore, 
   for (const p of tree.pids) if (isTerminalProcessStatus((await statusOf(processes, p))?.status ?? 'exited')) ended.push(p);
   const db = scope.store as OmDb;
   const owned: string[] = [];
-  if (ended.length === 1) owned.push(...(await db.executeQuery(LIVE_OWNED_BY(db, [ended[0]]))).rows.map((r) => r.oid));
+  if (ended.length === 1) owned.push(...(await db.executeQuery(LIVE_OWNED_BY_ONE(db, ended))).rows.map((r) => r.oid));
   else
     for (let i = 0; i < ended.length; i += 500) {
-      const rows = await db
-        .selectFrom('om_objects')
-        .select('oid')
-        .where('owner_kind', '=', 'process')
-        .where('owner_id', 'in', ended.slice(i, i + 500))
-        .where('lifecycle_state', 'in', ['live', 'payload_unavailable'])
-        .orderBy('created_at')
-        .orderBy('oid')
-        .execute();
+      const rows = await liveOwnedBy(db, ended.slice(i, i + 500)).execute();
       owned.push(...rows.map((r) => r.oid));
     }
   if (owned.length === 0) return [];

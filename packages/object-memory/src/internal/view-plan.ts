@@ -127,7 +127,7 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
   for (const root of ranked) {
     const text = renderRoot(root);
     const tokens = estimateTokens(text);
-    const sha = sha256Of(text);
+    const sha = sha256Hex(text);
     if (used + tokens <= tokenBudget) {
       used += tokens;
       rendered.set(root.oid, { text, tokens, labels: root.labels });
@@ -155,5 +155,3 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
   const included = unique.filter((c) => rendered.has(c.oid)).map((c) => ({ oid: c.oid, ...rendered.get(c.oid)! }));
   return { included, manifest: unique.map((c) => entries.get(c.oid)!) };
 }
-
-const sha256Of = (text: string): string => sha256Hex(text);

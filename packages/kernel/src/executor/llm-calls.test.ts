@@ -71,7 +71,7 @@ describe('llm_calls: prompts stored by hash', () => {
     await recordLlmCall(s.db, call('llm_2', prompt('pid_2', '- none')));
     const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_2').executeTakeFirstOrThrow();
     const stored = JSON.parse(raw.request as string) as { format: string; messages: { groups: string[] }[] };
-    expect(stored.format).toBe('llm_texts/v2');
+    expect(stored.format).toBe('llm_texts/v3');
     // 43 paragraphs in about 8 groups: the row names groups, not paragraphs
     expect(stored.messages[1]!.groups.length).toBeLessThan(15);
     expect(raw.request.length).toBeLessThan(1000);
@@ -94,15 +94,26 @@ describe('llm_calls: prompts stored by hash', () => {
       (await s.db.selectFrom('llm_calls').select('request').where('id', '=', id).executeTakeFirstOrThrow()).request as string;
     await recordLlmCall(s.db, { ...call('llm_1', prompt('- a')), seen });
     expect(await textRows(s)).toBe(0); // all inline: nothing repeated yet
-    expect((await request('llm_1')).length).toBeGreaterThan(SKILLS.length);
+    const first = JSON.parse(await request('llm_1')) as { messages: { groups: unknown[] }[] };
+    expect(first.messages[0]!.groups.every((g) => Array.isArray(g) && g.every((e) => typeof e === 'object'))).toBe(true);
     await recordLlmCall(s.db, { ...call('llm_2', prompt('- b')), seen });
     const rows = await textRows(s);
     expect(rows).toBeGreaterThan(40); // the repeated Skill paragraphs and their groups became rows
-    expect((await request('llm_2')).length).toBeLessThan(1000); // only the new tail inline
+    expect((await request('llm_2')).length).toBeLessThan(SKILLS.length / 10); // keys and the new tail, no Skill text
+    // llm_2 listed each group's paragraph keys (its groups were new); from the next prompt on they are rows too
+    const listed = (JSON.parse(await request('llm_2')) as { messages: { groups: unknown[] }[] }).messages[0]!.groups.filter(
+      (g) => Array.isArray(g) && g.every((k) => typeof k === 'string'),
+    ).length;
     await recordLlmCall(s.db, { ...call('llm_3', prompt('- b')), seen });
-    expect((await textRows(s)) - rows).toBeLessThanOrEqual(2); // the repeated tail paragraph and its group, nothing else
+    // at most those groups, the repeated tail paragraph and the group it now ends
+    expect((await textRows(s)) - rows).toBeLessThanOrEqual(listed + 2);
+    await recordLlmCall(s.db, { ...call('llm_4', prompt('- b')), seen });
+    const before = await textRows(s);
+    await recordLlmCall(s.db, { ...call('llm_5', prompt('- b')), seen });
+    expect(await textRows(s)).toBe(before); // a prompt sent three times before: nothing new
+    expect((await request('llm_5')).length).toBeLessThan(600); // a few group keys
     const read = await queryLlmCalls(s.db);
-    expect(read.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([prompt('- a'), prompt('- b'), prompt('- b')]);
+    expect(read.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([prompt('- a'), ...Array(4).fill(prompt('- b'))]);
   });
 
   it('[K-9.10] a row stored in the earlier format (hex sha256 of each paragraph) still reads back', async () => {
@@ -122,6 +133,72 @@ describe('llm_calls: prompts stored by hash', () => {
       .execute();
     const [row] = await queryLlmCalls(s.db);
     expect(row!.request).toEqual({ messages: [{ role: 'user', content: paragraphs.join('\n\n') }], tools: ['process_exit'] });
+  });
+
+  it('[K-9.11] new text is one inline run, deflated when long; the paragraphs before it become one group key', async () => {
+    const s = await store();
+    const seen = new SeenTexts();
+    const events = (n: number) =>
+      Array.from({ length: n }, (_, i) => `- resource.charged {"pid":"pid_0000000000000001","usage":{"tool_calls":${i}}}`).join('\n');
+    const prompt = (tail: string): LlmMessage[] => [
+      {
+        role: 'user',
+        content: `Process: pid_1\n\nGoal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}\n\nRecent tool calls:\n- none`,
+      },
+    ];
+    for (const [id, n] of [
+      ['llm_1', 1],
+      ['llm_2', 2],
+      ['llm_3', 30],
+    ] as const)
+      await recordLlmCall(s.db, { ...call(id, prompt(events(n))), seen });
+    const raw = await s.db.selectFrom('llm_calls').select('request').where('id', '=', 'llm_3').executeTakeFirstOrThrow();
+    const stored = JSON.parse(raw.request as string) as { format: string; messages: { groups: unknown[] }[] };
+    expect(stored.format).toBe('llm_texts/v3');
+    const groups = stored.messages[0]!.groups;
+    const inline = groups.filter((g) => Array.isArray(g) && g.some((e) => typeof e === 'object'));
+    // the 30 new event lines and the tool-call paragraph after them: one run, deflated
+    expect(inline).toEqual([[{ deflated: expect.any(String) }]]);
+    // the Skill paragraphs before the run: group keys only (22-character keys), no list of paragraph keys
+    expect(groups.filter((g) => typeof g === 'string').every((g) => /^[\w-]{22}$/.test(g as string))).toBe(true);
+    expect(groups.filter((g) => Array.isArray(g) && g.every((e) => typeof e === 'string'))).toEqual([]);
+    const tail = `Recent events:\n${events(30)}\n\nRecent tool calls:\n- none`;
+    expect(raw.request.length).toBeLessThan(tail.length / 2);
+    const read = await queryLlmCalls(s.db);
+    expect(read.map((r) => (r.request as { messages: LlmMessage[] }).messages)).toEqual([1, 2, 30].map((n) => prompt(events(n))));
+  });
+
+  it('[K-9.11] a row of the K-9.10 format (43-character keys, plain inline text) still reads back', async () => {
+    const s = await store();
+    const key = (t: string) => createHash('sha256').update(t, 'utf8').digest('base64url');
+    const [goal, skill] = ['Goal:\nkeep a ledger', '## skill 0\nbody'];
+    const group = [key(goal), key(skill)].join('\n');
+    const texts = [goal, skill, group].map((text) => ({ sha256: key(text), text }));
+    await s.db.insertInto('llm_texts').values(texts).execute();
+    await recordLlmCall(s.db, call('llm_1', [{ role: 'user', content: 'placeholder' }]));
+    const messages = [
+      { role: 'user', groups: [[{ text: 'Process: pid_1' }], key(group), [key(goal), { text: 'Recent events:\n- none' }]] },
+    ];
+    await s.db
+      .updateTable('llm_calls')
+      .set({ request: JSON.stringify({ format: 'llm_texts/v2', messages, tools: [] }) })
+      .where('id', '=', 'llm_1')
+      .execute();
+    const [row] = await queryLlmCalls(s.db);
+    const content = ['Process: pid_1', goal, skill, goal, 'Recent events:\n- none'].join('\n\n');
+    expect(row!.request).toEqual({ messages: [{ role: 'user', content }], tools: [] });
+  });
+
+  it('[K-9.11] a deflated text that does not inflate is store_corrupt', async () => {
+    const s = await store();
+    await recordLlmCall(s.db, call('llm_1', [{ role: 'user', content: 'placeholder' }]));
+    const request = { format: 'llm_texts/v3', messages: [{ role: 'user', groups: [[{ deflated: 'bm90IGRlZmxhdGU=' }]] }], tools: [] };
+    await s.db
+      .updateTable('llm_calls')
+      .set({ request: JSON.stringify(request) })
+      .where('id', '=', 'llm_1')
+      .execute();
+    await expect(queryLlmCalls(s.db)).rejects.toMatchObject({ code: 'store_corrupt', message: expect.stringContaining('deflated') });
   });
 
   it('without full I/O only a preview and the hash are kept, and no paragraph is stored', async () => {

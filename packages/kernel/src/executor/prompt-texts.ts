@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { LibosError } from '@libos/sdk';
 import type { LlmMessage } from '../llm/provider.js';
 import type { KernelStore } from '../store/kernel-database.js';
@@ -8,22 +9,51 @@ export const PROMPT_CHUNK_SEPARATOR = '\n\n';
 
 /** Rows written before K-9.10: each message lists the hex sha256 of every paragraph. Still read. */
 const FORMAT_V1 = 'llm_texts/v1';
-/** Each message lists the keys of its paragraph groups (K-9.10). */
-export const PROMPT_FORMAT = 'llm_texts/v2';
+/** Rows written by K-9.10: groups of paragraph keys and plain inline texts. Still read. */
+const FORMAT_V2 = 'llm_texts/v2';
+/** Each message lists its paragraph groups; new text is stored as runs, deflated when long (K-9.11). */
+export const PROMPT_FORMAT = 'llm_texts/v3';
 
 /**
  * A group ends after a message's first paragraph (a heading that names the process is new in every prompt), after a
- * paragraph whose key's first digest byte is a multiple of `GROUP_SPREAD` (about every 8 paragraphs), or at
- * `GROUP_MOST` paragraphs. Boundaries follow the content, so an edited paragraph changes one group and the groups
- * around it stay shared with every other prompt that has them.
+ * paragraph whose key's first digest byte is a multiple of `GROUP_SPREAD` (about every 8 paragraphs), at
+ * `GROUP_MOST` paragraphs, or where new text follows. Boundaries follow the content, so an edited paragraph changes
+ * one group and the groups around it stay shared with every other prompt that has them.
  */
 const GROUP_SPREAD = 8;
 const GROUP_MOST = 16;
 
-/** A paragraph as stored: the key of its `llm_texts` row, or its text inline (the first time this runtime sent it). */
-export type StoredParagraph = string | { readonly text: string };
+/**
+ * A paragraph as stored: the key of its `llm_texts` row, or inline: its text, or its text raw-deflated (UTF-8) in
+ * base64. An inline entry may hold several paragraphs (joined by `PROMPT_CHUNK_SEPARATOR`): a run of texts sent for
+ * the first time is stored as one entry (K-9.11).
+ */
+export type StoredParagraph = string | { readonly text: string } | { readonly deflated: string };
 /** A group as stored: the key of its `llm_texts` row (its paragraph keys, one per line), or its paragraphs inline. */
 export type StoredGroup = string | readonly StoredParagraph[];
+
+/**
+ * A run of new text at least this long is stored deflated when that is shorter: what is new in every prompt (recent
+ * events, the memory view) is JSON-heavy text that deflates to about a third (K-9.11).
+ */
+export const INLINE_DEFLATE_FROM = 256;
+
+/** A run of new text as stored inline: deflated when long and that saves room. */
+function inlineEntry(text: string): StoredParagraph {
+  if (text.length < INLINE_DEFLATE_FROM) return { text };
+  const deflated = deflateRawSync(text, { level: 6 }).toString('base64');
+  return deflated.length < text.length ? { deflated } : { text };
+}
+
+/** The text of an inline entry; one that does not inflate is `store_corrupt`. */
+function inlineText(p: Exclude<StoredParagraph, string>): string {
+  if ('text' in p) return p.text;
+  try {
+    return inflateRawSync(Buffer.from(p.deflated, 'base64')).toString('utf8');
+  } catch (err) {
+    throw new LibosError('store_corrupt', `a stored prompt's deflated text does not inflate (${(err as Error).message})`, { cause: err });
+  }
+}
 
 /** A stored message: its text as groups of paragraphs (K-9.10). */
 export interface StoredMessage {
@@ -65,16 +95,22 @@ export class SeenTexts {
   }
 }
 
-/** The sha256 of a text in base64url (43 characters): the key of an `llm_texts` row written since K-9.10. */
+/**
+ * The key of an `llm_texts` row: the first 16 bytes of the text's sha256 in base64url (22 characters; K-9.11). Rows
+ * written by K-9.10 are keyed by the whole digest (43 characters): a stored request names its texts by key, whichever
+ * length, so both read back.
+ */
 function textKey(text: string): { key: string; first: number } {
   const digest = hash('sha256', text, 'buffer'); // one-shot: no Hash object per paragraph
-  return { key: digest.toString('base64url'), first: digest[0]! };
+  return { key: digest.toString('base64url', 0, 16), first: digest[0]! };
 }
 
 /**
- * Cuts each message into paragraphs and the paragraphs into content-defined groups. A paragraph or a group `seen`
- * before is stored by key, and returned in `texts` (the rows to insert: a group's text is its paragraph keys, one
- * per line); one not seen before is stored inline. Without `seen`, every text is stored by key.
+ * Cuts each message into paragraphs and the paragraphs into groups. Paragraphs `seen` before are stored by key and
+ * grouped where their content says (or where new text interrupts them); a group seen before is stored by key, one
+ * seen for the first time as its list of paragraph keys. A run of paragraphs not seen before is stored inline as one
+ * entry, deflated when long (K-9.11). `texts` holds the rows to insert (a group's text is its paragraph keys, one per
+ * line). Without `seen`, every text is stored by key.
  *
  * @example
  * const { messages, texts } = promptTexts([{ role: 'user', content: 'Goal:\nx\n\nRecent events:\n- none' }]);
@@ -86,28 +122,38 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
   const stored = messages.map((m) => {
     const groups: StoredGroup[] = [];
     let keys: string[] = [];
-    let entries: StoredParagraph[] = [];
-    const close = () => {
+    let fresh: string[] = [];
+    const closeKeys = () => {
+      if (keys.length === 0) return;
       const text = keys.join('\n');
       const { key } = textKey(text);
-      const again = seen ? seen.again(key) : true;
-      if (again && entries.every((e) => typeof e === 'string')) {
+      if (seen ? seen.again(key) : true) {
         texts.set(key, text);
         groups.push(key);
-      } else groups.push(entries);
+      } else groups.push(keys);
       keys = [];
-      entries = [];
+    };
+    const closeFresh = () => {
+      if (fresh.length === 0) return;
+      groups.push([inlineEntry(fresh.join(PROMPT_CHUNK_SEPARATOR))]);
+      fresh = [];
     };
     for (const paragraph of m.content.split(PROMPT_CHUNK_SEPARATOR)) {
       const { key, first } = textKey(paragraph);
-      keys.push(key);
+      const opening = groups.length === 0 && keys.length === 0 && fresh.length === 0; // stands alone
       if (seen ? seen.again(key) : true) {
+        closeFresh();
         texts.set(key, paragraph);
-        entries.push(key);
-      } else entries.push({ text: paragraph });
-      if (first % GROUP_SPREAD === 0 || keys.length === GROUP_MOST || groups.length === 0) close();
+        keys.push(key);
+        if (opening || first % GROUP_SPREAD === 0 || keys.length === GROUP_MOST) closeKeys();
+      } else {
+        closeKeys();
+        fresh.push(paragraph);
+        if (opening) closeFresh();
+      }
     }
-    if (keys.length > 0) close();
+    closeKeys();
+    closeFresh();
     return { role: m.role, groups, ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}) };
   });
   return { messages: stored, texts };
@@ -137,7 +183,8 @@ async function readTexts(db: KernelStore, keys: readonly string[], what: string)
  */
 export async function sentRequest(db: KernelStore, stored: unknown): Promise<unknown> {
   const s = stored as { format?: string; messages?: unknown[] };
-  if ((s.format !== PROMPT_FORMAT && s.format !== FORMAT_V1) || !Array.isArray(s.messages)) return stored;
+  const known = s.format === PROMPT_FORMAT || s.format === FORMAT_V2 || s.format === FORMAT_V1;
+  if (!known || !Array.isArray(s.messages)) return stored;
   let paragraphs: StoredParagraph[][];
   if (s.format === FORMAT_V1) {
     paragraphs = (s.messages as StoredMessageV1[]).map((m) => [...m.text_sha256]);
@@ -151,7 +198,7 @@ export async function sentRequest(db: KernelStore, stored: unknown): Promise<unk
   const texts = await readTexts(db, keys, 'paragraph(s)');
   const messages = (s.messages as (StoredMessage | StoredMessageV1)[]).map((m, i) => ({
     role: m.role,
-    content: paragraphs[i]!.map((p) => (typeof p === 'string' ? texts.get(p)! : p.text)).join(PROMPT_CHUNK_SEPARATOR),
+    content: paragraphs[i]!.map((p) => (typeof p === 'string' ? texts.get(p)! : inlineText(p))).join(PROMPT_CHUNK_SEPARATOR),
     ...(m.tool_call_id !== undefined ? { tool_call_id: m.tool_call_id } : {}),
   }));
   const { format: _format, ...rest } = s as Record<string, unknown>;

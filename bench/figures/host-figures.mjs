@@ -36,6 +36,8 @@ const CLAIM_BATCH = knob('BENCH_HOSTS_CLAIM_BATCH', 1, 1);
  * the others (leased trees are never shared), and each idle `rt.run` sends the server a claim round for nothing.
  */
 const IDLE_MS = knob('BENCH_HOSTS_IDLE_MS', 100, 0);
+/** Scripted steps each host child runs in a scratch schema of its own before it opens the figure's (untimed). */
+const WARM_STEPS = knob('BENCH_HOSTS_WARM', 16, 0);
 /** How often the driver looks whether the batch is done, in ms. */
 const POLL_MS = 20;
 const TERMINAL = new Set(['exited', 'failed', 'killed']);
@@ -45,7 +47,7 @@ const openHost = (url, id) => openRuntime({ path: url, plugins: [capabilities(),
 
 /** Starts one host child on `url`: `ready` resolves once it opened; `go` starts it; `stop` ends it. */
 function startChild(url, id) {
-  const child = spawn(process.execPath, [CHILD, url, id, String(CLAIM_BATCH), String(IDLE_MS)], {
+  const child = spawn(process.execPath, [CHILD, url, id, String(CLAIM_BATCH), String(IDLE_MS), String(WARM_STEPS)], {
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';

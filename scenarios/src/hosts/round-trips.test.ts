@@ -1,9 +1,11 @@
-// Round trips a unit of work costs on PostgreSQL (K-15.19): the driver defers BEGIN and SAVEPOINT, sends them together
-// before the first statement that must run, drops savepoints nothing ran in and never sends RELEASE.
+// Round trips a unit of work costs on PostgreSQL (K-15.19, K-15.20): the driver defers BEGIN and SAVEPOINT, sends them
+// in one query with the first statement that must run (its parameters inlined), drops savepoints nothing ran in and
+// never sends RELEASE.
 import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
 
@@ -37,16 +39,52 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     await dropSchema(schema);
   });
 
-  it('[K-15.19] a warm checked call: BEGIN with its savepoint in one query, no RELEASE, and the call still commits', async () => {
+  it('[K-15.19] [K-15.20] a warm checked call: BEGIN, its savepoint and the budget update in one query, no RELEASE', async () => {
     rt = await openRuntime({ path: url, plugins: [capabilities(), session()] });
     const p = await rt.spawn({ goal: 'round trips', budget: { tool_calls: 100 } });
     await rt.grant(p.pid, 'clock:now', ['read']);
     expect((await rt.call(p.pid, 'get_current_time', {})).ok).toBe(true);
     const sent = await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}));
-    expect(sent.filter((q) => /^\s*begin\b/i.test(q))).toEqual([expect.stringMatching(/^begin; savepoint \w+$/)]);
+    expect(sent.filter((q) => /^\s*begin\b/i.test(q))).toEqual([
+      expect.stringMatching(/^begin; savepoint \w+; update "cap_budget_accounts" /),
+    ]);
     expect(sent.filter((q) => /^\s*(release|savepoint)\b/i.test(q))).toEqual([]);
     expect(sent.at(-1)).toMatch(/^commit$/i);
+    expect(sent).toHaveLength(4); // that query, the events and the audit records (one insert each), COMMIT
     expect((await rt.budget(p.pid)).usage.tool_calls).toBe(2);
+  });
+
+  it('[K-15.20] values inlined into the query that carries BEGIN are stored and read back exactly', async () => {
+    const values = [
+      "it's",
+      'back\\slash \\n',
+      '{"a":"\\u0000 \\ud800"}',
+      'nul \u0000 lone \ud800 mark \uffff',
+      'emoji 😀 é',
+      "$1 $$ E'x' -- /*",
+      '',
+    ];
+    const sentFirst: string[] = [];
+    for (const [i, value] of values.entries()) {
+      const sent = await sentDuring(() =>
+        rt!.transaction((scope) => sql`insert into libos_meta (key, value) values (${`k20_${i}`}, ${value})`.execute(scope.store)),
+      );
+      sentFirst.push(sent[0]!);
+    }
+    expect(sentFirst.every((q) => /^begin; insert into libos_meta/.test(q))).toBe(true); // one round trip each
+    const rows = await rt!.transaction((scope) =>
+      scope.store.selectFrom('libos_meta').select(['key', 'value']).where('key', 'like', 'k20_%').orderBy('key').execute(),
+    );
+    expect(rows.map((r) => r.value)).toEqual(values);
+    const echoed = await rt!.transaction(async (scope) => {
+      const r = await sql<{
+        n: number;
+        b: boolean;
+        t: string;
+      }>`select ${2.5}::float8 as n, ${true}::boolean as b, ${'x'}::text as t`.execute(scope.store);
+      return r.rows[0];
+    });
+    expect(echoed).toEqual({ n: 2.5, b: true, t: 'x' });
   });
 
   it('[K-15.19] a denied call still commits its failure record, and sends no RELEASE', async () => {

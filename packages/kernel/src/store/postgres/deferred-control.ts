@@ -1,10 +1,12 @@
-import { CompiledQuery, type DatabaseConnection } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
+import { inlineParameters } from './inline-parameters.js';
 
 const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\w+)\2\s*;?\s*$/i;
 
 /**
  * The transaction-control statements of one connection that have not gone to the server: a BEGIN and the SAVEPOINTs
- * after it, in order. They go together, one round trip, before the next statement that must run (`send`); a
+ * after it, in order. They go in the same round trip as the next statement that must run (`run`: one simple query,
+ * its parameters inlined as literals, K-15.20), or on their own just before it when it cannot be inlined (`send`); a
  * savepoint released or rolled back to before that is dropped unsent, and a transaction that ends with its BEGIN
  * unsent sends nothing at all (`end`).
  *
@@ -42,6 +44,23 @@ export class DeferredControl {
     if (verb === 'release' || at >= 0) return true;
     this.#pending.length = 0;
     return false;
+  }
+
+  /**
+   * Runs `query` on `connection`, what is pending first: in one round trip when its parameters can be inlined (the
+   * connection must answer a query of several statements with the last one's result: `lastResult`), else in two.
+   */
+  async run<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.#pending.length > 0) {
+      const sql = inlineParameters(query.sql, query.parameters);
+      if (sql !== undefined) {
+        const text = `${this.#pending.join('; ')}; ${sql}`;
+        this.#pending = [];
+        return connection.executeQuery<R>(CompiledQuery.raw(text));
+      }
+      await this.send(connection);
+    }
+    return connection.executeQuery<R>(query);
   }
 
   /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */

@@ -22,10 +22,10 @@ const EFFECT_CACHE_SIZE = 512;
  * faults into their LibosError (`postgres-faults.ts`). `assertLease` runs before a connection is handed out and before
  * a COMMIT, so a store whose writer lease was lost starts and commits no unit of work (it throws the loss).
  *
- * BEGIN and SAVEPOINT are deferred (`DeferredControl`): they go to the server in one round trip with each other, just
- * before the next statement that is not one of them, and a savepoint that ends before any statement ran in it is
- * never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK TO an enclosing one undoes it with
- * the rest). Everything else is the wrapped driver's.
+ * BEGIN and SAVEPOINT are deferred (`DeferredControl`): they go to the server in one round trip with the next
+ * statement that is not one of them (its parameters inlined; K-15.20), or just before it, and a savepoint that ends
+ * before any statement ran in it is never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK
+ * TO an enclosing one undoes it with the rest). Everything else is the wrapped driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -159,8 +159,7 @@ export class MemoDriver implements Driver {
         if (query.parameters.length === 0 && c.take(query.sql)) return { rows: [] };
         notice(query.sql);
         try {
-          await c.send(inner);
-          return await inner.executeQuery<R>(escaped(query));
+          return await c.run<R>(inner, escaped(query));
         } catch (err) {
           throw asPostgresFault(err, location);
         }

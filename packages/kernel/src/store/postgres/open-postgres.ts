@@ -4,6 +4,7 @@ import type { KernelDatabase } from '../kernel-database.js';
 import { bindMemo, bindTransactionMemo } from '../memo-of.js';
 import type { OpenedStore } from '../opened-store.js';
 import { TableMemo } from '../store-memo.js';
+import { lastResultPool } from './last-result-pool.js';
 import { MemoDriver } from './memo-driver.js';
 import { assertLibosSchema } from './open-checks.js';
 import { connectError } from './postgres-faults.js';
@@ -78,7 +79,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     override createDriver(): Driver {
       return new MemoDriver(super.createDriver(), memo, location, lease.assertHeld);
     }
-  })({ pool });
+  })({ pool: lastResultPool(pool) });
   const db = new Kysely<KernelDatabase>({ dialect, plugins: [...(opts.plugins ?? [])] });
   // Many hosts: another host's write never reaches this memo, so it serves one transaction at a time, emptied at
   // its start (`memoForTransaction`); on the root handle nothing is cached.

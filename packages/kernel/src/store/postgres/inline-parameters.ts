@@ -1,0 +1,66 @@
+/**
+ * A parameterised statement as plain SQL, its `$n` placeholders replaced by literals: what lets deferred transaction
+ * control go to the server in the same round trip as the statement after it (`deferred-control.ts`), as one
+ * simple-protocol query. Every value becomes a quoted literal of unknown type, as a parameter is, so PostgreSQL
+ * resolves it from its context exactly as it would `$n`: a string as itself (quotes doubled; with a backslash, an
+ * `E'...'` literal with backslashes doubled), a finite number, bigint or boolean as its text, null as NULL.
+ *
+ * Anything else (a Buffer, a Date, an object, NaN) or SQL the scan cannot read safely (a backslash, a comment or a
+ * dollar-quoted string in the statement itself) gives undefined, and the caller sends the statement as it is.
+ *
+ * @example
+ * inlineParameters('select * from "t" where "a" = $1 and "b" = $2', ["it's", 2]);
+ * // `select * from "t" where "a" = 'it''s' and "b" = '2'`
+ */
+export function inlineParameters(sql: string, parameters: readonly unknown[]): string | undefined {
+  if (UNREADABLE.test(sql)) return undefined;
+  const literals: string[] = [];
+  for (const p of parameters) {
+    const literal = literalOf(p);
+    if (literal === undefined) return undefined;
+    literals.push(literal);
+  }
+  let out = '';
+  let from = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (quote !== null) {
+      if (c === quote) quote = null; // a doubled quote closes and reopens: the same text
+    } else if (c === "'" || c === '"') {
+      quote = c;
+    } else if (c === '$') {
+      let j = i + 1;
+      while (j < sql.length && sql.charCodeAt(j) >= 48 && sql.charCodeAt(j) <= 57) j++;
+      const literal = j > i + 1 ? literals[Number(sql.slice(i + 1, j)) - 1] : undefined;
+      if (literal === undefined) return undefined; // `$` that is no placeholder, or one out of range
+      out += sql.slice(from, i) + literal;
+      from = j;
+      i = j - 1;
+    }
+  }
+  return quote === null ? out + sql.slice(from) : undefined;
+}
+
+/** What the scan does not read: a backslash (escapes in the statement's own strings), comments, dollar quotes. */
+const UNREADABLE = /\\|--|\/\*|\$[A-Za-z_]*\$/;
+
+function literalOf(value: unknown): string | undefined {
+  if (value === null || value === undefined) return 'NULL';
+  switch (typeof value) {
+    case 'string':
+      return quoted(value);
+    case 'number':
+      return Number.isFinite(value) ? `'${value}'` : undefined;
+    case 'bigint':
+    case 'boolean':
+      return `'${value}'`;
+    default:
+      return undefined;
+  }
+}
+
+function quoted(text: string): string {
+  const body = text.replaceAll("'", "''");
+  return text.includes('\\') ? ` E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
+}

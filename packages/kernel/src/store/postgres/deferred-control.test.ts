@@ -1,5 +1,5 @@
 // The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts).
-import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { DeferredControl } from './deferred-control.js';
 
@@ -77,5 +77,25 @@ describe('deferred BEGIN and SAVEPOINT', () => {
       expect(c.take(sql)).toBe(false);
     expect(c.take('SAVEPOINT "x_1"')).toBe(true);
     expect(c.take('release savepoint x_1')).toBe(true);
+  });
+
+  it('[K-15.20] what is pending goes in the same query as the next statement, its parameters inlined', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    const update = { sql: 'update "t" set "a" = $1 where "b" = $2', parameters: ["it's", 1] } as unknown as CompiledQuery;
+    await c.run(connection, update);
+    await c.run(connection, update); // nothing pending: as it is
+    expect(sent).toEqual([`begin; savepoint libos_sp_0; update "t" set "a" = 'it''s' where "b" = '1'`, update.sql]);
+  });
+
+  it('[K-15.20] a statement whose parameters cannot be inlined goes after the pending control, in its own query', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    await c.run(connection, CompiledQuery.raw('insert into "f" ("b") values ($1)', [Buffer.from('x')]));
+    expect(sent).toEqual(['begin', 'insert into "f" ("b") values ($1)']);
+    expect(c.end()).toBe(false);
   });
 });

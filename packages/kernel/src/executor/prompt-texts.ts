@@ -36,7 +36,7 @@ export type StoredGroup = string | readonly StoredParagraph[];
  * A run of new text at least this long is stored deflated when that is shorter: what is new in every prompt (recent
  * events, the memory view) is JSON-heavy text that deflates to about a third (K-9.11).
  */
-export const INLINE_DEFLATE_FROM = 256;
+const INLINE_DEFLATE_FROM = 256;
 
 /** A run of new text as stored inline: deflated when long and that saves room. */
 function inlineEntry(text: string): StoredParagraph {

@@ -48,7 +48,7 @@ export class DeferredControl {
 
   /**
    * Runs `query` on `connection`, what is pending first: in one round trip when its parameters can be inlined (the
-   * connection must answer a query of several statements with the last one's result: `lastResult`), else in two.
+   * connection must answer a query of several statements with the last one's result: `lastResultPool`), else in two.
    */
   async run<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#pending.length > 0) {

@@ -1,7 +1,6 @@
 // Every migration a runtime runs, on a real PostgreSQL server (issue 15): the sets of `openRuntime` with every standard
 // plugin, in its order, through the PostgreSQL kit, in a fresh schema dropped after. LIBOS_TEST_PG_URL names the
 // server (default: the local one CI starts, trust auth); with none answering the suite is skipped, saying why.
-import { randomBytes } from 'node:crypto';
 import { capabilities } from '@libos/capabilities';
 import { checkpoints } from '@libos/checkpoints';
 import { migrate, migrationKit, migrationSetsFor, type KernelStore } from '@libos/kernel';
@@ -11,11 +10,11 @@ import { tasks } from '@libos/tasks';
 import { workspace } from '@libos/workspace';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { PG_URL, probePostgres } from './support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres } from './support/postgres.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const URL_ = PG_URL;
-const SCHEMA = `libos_test_${randomBytes(6).toString('hex')}`;
+const SCHEMA = freshSchema('t_migrations').schema;
 
 const unavailable = await probePostgres(URL_);
 if (unavailable) console.log(`postgres migrations: skipped (no server at ${URL_}: ${unavailable})`);
@@ -37,10 +36,7 @@ describe.skipIf(unavailable !== null)('migrations on PostgreSQL', () => {
 
   afterAll(async () => {
     await db?.destroy();
-    const admin = new pg.Client({ connectionString: URL_ });
-    await admin.connect();
-    await admin.query(`drop schema if exists ${SCHEMA} cascade`);
-    await admin.end();
+    await dropSchema(SCHEMA);
   });
 
   const columnType = async (table: string, column: string) => {

@@ -7,9 +7,9 @@ import type pg from 'pg';
  * statement's result, the one kysely reads, where `pg` answers with an array of every statement's result.
  *
  * @example
- * import pg from 'pg';
  * import { Kysely, PostgresDialect } from 'kysely';
- * const db = new Kysely<object>({ dialect: new PostgresDialect({ pool: lastResultPool(new pg.Pool()) }) });
+ * declare const pool: pg.Pool;
+ * const db = new Kysely<object>({ dialect: new PostgresDialect({ pool: lastResultPool(pool) }) });
  */
 export function lastResultPool(pool: pg.Pool): PostgresPool {
   // One wrapper per `pg` client: kysely keeps its connection object per client it is handed.

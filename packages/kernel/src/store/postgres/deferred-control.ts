@@ -53,11 +53,7 @@ export class DeferredControl {
   async run<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#pending.length > 0) {
       const sql = inlineParameters(query.sql, query.parameters);
-      if (sql !== undefined) {
-        const text = `${this.#pending.join('; ')}; ${sql}`;
-        this.#pending = [];
-        return connection.executeQuery<R>(CompiledQuery.raw(text));
-      }
+      if (sql !== undefined) return connection.executeQuery<R>(CompiledQuery.raw(`${this.#takePending()}; ${sql}`));
       await this.send(connection);
     }
     return connection.executeQuery<R>(query);
@@ -66,9 +62,14 @@ export class DeferredControl {
   /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
   async send(connection: DatabaseConnection): Promise<void> {
     if (this.#pending.length === 0) return;
+    await connection.executeQuery(CompiledQuery.raw(this.#takePending()));
+  }
+
+  /** What is pending as one text, no longer pending. */
+  #takePending(): string {
     const text = this.#pending.join('; ');
     this.#pending = [];
-    await connection.executeQuery(CompiledQuery.raw(text));
+    return text;
   }
 
   /** The transaction ends: true when its BEGIN never went to the server (nothing ran, so nothing to end there). */

@@ -1,9 +1,12 @@
+import pg from 'pg';
+
 /**
  * A parameterised statement as plain SQL, its `$n` placeholders replaced by literals: what lets deferred transaction
  * control go to the server in the same round trip as the statement after it (`deferred-control.ts`), as one
  * simple-protocol query. Every value becomes a quoted literal of unknown type, as a parameter is, so PostgreSQL
- * resolves it from its context exactly as it would `$n`: a string as itself (quotes doubled; with a backslash, an
- * `E'...'` literal with backslashes doubled), a finite number, bigint or boolean as its text, null as NULL.
+ * resolves it from its context exactly as it would `$n`: a string as `pg`'s `escapeLiteral` writes it (quotes
+ * doubled; with a backslash, an `E'...'` literal with backslashes doubled), a finite number, bigint or boolean as its
+ * text, null as NULL.
  *
  * Anything else (a Buffer, a Date, an object, NaN) or SQL the scan cannot read safely (a backslash, a comment or a
  * dollar-quoted string in the statement itself) gives undefined, and the caller sends the statement as it is.
@@ -49,7 +52,7 @@ function literalOf(value: unknown): string | undefined {
   if (value === null || value === undefined) return 'NULL';
   switch (typeof value) {
     case 'string':
-      return quoted(value);
+      return pg.escapeLiteral(value);
     case 'number':
       return Number.isFinite(value) ? `'${value}'` : undefined;
     case 'bigint':
@@ -58,9 +61,4 @@ function literalOf(value: unknown): string | undefined {
     default:
       return undefined;
   }
-}
-
-function quoted(text: string): string {
-  const body = text.replaceAll("'", "''");
-  return text.includes('\\') ? ` E'${body.replaceAll('\\', '\\\\')}'` : `'${body}'`;
 }

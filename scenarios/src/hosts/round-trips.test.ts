@@ -1,6 +1,6 @@
-// Round trips a unit of work costs on PostgreSQL (K-15.19, K-15.20): the driver defers BEGIN and SAVEPOINT, sends them
-// in one query with the first statement that must run (its parameters inlined), drops savepoints nothing ran in and
-// never sends RELEASE.
+// Round trips a unit of work costs on PostgreSQL (K-15.19, K-15.20, K-15.21): the driver defers BEGIN and SAVEPOINT,
+// sends them in one query with the first statement that must run (its parameters inlined), drops savepoints nothing
+// ran in and never sends RELEASE; the events and audit records go in one statement that carries the COMMIT.
 import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
@@ -49,9 +49,34 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
       expect.stringMatching(/^begin; savepoint \w+; update "cap_budget_accounts" /),
     ]);
     expect(sent.filter((q) => /^\s*(release|savepoint)\b/i.test(q))).toEqual([]);
-    expect(sent.at(-1)).toMatch(/^commit$/i);
-    expect(sent).toHaveLength(4); // that query, the events and the audit records (one insert each), COMMIT
+    // K-15.21: the events and the audit records in one statement, the COMMIT in the same query.
+    expect(sent.at(-1)).toMatch(/^with e as \(insert into "events" .* a as \(insert into "audit_records" .*; commit$/s);
+    expect(sent).toHaveLength(2);
     expect((await rt.budget(p.pid)).usage.tool_calls).toBe(2);
+    const events = await rt.events({ pid: p.pid, limit: 100 });
+    const audit = await rt.audit({ pid: p.pid, limit: 100 });
+    expect(audit.filter((r) => r.action === 'tool.call').map((r) => r.decision)).toEqual(['ok', 'ok']);
+    expect(events.filter((e) => e.type === 'resource.charged')).toHaveLength(2);
+  });
+
+  it('[K-15.21] rows written with the COMMIT read back exactly, and a watcher gets the seqs they were stored under', async () => {
+    const tricky = `it's \\ "q" \u0000 nul \u0000 lone \ud800 😀 $1 -- /* E'x'`;
+    const seen: { seq: number; id: string }[] = [];
+    const stop = rt!.watch({ event: (e) => seen.push({ seq: e.seq, id: e.id }) });
+    const sent = await sentDuring(() =>
+      rt!.transaction(async (scope) => {
+        await scope.events.emit('k21.probe', { text: tricky, n: 1 });
+        await scope.audit.record({ action: 'k21.probe', target: tricky, details: { text: tricky } });
+      }),
+    );
+    stop();
+    expect(sent).toEqual([expect.stringMatching(/^begin; with e as \(insert into "events" .*; commit$/s)]);
+    const [event] = await rt!.events({ type: 'k21.probe', limit: 10 });
+    const [record] = await rt!.audit({ action: 'k21.probe', limit: 10 });
+    expect(event!.data).toEqual({ text: tricky, n: 1 });
+    expect(record!.target).toBe(tricky);
+    expect(record!.details).toEqual({ text: tricky });
+    expect(seen).toEqual([{ seq: event!.seq, id: event!.id }]);
   });
 
   it('[K-15.20] values inlined into the query that carries BEGIN are stored and read back exactly', async () => {
@@ -93,6 +118,6 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     const denied = await rt!.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(denied.map((r) => r.decision)).toEqual(['permission_denied']);
     expect(sent.filter((q) => /^\s*release\b/i.test(q))).toEqual([]);
-    expect(sent.at(-1)).toMatch(/^commit$/i);
+    expect(sent.at(-1)).toMatch(/^commit$/i); // a failure record is not a call's last savepoint: COMMIT on its own
   });
 });

@@ -19,6 +19,6 @@ export function callTool(deps: KernelDeps, pid: string, name: string, rawArgs: u
       // One of many hosts: the caller's tree is locked first, so calls from other hosts queue instead of conflicting.
       if (d.trees) await d.trees.lock(d.db, pid);
       return runCall(d, pid, name, rawArgs, opts);
-    }),
+    }, { endsAfterLast: true }), // the call's own unit: nothing is written after step 6's savepoint (K-15.21)
   );
 }

@@ -58,7 +58,7 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
       await scope.audit.record({ action: 'tool.call', target: resources.tool(toolName), decision: 'ok', details });
       await settle(hooks, call, scope, { kind: 'succeeded', payload: ran.payload ?? null, flow: ran.ctx.flow });
       return ran;
-    });
+    }, { last: true }); // ended well, this is the call's last write (step 7 only reads): it may carry the COMMIT
   } catch (err) {
     failed = true;
     controller?.abort();

@@ -1,12 +1,17 @@
 /**
  * What a SQL statement does to the tables the store memo caches, decided once per prepared statement: nothing (a
- * read, BEGIN, COMMIT, SAVEPOINT, RELEASE), one table (INSERT, UPDATE, DELETE, REPLACE), or anything (ROLLBACK,
- * ROLLBACK TO, DDL, anything not recognised: the memo then drops every entry, which is always safe).
+ * read, BEGIN, COMMIT, SAVEPOINT, RELEASE), one table (INSERT, UPDATE, DELETE, REPLACE), the tables a WITH statement
+ * inserts into (when inserts into named tables are all it writes), or anything (ROLLBACK, ROLLBACK TO, DDL, anything
+ * not recognised: the memo then drops every entry, which is always safe).
  *
  * @example
  * statementEffect('update "processes" set "status" = ? where "pid" = ?'); // { kind: 'table', table: 'processes' }
  */
-export type StatementEffect = { readonly kind: 'none' } | { readonly kind: 'table'; readonly table: string } | { readonly kind: 'all' };
+export type StatementEffect =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'table'; readonly table: string }
+  | { readonly kind: 'tables'; readonly tables: readonly string[] }
+  | { readonly kind: 'all' };
 
 const NONE: StatementEffect = { kind: 'none' };
 const ALL: StatementEffect = { kind: 'all' };
@@ -19,7 +24,24 @@ export function statementEffect(sql: string): StatementEffect {
   const w = WRITE.exec(sql);
   if (w) return { kind: 'table', table: (w[1] ?? w[2] ?? w[3])! };
   if (HARMLESS.test(sql)) return NONE;
-  // WITH ... SELECT reads; WITH ... INSERT/UPDATE/DELETE writes a table we do not parse: drop everything.
-  if (/^\s*with\b/i.test(sql) && !/\b(?:insert|update|delete|replace)\b/i.test(sql)) return NONE;
+  if (/^\s*with\b/i.test(sql)) return withEffect(sql);
   return ALL;
+}
+
+const WRITE_WORD = /\b(?:insert|update|delete|replace|merge)\b/gi;
+const INSERT_INTO = /^insert\s+into\s+"([^"]+)"/i;
+
+/**
+ * WITH ... SELECT reads; WITH whose every write is `insert into "<table>"` (the append statement of
+ * `postgres/append-statement.ts`) writes those tables; any other write (or a string that merely holds such a word):
+ * everything.
+ */
+function withEffect(sql: string): StatementEffect {
+  const tables = new Set<string>();
+  for (const m of sql.matchAll(WRITE_WORD)) {
+    const into = INSERT_INTO.exec(sql.slice(m.index));
+    if (!into) return ALL;
+    tables.add(into[1]!);
+  }
+  return tables.size === 0 ? NONE : { kind: 'tables', tables: [...tables] };
 }

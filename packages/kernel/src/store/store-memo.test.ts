@@ -95,6 +95,13 @@ describe('statementEffect', () => {
     ['insert into "events" ("id") values ($1) returning "seq"', { kind: 'table', table: 'events' }],
     ['insert into "llm_texts" ("sha256") values ($1) on conflict do nothing', { kind: 'table', table: 'llm_texts' }],
     ['alter table "events" drop constraint "events_id_key"', { kind: 'all' }],
+    [
+      'with e as (insert into "events" ("id") values ($1) returning "id"), a as (insert into "audit_records" ("id") values ($2) ' +
+        'returning "id") select "id" from e union all select "id" from a',
+      { kind: 'tables', tables: ['events', 'audit_records'] },
+    ],
+    ['with e as (insert into "events" ("id") values ($1) returning "id") update "processes" set "gen" = 1', { kind: 'all' }],
+    ['with e as (insert into "events" ("id") values ($1) on conflict do update set "id" = $1) select 1', { kind: 'all' }],
   ])('[K-9.3] %s', (sql, effect) => {
     expect(statementEffect(sql)).toEqual(effect);
   });

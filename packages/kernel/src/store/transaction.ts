@@ -12,7 +12,7 @@ import {
   type ServiceScope,
 } from '@libos/sdk';
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
-import { appendBufferOf, flushAppends } from './append-buffer.js';
+import { appendBufferOf, commitWithAppends, flushAppends } from './append-buffer.js';
 import type { AppendLog } from './append-log.js';
 import { bindMemo, memoForTransaction, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
@@ -150,8 +150,7 @@ async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction)
   bindMemo(trx, memoForTransaction(db));
   try {
     const result = await body(trx);
-    await flushAppends(trx);
-    await trx.commit().execute();
+    await commitWithAppends(trx);
     return result;
   } catch (err) {
     try {
@@ -166,6 +165,15 @@ async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction)
     }
     throw err;
   }
+}
+
+/** How `inTransaction` is used. */
+export interface TransactionOptions {
+  /**
+   * Inside a unit of work opened with `endsAfterLast` and not inside another savepoint: when this ends well, the
+   * unit does no more store work, so its COMMIT may go with this savepoint's rows (K-15.21). Ignored elsewhere.
+   */
+  readonly last?: boolean;
 }
 
 /**
@@ -189,9 +197,10 @@ export async function inTransaction<T>(
   actor: string,
   callId: string | null,
   fn: (scope: TxScope) => Promise<T>,
+  opts: TransactionOptions = {},
 ): Promise<T> {
   const unit = unitOf(db);
-  if (unit) return inSavepoint(unit.trx, unit, f, actor, callId, fn);
+  if (unit) return inSavepoint(unit.trx, unit, f, actor, callId, fn, opts.last === true);
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
   let result: T;
@@ -212,7 +221,8 @@ export async function inTransaction<T>(
  * exactly as a transaction would, and the disk sees it when the unit commits.
  * Its events and audit records are written just before it ends (a failing insert rolls the savepoint back like
  * any failure of the body) and dropped on a rollback. Rows still pending for an enclosing savepoint are written
- * before this one opens, so the buffer only ever holds the innermost savepoint's rows.
+ * before this one opens, so the buffer only ever holds the innermost savepoint's rows. The `last` savepoint of a
+ * unit opened with `endsAfterLast` (K-15.21) is the unit's last act when it ends well: its rows may carry the COMMIT.
  */
 async function inSavepoint<T>(
   trx: KernelTransaction,
@@ -221,18 +231,24 @@ async function inSavepoint<T>(
   actor: string,
   callId: string | null,
   fn: (scope: TxScope) => Promise<T>,
+  last: boolean,
 ): Promise<T> {
   const name = `libos_sp_${unit.next++}`;
+  const rides = last && unit.endsAfterLast && unit.depth === 0;
   const exec = f.exec;
   const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
   await flushAppends(trx);
   await run(`savepoint ${name}`);
+  unit.depth++;
   let result: T;
   try {
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
-    await flushAppends(trx);
+    // The unit's last act: its rows may carry the unit's COMMIT (K-15.21). If they fail, nothing committed and this
+    // savepoint rolls back as after any failure.
+    if (rides) await appendBufferOf(trx, f.appendLog).flush(true);
+    else await flushAppends(trx);
   } catch (err) {
     appendBufferOf(trx, f.appendLog).drop();
     const rollbackErrors: unknown[] = [];
@@ -244,6 +260,8 @@ async function inSavepoint<T>(
     }
     undoAll(rollbacks, err, rollbackErrors);
     throw err;
+  } finally {
+    unit.depth--;
   }
   // On PostgreSQL the driver sends no RELEASE (the unit's COMMIT ends the savepoint; a ROLLBACK TO an enclosing one
   // undoes it with the rest) and drops a savepoint that nothing ran in unsent (`postgres/memo-driver.ts`).

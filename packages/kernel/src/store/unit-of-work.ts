@@ -1,5 +1,5 @@
 import type { ControlledTransaction } from 'kysely';
-import { flushAppends } from './append-buffer.js';
+import { commitWithAppends } from './append-buffer.js';
 import { bindMemo, memoForTransaction } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
@@ -30,6 +30,19 @@ export interface UnitOfWork {
   readonly trx: KernelTransaction;
   /** Savepoint names: `libos_sp_<n>`. */
   next: number;
+  /** Savepoints open now (0: the next one opens directly in the unit). */
+  depth: number;
+  /**
+   * The unit's body promises no store writes after a savepoint opened with `last` ends well (K-15.21), so that
+   * savepoint's rows may carry the COMMIT. A write after it fails (`postgres/memo-driver.ts`); reads still run.
+   */
+  readonly endsAfterLast: boolean;
+}
+
+/** How a unit of work is opened. */
+export interface UnitOptions {
+  /** See `UnitOfWork.endsAfterLast`. Ignored when the handle already is a unit's (the enclosing unit decides). */
+  readonly endsAfterLast?: boolean;
 }
 
 const units = new WeakMap<object, UnitOfWork>();
@@ -47,11 +60,11 @@ export const unitOf = (db: KernelStore): UnitOfWork | undefined => units.get(db)
  * import type { KernelDeps } from '../internal/kernel-deps.js';
  * const callInOneUnit = (deps: KernelDeps, tool: string) => inUnitOfWork(deps.db, (trx) => runCall({ ...deps, db: trx }, pid, tool, args));
  */
-export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>): Promise<T> {
+export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>, opts: UnitOptions = {}): Promise<T> {
   if (units.has(db)) return fn(db);
   const trx: ControlledTransaction<KernelDatabase> = await db.startTransaction().execute();
   bindMemo(trx, memoForTransaction(db));
-  const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0 };
+  const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0, depth: 0, endsAfterLast: opts.endsAfterLast === true };
   units.set(trx, unit);
   let failure: { readonly error: unknown } | null = null;
   let result: T | undefined;
@@ -61,8 +74,7 @@ export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) =>
     failure = { error: err };
   }
   try {
-    await flushAppends(trx);
-    await trx.commit().execute();
+    await commitWithAppends(trx);
   } catch (commitErr) {
     await rollbackUnit(trx, unit, failure?.error ?? commitErr);
     throw failure ? failure.error : commitErr;
@@ -94,6 +106,10 @@ async function rollbackUnit(trx: ControlledTransaction<KernelDatabase>, unit: Un
  * import type { KernelDeps } from '../internal/kernel-deps.js';
  * const callInOneUnit = (deps: KernelDeps, tool: string) => inDepsUnit(deps, (d) => runCall(d, pid, tool, args));
  */
-export function inDepsUnit<D extends { readonly db: KernelStore }, T>(deps: D, fn: (bound: D) => Promise<T>): Promise<T> {
-  return inUnitOfWork(deps.db, (db) => fn({ ...deps, db }));
+export function inDepsUnit<D extends { readonly db: KernelStore }, T>(
+  deps: D,
+  fn: (bound: D) => Promise<T>,
+  opts: UnitOptions = {},
+): Promise<T> {
+  return inUnitOfWork(deps.db, (db) => fn({ ...deps, db }), opts);
 }

@@ -98,4 +98,47 @@ describe('deferred BEGIN and SAVEPOINT', () => {
     expect(sent).toEqual(['begin', 'insert into "f" ("b") values ($1)']);
     expect(c.end()).toBe(false);
   });
+
+  it('[K-15.21] a last statement marked to carry the COMMIT sends it in the same query; the COMMIT then sends nothing', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    await c.run(connection, CompiledQuery.raw('update "t" set "a" = $1', ['x']));
+    expect(c.committed).toBe(false);
+    await c.run(connection, CompiledQuery.raw('insert into "e" ("a") values ($1)', ['y']), true);
+    expect(sent).toEqual([`begin; savepoint libos_sp_0; update "t" set "a" = 'x'`, `insert into "e" ("a") values ('y'); commit`]);
+    expect(c.committed).toBe(true);
+    expect(c.end()).toBe(true); // committed: nothing left to send
+    c.begin();
+    expect(c.committed).toBe(false); // the next transaction starts uncommitted
+  });
+
+  it('[K-15.21] a transaction whose only statement carries the COMMIT is one round trip: BEGIN, statement, COMMIT', async () => {
+    const { sent, connection } = recorder();
+    const c = new DeferredControl();
+    c.begin();
+    await c.run(connection, CompiledQuery.raw('insert into "e" ("a") values ($1)', [1]), true);
+    expect(sent).toEqual([`begin; insert into "e" ("a") values ('1'); commit`]);
+  });
+
+  it('[K-15.21] a failed statement leaves the COMMIT unsent, so the caller rolls back; one not inlined leaves it to end', async () => {
+    const c = new DeferredControl();
+    c.begin();
+    const failing: DatabaseConnection = {
+      executeQuery: () => Promise.reject(new Error('duplicate key')),
+      streamQuery: () => {
+        throw new Error('not used');
+      },
+    };
+    await expect(c.run(failing, CompiledQuery.raw('insert into "e" ("a") values ($1)', ['y']), true)).rejects.toThrow('duplicate key');
+    expect(c.committed).toBe(false);
+    expect(c.end()).toBe(false); // BEGIN went with it: ROLLBACK must go
+    const { sent, connection } = recorder();
+    c.begin();
+    await c.run(connection, CompiledQuery.raw('insert into "f" ("b") values ($1)', [Buffer.from('x')]), true);
+    expect(sent).toEqual(['begin', 'insert into "f" ("b") values ($1)']);
+    expect(c.committed).toBe(false);
+    expect(c.end()).toBe(false); // COMMIT still to send
+  });
 });

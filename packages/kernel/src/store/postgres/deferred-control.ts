@@ -19,10 +19,12 @@ const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\
  */
 export class DeferredControl {
   #pending: string[] = [];
+  #committed = false;
 
   /** BEGIN, deferred. */
   begin(): void {
     this.#pending = ['begin'];
+    this.#committed = false;
   }
 
   /**
@@ -33,6 +35,7 @@ export class DeferredControl {
   take(sql: string): boolean {
     const m = CONTROL.exec(sql);
     if (!m) return false;
+    if (this.#committed) return true; // after the COMMIT went (K-15.21) reads run on their own: no savepoint to keep
     const verb = m[1]!.toLowerCase();
     const key = `savepoint ${m[3]}`;
     if (verb === 'savepoint') {
@@ -48,12 +51,19 @@ export class DeferredControl {
 
   /**
    * Runs `query` on `connection`, what is pending first: in one round trip when its parameters can be inlined (the
-   * connection must answer a query of several statements with the last one's result: `lastResultPool`), else in two.
+   * connection must answer a query of several statements with the last result that is not transaction control:
+   * `lastResultPool`), else in two. With `commit`, a COMMIT follows it in the same round trip when it could be inlined
+   * (K-15.21; `end` then sends nothing); else the COMMIT is left to the caller as usual.
    */
-  async run<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.#pending.length > 0) {
+  async run<R>(connection: DatabaseConnection, query: CompiledQuery, commit = false): Promise<QueryResult<R>> {
+    if (this.#pending.length > 0 || commit) {
       const sql = inlineParameters(query.sql, query.parameters);
-      if (sql !== undefined) return connection.executeQuery<R>(CompiledQuery.raw(`${this.#takePending()}; ${sql}`));
+      if (sql !== undefined) {
+        const text = [...this.#takePending(), sql, ...(commit ? ['commit'] : [])].join('; ');
+        const result = await connection.executeQuery<R>(CompiledQuery.raw(text));
+        this.#committed = commit;
+        return result;
+      }
       await this.send(connection);
     }
     return connection.executeQuery<R>(query);
@@ -62,20 +72,29 @@ export class DeferredControl {
   /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
   async send(connection: DatabaseConnection): Promise<void> {
     if (this.#pending.length === 0) return;
-    await connection.executeQuery(CompiledQuery.raw(this.#takePending()));
+    await connection.executeQuery(CompiledQuery.raw(this.#takePending().join('; ')));
   }
 
-  /** What is pending as one text, no longer pending. */
-  #takePending(): string {
-    const text = this.#pending.join('; ');
+  /** What is pending, no longer pending. */
+  #takePending(): string[] {
+    const pending = this.#pending;
     this.#pending = [];
-    return text;
+    return pending;
   }
 
-  /** The transaction ends: true when its BEGIN never went to the server (nothing ran, so nothing to end there). */
+  /** True when the transaction's COMMIT already went with its last statement (`run` with `commit`). */
+  get committed(): boolean {
+    return this.#committed;
+  }
+
+  /**
+   * The transaction ends: true when nothing need go to the server for it, because its BEGIN never went (nothing ran)
+   * or its COMMIT already did.
+   */
   end(): boolean {
-    const unsent = this.#pending[0] === 'begin';
+    const done = this.#pending[0] === 'begin' || this.#committed;
     this.#pending = [];
-    return unsent;
+    this.#committed = false;
+    return done;
   }
 }

@@ -1,10 +1,20 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 
+/** Transaction control that rides with a statement (`deferred-control.ts`): never the answer to the query. */
+const CONTROL = new Set(['BEGIN', 'SAVEPOINT', 'COMMIT']);
+
+/** The result kysely reads of a query of several statements: the last one's that is not transaction control. */
+function answerOf(results: readonly pg.QueryResult[]): pg.QueryResult {
+  for (let i = results.length - 1; i > 0; i--) if (!CONTROL.has(results[i]!.command)) return results[i]!;
+  return results[0]!;
+}
+
 /**
  * The pool kysely's driver is given: `pg`'s, whose clients answer a query of several statements (deferred
- * transaction control sent in one round trip with the statement after it, `deferred-control.ts`) with the last
- * statement's result, the one kysely reads, where `pg` answers with an array of every statement's result.
+ * transaction control sent in one round trip with the statement after it, a COMMIT after a transaction's last
+ * statement: `deferred-control.ts`) with that statement's result, the one kysely reads, where `pg` answers with an
+ * array of every statement's result.
  *
  * @example
  * import { Kysely, PostgresDialect } from 'kysely';
@@ -31,8 +41,8 @@ function lastResultClient(client: pg.PoolClient): PostgresPoolClient {
   function query<R>(first: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>) {
     if (typeof first !== 'string') return (client.query as (c: unknown) => unknown)(first);
     return client.query(first, parameters as unknown[]).then((r) => {
-      const last = (Array.isArray(r) ? r.at(-1) : r) as pg.QueryResult;
-      return last as unknown as PostgresQueryResult<R>;
+      const answer = Array.isArray(r) ? answerOf(r as pg.QueryResult[]) : r;
+      return answer as unknown as PostgresQueryResult<R>;
     });
   }
   return { query, release: (destroy?: boolean) => client.release(destroy) };

@@ -1,4 +1,6 @@
+import { LibosError } from '@libos/sdk';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
+import { ridesCommit } from '../commit-ride.js';
 import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
 import { DeferredControl } from './deferred-control.js';
@@ -13,6 +15,13 @@ function escaped(query: CompiledQuery): CompiledQuery {
   return parameters === query.parameters ? query : { ...query, parameters };
 }
 
+/**
+ * A unit that promised its last savepoint was its last write (`UnitOfWork.endsAfterLast`) wrote after it, when its
+ * COMMIT had gone already: the write would run outside the unit, so it is refused (a kernel defect, never a user's).
+ */
+const writeAfterCommit = (sql: string) =>
+  new LibosError('internal_error', `a unit of work wrote after its COMMIT went with its last savepoint (K-15.21): ${sql.slice(0, 120)}`);
+
 /** Distinct SQL texts whose effect is kept (kysely emits a small set; past this the oldest goes). */
 const EFFECT_CACHE_SIZE = 512;
 
@@ -25,7 +34,9 @@ const EFFECT_CACHE_SIZE = 512;
  * BEGIN and SAVEPOINT are deferred (`DeferredControl`): they go to the server in one round trip with the next
  * statement that is not one of them (its parameters inlined; K-15.20), or just before it, and a savepoint that ends
  * before any statement ran in it is never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK
- * TO an enclosing one undoes it with the rest). Everything else is the wrapped driver's.
+ * TO an enclosing one undoes it with the rest). A transaction's last statement marked by `withCommit` carries the
+ * COMMIT in its round trip (K-15.21), and `commitTransaction` then sends nothing. Everything else is the wrapped
+ * driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -77,8 +88,11 @@ export class MemoDriver implements Driver {
 
   // A lease lost mid-unit fails the COMMIT; the caller's ROLLBACK then undoes the unit.
   commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const c = this.#control(connection);
+    // Already committed with the last statement (K-15.21; the lease was asserted then): a loss now must not fail it.
+    if (c.committed) return Promise.resolve(void c.end());
     this.#assertLease();
-    if (this.#control(connection).end()) return Promise.resolve(); // nothing ran: nothing to commit
+    if (c.end()) return Promise.resolve(); // nothing ran: nothing to commit
     return this.#faultless(() => this.#inner.commitTransaction(this.#unwrap(connection)));
   }
 
@@ -153,13 +167,16 @@ export class MemoDriver implements Driver {
     const notice = (sql: string) => this.#notice(sql);
     const location = this.#location;
     const control = (outer: DatabaseConnection) => this.#control(outer);
+    const assertLease = () => this.#assertLease();
     const outer: DatabaseConnection = {
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         const c = control(outer);
         if (query.parameters.length === 0 && c.take(query.sql)) return { rows: [] };
-        notice(query.sql);
+        const commit = ridesCommit(query);
+        if (commit) assertLease(); // the COMMIT may go now: checked as `commitTransaction` checks it
+        if (notice(query.sql) !== 'none' && c.committed) throw writeAfterCommit(query.sql);
         try {
-          return await c.run<R>(inner, escaped(query));
+          return await c.run<R>(inner, escaped(query), commit);
         } catch (err) {
           throw asPostgresFault(err, location);
         }
@@ -177,7 +194,8 @@ export class MemoDriver implements Driver {
     return outer;
   }
 
-  #notice(sql: string): void {
+  /** Tells the memo what `sql` writes; answers the kind of its effect. */
+  #notice(sql: string): StatementEffect['kind'] {
     let effect = this.#effects.get(sql);
     if (!effect) {
       effect = statementEffect(sql);
@@ -185,6 +203,8 @@ export class MemoDriver implements Driver {
       this.#effects.set(sql, effect);
     }
     if (effect.kind === 'table') this.#memo.wrote(effect.table);
+    else if (effect.kind === 'tables') for (const t of effect.tables) this.#memo.wrote(t);
     else if (effect.kind === 'all') this.#memo.wroteAll();
+    return effect.kind;
   }
 }

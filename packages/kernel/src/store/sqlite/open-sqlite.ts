@@ -288,6 +288,10 @@ function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
       return undefined;
     case 'table':
       return () => memo.wrote(effect.table);
+    case 'tables':
+      return () => {
+        for (const t of effect.tables) memo.wrote(t);
+      };
     case 'all':
       return () => memo.wroteAll();
   }

@@ -70,7 +70,7 @@ export async function pgFigures(ctx) {
     onSqlite = await openBenchRuntime(join(ctx.dir, 'pg-vs-sqlite.db'));
     const pgCaller = await spawnChecked(onPg);
     const sqliteCaller = await spawnChecked(onSqlite);
-    const nCall = ctx.n(40);
+    const nCall = ctx.n(200);
     const callBlock = (rt, pid) => async () =>
       (await msPerOp(nCall, () => callOk(rt, pid, 'get_current_time', {}))) + flushShare(rt, nCall);
     await callOk(onPg, pgCaller, 'get_current_time', {});

@@ -112,12 +112,13 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     expect(echoed).toEqual({ n: 2.5, b: true, t: 'x' });
   });
 
-  it('[K-15.19] a denied call still commits its failure record, and sends no RELEASE', async () => {
+  it('[K-15.19] [K-15.21] a denied call still commits its failure record, with its COMMIT, and sends no RELEASE', async () => {
     const p = await rt!.spawn({ goal: 'denied', budget: { tool_calls: 100 } });
     const sent = await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}));
     const denied = await rt!.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(denied.map((r) => r.decision)).toEqual(['permission_denied']);
     expect(sent.filter((q) => /^\s*release\b/i.test(q))).toEqual([]);
-    expect(sent.at(-1)).toMatch(/^commit$/i); // a failure record is not a call's last savepoint: COMMIT on its own
+    expect(sent.at(-1)).toMatch(/^with e as \(insert into "events" .*; commit$/s); // the failure record carries the COMMIT
+    expect(sent.filter((q) => /^\s*commit\s*$/i.test(q))).toEqual([]);
   });
 });

@@ -8,6 +8,13 @@ import { runTool, type FailureWrite } from './5-run.js';
 import { isParsed, isSavedCall, jsonDigest, type CallOutcome, type CallSettlement, type CallState, type ParsedCall } from './call-state.js';
 import type { CallHook } from './hooks.js';
 
+/**
+ * One of the call's final savepoints (its result or wait, a parked call, a failure record): when it ends well it is
+ * the call's last write (step 7 only reads), so in the call's own unit it may carry the COMMIT (K-15.21).
+ */
+const finalWrite = <T>(call: CallState, fn: (scope: TxScope) => Promise<T>): Promise<T> =>
+  inTransaction(call.deps.db, call.deps.scopes, call.pid, call.callId, fn, { last: true });
+
 const settle = async (hooks: readonly CallHook[], call: CallState, scope: TxScope, how: CallSettlement) => {
   for (const h of hooks) await h.settled?.(call, scope, how);
 };
@@ -26,7 +33,7 @@ function argsFields(call: CallState): Record<string, unknown> {
  * it back: a hook that claims the error parks the call instead, else the failure is recorded on its own.
  */
 export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): Promise<CallOutcome> {
-  const { deps, pid, callId, toolName } = call;
+  const { pid, callId, toolName } = call;
   // The tool's signal (aborted when the call fails) is made only if the tool reads it.
   let controller: AbortController | undefined;
   let signal: AbortSignal | undefined;
@@ -42,7 +49,7 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
   let stage = 'charge' as 'charge' | 'run';
   const failureWrites: FailureWrite[] = [];
   try {
-    return await inTransaction(deps.db, deps.scopes, pid, callId, async (scope): Promise<CallOutcome> => {
+    return await finalWrite(call, async (scope): Promise<CallOutcome> => {
       await charge(call, scope);
       stage = 'run';
       const ran = await runTool(call, scope, hooks, signalOf, failureWrites);
@@ -58,7 +65,7 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
       await scope.audit.record({ action: 'tool.call', target: resources.tool(toolName), decision: 'ok', details });
       await settle(hooks, call, scope, { kind: 'succeeded', payload: ran.payload ?? null, flow: ran.ctx.flow });
       return ran;
-    }, { last: true }); // ended well, this is the call's last write (step 7 only reads): it may carry the COMMIT
+    });
   } catch (err) {
     failed = true;
     controller?.abort();
@@ -95,7 +102,7 @@ async function recordWait(call: ParsedCall, scope: TxScope, wait: WaitSpec, resu
  */
 async function parkCall(call: ParsedCall, hooks: readonly CallHook[], parker: CallHook, e: LibosError): Promise<CallOutcome> {
   try {
-    const wait = await inTransaction(call.deps.db, call.deps.scopes, call.pid, call.callId, async (scope) => {
+    const wait = await finalWrite(call, async (scope) => {
       await charge(call, scope);
       const w = await parker.park!.write(call, e, scope);
       await settle(hooks, call, scope, { kind: 'waiting', wait: w });
@@ -121,7 +128,7 @@ export async function recordFailure(
   failureWrites: readonly FailureWrite[] = [],
 ): Promise<CallOutcome> {
   const { deps, pid, callId, toolName } = call;
-  await inTransaction(deps.db, deps.scopes, pid, callId, async (scope) => {
+  await finalWrite(call, async (scope) => {
     let charged = false;
     if (chargeAttempt) {
       try {

@@ -1,26 +1,12 @@
 // The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts).
-import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
+import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { recordingConnection } from '../../internal/testing/recording-connection.js';
 import { DeferredControl } from './deferred-control.js';
-
-/** A connection that records the SQL it is sent. */
-function recorder(): { sent: string[]; connection: DatabaseConnection } {
-  const sent: string[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-      sent.push(q.sql);
-      return { rows: [] };
-    },
-    streamQuery: () => {
-      throw new Error('not used');
-    },
-  };
-  return { sent, connection };
-}
 
 describe('deferred BEGIN and SAVEPOINT', () => {
   it('[K-15.19] BEGIN and the savepoints after it go in one round trip, before the first statement that must run', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     expect(c.take('savepoint libos_sp_0')).toBe(true);
@@ -33,7 +19,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.19] a savepoint released or rolled back to before anything ran in it is never sent', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     c.take('savepoint libos_sp_0');
@@ -48,7 +34,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.19] RELEASE of a sent savepoint is not sent; ROLLBACK TO one is, and drops the savepoints pending inside it', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     c.take('savepoint libos_sp_0');
@@ -80,7 +66,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.20] what is pending goes in the same query as the next statement, its parameters inlined', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     c.take('savepoint libos_sp_0');
@@ -91,7 +77,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.20] a statement whose parameters cannot be inlined goes after the pending control, in its own query', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     await c.run(connection, CompiledQuery.raw('insert into "f" ("b") values ($1)', [Buffer.from('x')]));
@@ -100,7 +86,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.21] a last statement marked to carry the COMMIT sends it in the same query; the COMMIT then sends nothing', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     c.take('savepoint libos_sp_0');
@@ -115,7 +101,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
   });
 
   it('[K-15.21] a transaction whose only statement carries the COMMIT is one round trip: BEGIN, statement, COMMIT', async () => {
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     const c = new DeferredControl();
     c.begin();
     await c.run(connection, CompiledQuery.raw('insert into "e" ("a") values ($1)', [1]), true);
@@ -134,7 +120,7 @@ describe('deferred BEGIN and SAVEPOINT', () => {
     await expect(c.run(failing, CompiledQuery.raw('insert into "e" ("a") values ($1)', ['y']), true)).rejects.toThrow('duplicate key');
     expect(c.committed).toBe(false);
     expect(c.end()).toBe(false); // BEGIN went with it: ROLLBACK must go
-    const { sent, connection } = recorder();
+    const { sent, connection } = recordingConnection();
     c.begin();
     await c.run(connection, CompiledQuery.raw('insert into "f" ("b") values ($1)', [Buffer.from('x')]), true);
     expect(sent).toEqual(['begin', 'insert into "f" ("b") values ($1)']);

@@ -1,22 +1,14 @@
 // The PostgreSQL driver wrapper's handling of a statement that carries the COMMIT (K-15.21), no server needed: a fake
 // inner driver records what would go to the server.
-import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { CompiledQuery, type Driver } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { recordingConnection } from '../../internal/testing/recording-connection.js';
 import { withCommit } from '../commit-ride.js';
 import { TableMemo } from '../store-memo.js';
 import { MemoDriver } from './memo-driver.js';
 
 function fakeDriver(): { sent: string[]; driver: Driver } {
-  const sent: string[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
-      sent.push(q.sql);
-      return { rows: [] };
-    },
-    streamQuery: () => {
-      throw new Error('not used');
-    },
-  };
+  const { sent, connection } = recordingConnection();
   const run = async (sql: string) => void sent.push(sql);
   const driver: Driver = {
     init: async () => undefined,

@@ -1,0 +1,24 @@
+import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+
+/**
+ * For driver tests with no server: a kysely connection that records the SQL of every query it is sent and answers
+ * no rows.
+ *
+ * @example
+ * const { sent, connection } = recordingConnection();
+ * await connection.executeQuery(CompiledQuery.raw('select 1'));
+ * sent; // ['select 1']
+ */
+export function recordingConnection(): { sent: string[]; connection: DatabaseConnection } {
+  const sent: string[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+      sent.push(q.sql);
+      return { rows: [] };
+    },
+    streamQuery: () => {
+      throw new Error('not used');
+    },
+  };
+  return { sent, connection };
+}

@@ -5,9 +5,10 @@ import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
  * no rows.
  *
  * @example
+ * declare const query: CompiledQuery;
  * const { sent, connection } = recordingConnection();
- * await connection.executeQuery(CompiledQuery.raw('select 1'));
- * sent; // ['select 1']
+ * await connection.executeQuery(query);
+ * sent; // [query.sql]
  */
 export function recordingConnection(): { sent: string[]; connection: DatabaseConnection } {
   const sent: string[] = [];

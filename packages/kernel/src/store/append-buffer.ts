@@ -114,16 +114,17 @@ export function appendBufferOf(trx: KernelTransaction, log: AppendLog | undefine
 /**
  * Writes the `events` and `audit_records` rows still pending on `db` (a transaction's or unit's store handle; on any
  * other handle, nothing). Every read of those tables that may run inside a transaction calls it first, so the
- * transaction reads its own rows as it did when each row was written at once.
+ * transaction reads its own rows as it did when each row was written at once. With `commit`, the last statement
+ * carries the transaction's COMMIT where the driver can send it so (PostgreSQL, K-15.21).
  *
  * @example
  * declare const trx: KernelStore;
  * await flushAppends(trx);
  * const head = await trx.selectFrom('events').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
  */
-export async function flushAppends(db: KernelStore): Promise<void> {
+export async function flushAppends(db: KernelStore, commit = false): Promise<void> {
   const b = buffers.get(db);
-  if (b && !b.empty) await b.flush();
+  if (b && !b.empty) await b.flush(commit);
 }
 
 /**
@@ -136,7 +137,6 @@ export async function flushAppends(db: KernelStore): Promise<void> {
  * await commitWithAppends(trx);
  */
 export async function commitWithAppends(trx: ControlledTransaction<KernelDatabase>): Promise<void> {
-  const b = buffers.get(trx);
-  if (b && !b.empty) await b.flush(true);
+  await flushAppends(trx, true);
   await trx.commit().execute();
 }

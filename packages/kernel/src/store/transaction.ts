@@ -247,8 +247,7 @@ async function inSavepoint<T>(
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
     // The unit's last act: its rows may carry the unit's COMMIT (K-15.21). If they fail, nothing committed and this
     // savepoint rolls back as after any failure.
-    if (rides) await appendBufferOf(trx, f.appendLog).flush(true);
-    else await flushAppends(trx);
+    await flushAppends(trx, rides);
   } catch (err) {
     appendBufferOf(trx, f.appendLog).drop();
     const rollbackErrors: unknown[] = [];

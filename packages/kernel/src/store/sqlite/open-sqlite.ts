@@ -1,13 +1,14 @@
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, SqliteDriver, type Driver, type KyselyPlugin, type SqliteDialectConfig } from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, type Driver, type KyselyPlugin, type QueryCompiler, type SqliteDialectConfig } from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
 import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
 import { statementEffect } from '../statement-effect.js';
+import { SqliteStoreCompiler } from './sqlite-compiler.js';
 import { asStoreFault, storeFault } from './store-faults.js';
 import type { KernelDatabase } from '../kernel-database.js';
 import type { OpenedStore } from '../opened-store.js';
@@ -194,7 +195,8 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
  * ROLLBACK go to the store's `GroupCommit`, and closing commits the open batch first. Before group commit starts
  * (migrations, recovery) they are plain; ROLLBACK then runs only while a transaction is open: SQLite ends a
  * transaction by itself on some errors (SQLITE_FULL, an I/O error), and kysely would otherwise throw "cannot rollback
- * - no transaction is active" instead of the error that caused it.
+ * - no transaction is active" instead of the error that caused it. Its compiler writes integer LIMIT and OFFSET into
+ * the SQL (`sqlite-compiler.ts`).
  */
 class StoreDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
@@ -206,6 +208,10 @@ class StoreDialect extends SqliteDialect {
     this.#config = config;
     this.#group = group;
     this.#location = location;
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteStoreCompiler();
   }
 
   override createDriver(): Driver {

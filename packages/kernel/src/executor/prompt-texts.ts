@@ -1,8 +1,8 @@
-import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { LibosError } from '@libos/sdk';
 import type { LlmMessage } from '../llm/provider.js';
 import type { KernelStore } from '../store/kernel-database.js';
+import { TextKeys, type TextKey } from './text-keys.js';
 
 /** The separator prompts are cut at: a paragraph is the unit stored once (`llm_texts`). */
 export const PROMPT_CHUNK_SEPARATOR = '\n\n';
@@ -98,12 +98,10 @@ export class SeenTexts {
 /**
  * The key of an `llm_texts` row: the first 16 bytes of the text's sha256 in base64url (22 characters; K-9.11). Rows
  * written by K-9.10 are keyed by the whole digest (43 characters): a stored request names its texts by key, whichever
- * length, so both read back.
+ * length, so both read back. Keys are remembered per text (`text-keys.ts`): most of a prompt was keyed last turn.
  */
-function textKey(text: string): { key: string; first: number } {
-  const digest = hash('sha256', text, 'buffer'); // one-shot: no Hash object per paragraph
-  return { key: digest.toString('base64url', 0, 16), first: digest[0]! };
-}
+const TEXT_KEYS = new TextKeys();
+const textKey = (text: string): TextKey => TEXT_KEYS.of(text);
 
 /**
  * Cuts each message into paragraphs and the paragraphs into groups. Paragraphs `seen` before are stored by key and

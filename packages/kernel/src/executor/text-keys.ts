@@ -1,0 +1,50 @@
+import { hash } from 'node:crypto';
+
+/** A text's `llm_texts` key and the first byte of its digest (where paragraph groups end, `prompt-texts.ts`). */
+export interface TextKey {
+  readonly key: string;
+  readonly first: number;
+}
+
+/** Past this many characters of remembered text the memo starts over (it holds each text it keys). */
+const MEMO_MOST_CHARS = 4 << 20;
+
+/**
+ * Keys of texts hashed before. A prompt repeats most of its paragraphs every turn (the preamble, the Skill catalog,
+ * loaded Skill bodies: ~14 KB of a 17 KB prompt in the bench's step), so looking a paragraph up by its text (a string
+ * hash and one compare) replaces a SHA-256 of it. Pure: a key is a function of its text, so a memo shared by every
+ * runtime in the process and dropped at any time changes no stored byte.
+ *
+ * @example
+ * const keys = new TextKeys();
+ * keys.of('Goal:\nship it').key === keys.of('Goal:\nship it').key; // true (hashed once)
+ */
+export class TextKeys {
+  readonly #keys = new Map<string, TextKey>();
+  readonly #mostChars: number;
+  #chars = 0;
+
+  constructor(mostChars: number = MEMO_MOST_CHARS) {
+    this.#mostChars = mostChars;
+  }
+
+  /** The first 16 bytes of `text`'s SHA-256 in base64url (22 characters; K-9.11) and its first byte. */
+  of(text: string): TextKey {
+    const known = this.#keys.get(text);
+    if (known) return known;
+    const digest = hash('sha256', text, 'buffer'); // one-shot: no Hash object per paragraph
+    const key = { key: digest.toString('base64url', 0, 16), first: digest[0]! };
+    if (this.#chars + text.length > this.#mostChars) {
+      this.#keys.clear();
+      this.#chars = 0;
+    }
+    this.#keys.set(text, key);
+    this.#chars += text.length;
+    return key;
+  }
+
+  /** How many texts are remembered (for tests). */
+  get size(): number {
+    return this.#keys.size;
+  }
+}

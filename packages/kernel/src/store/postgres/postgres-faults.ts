@@ -11,6 +11,17 @@ const FAULTS: Readonly<Record<string, { readonly code: ErrorCode; readonly what:
   '42501': { code: 'store_read_only', what: 'may not be written by this role', fix: 'grant the role rights on the schema and its tables' },
   XX001: { code: 'store_corrupt', what: 'is corrupt (data corrupted)', fix: 'restore it from a backup' },
   XX002: { code: 'store_corrupt', what: 'is corrupt (index corrupted)', fix: 'REINDEX the table or restore it from a backup' },
+  // The server ended the transaction so that another could go on (K-15.22): nothing of it was kept, a retry may pass.
+  '40P01': {
+    code: 'conflict',
+    what: 'ended this unit of work to break a deadlock with another transaction',
+    fix: 'nothing it wrote was kept; run it again',
+  },
+  '40001': {
+    code: 'conflict',
+    what: 'ended this unit of work: it could not be serialized with a concurrent transaction',
+    fix: 'nothing it wrote was kept; run it again',
+  },
 };
 
 /** The SQLSTATE of a `pg` error (`53100`, `28P01`, ...), if it carries one. */
@@ -21,7 +32,8 @@ export function sqlState(err: unknown): string | undefined {
 
 /**
  * The store fault a PostgreSQL error is, as a LibosError naming the store (`disk_full`, `store_read_only`,
- * `store_corrupt`); `undefined` for any other error (a constraint violation, a bug), which callers keep as it is.
+ * `store_corrupt`, `conflict` for a deadlock or serialization failure); `undefined` for any other error (a constraint
+ * violation, a bug), which callers keep as it is.
  *
  * @example
  * postgresFault(Object.assign(new Error('could not extend file'), { code: '53100' }), 'postgres://db/libos'); // disk_full

@@ -46,4 +46,13 @@ describe('PostgreSQL store helpers', () => {
     expect(refused).toMatchObject({ code: 'store_not_found', message: expect.stringMatching(/unreachable/) });
     expect(refused.message).not.toContain('\n');
   });
+
+  it('[K-15.22] a deadlock or a serialization failure is conflict: nothing of the unit was kept, a retry may pass', () => {
+    const at = 'postgres://db/libos?schema=s';
+    const err = (code: string, message: string) => Object.assign(new Error(message), { code });
+    const serial = postgresFault(err('40001', 'could not serialize access due to concurrent update'), at);
+    expect(serial).toMatchObject({ code: 'conflict', details: { path: at, sqlstate: '40001' } });
+    expect(serial?.message).toMatch(/^store postgres:\/\/db\/libos\?schema=s ended this unit of work: it could not be serialized/);
+    expect(postgresFault(err('40P01', 'deadlock detected'), at)?.message).toMatch(/deadlock.*run it again$/);
+  });
 });

@@ -11,7 +11,9 @@ function literalCount(node: OperationNode): number | undefined {
  * The store's SQLite compiler: an integer LIMIT or OFFSET is written into the statement (`limit 20`) instead of bound
  * (`limit ?`). SQLite runs a statement whose LIMIT is a bound parameter 1–4 µs slower on every execution (measured
  * on the scheduler's `earliest timer` and the prompt's `recent events` reads: 3.1–3.9 µs against 0.24–0.36 µs), and
- * kysely binds every `.limit(n)`. Each distinct count is its own cached statement; counts come from code, not input.
+ * kysely binds every `.limit(n)`. Each distinct count is its own prepared statement: most counts are constants of
+ * the code; one a caller chose (a listing's `limit`) costs a prepare the first time, and the store's statement cache
+ * (512 statements; when full, the oldest goes) bounds how many it keeps.
  *
  * @example
  * // db: a store's Kysely (openSqliteStore)

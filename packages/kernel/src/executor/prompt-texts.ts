@@ -98,10 +98,17 @@ export class SeenTexts {
 /**
  * The key of an `llm_texts` row: the first 16 bytes of the text's sha256 in base64url (22 characters; K-9.11). Rows
  * written by K-9.10 are keyed by the whole digest (43 characters): a stored request names its texts by key, whichever
- * length, so both read back. Keys are remembered per text (`text-keys.ts`): most of a prompt was keyed last turn.
+ * length, so both read back. The keys of texts stored by key are remembered per text (`text-keys.ts`): most of a
+ * prompt was keyed last turn, while new text (recent events, the memory view) is keyed once and not kept.
  */
 const TEXT_KEYS = new TextKeys();
-const textKey = (text: string): TextKey => TEXT_KEYS.of(text);
+
+/** Whether `text` (keyed `k`) is stored by key: `seen` before, or every text without `seen`. Its key is remembered. */
+function repeats(text: string, k: TextKey, seen: SeenTexts | undefined): boolean {
+  if (seen && !seen.again(k.key)) return false; // new text: not remembered, most of it is never sent again
+  TEXT_KEYS.remember(text, k);
+  return true;
+}
 
 /**
  * Cuts each message into paragraphs and the paragraphs into groups. Paragraphs `seen` before are stored by key and
@@ -124,8 +131,9 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
     const closeKeys = () => {
       if (keys.length === 0) return;
       const text = keys.join('\n');
-      const { key } = textKey(text);
-      if (seen ? seen.again(key) : true) {
+      const k = TEXT_KEYS.of(text);
+      const { key } = k;
+      if (repeats(text, k, seen)) {
         texts.set(key, text);
         groups.push(key);
       } else groups.push(keys);
@@ -137,9 +145,10 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
       fresh = [];
     };
     for (const paragraph of m.content.split(PROMPT_CHUNK_SEPARATOR)) {
-      const { key, first } = textKey(paragraph);
+      const k = TEXT_KEYS.of(paragraph);
+      const { key, first } = k;
       const opening = groups.length === 0 && keys.length === 0 && fresh.length === 0; // stands alone
-      if (seen ? seen.again(key) : true) {
+      if (repeats(paragraph, k, seen)) {
         closeFresh();
         texts.set(key, paragraph);
         keys.push(key);

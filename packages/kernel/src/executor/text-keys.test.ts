@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { promptTexts, SeenTexts } from './prompt-texts.js';
 import { TextKeys } from './text-keys.js';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest();
@@ -12,19 +13,34 @@ describe('TextKeys', () => {
       const first = keys.of(text);
       expect(first).toEqual({ key: digest.toString('base64url', 0, 16), first: digest[0] });
       expect(first.key).toHaveLength(22);
-      // The second lookup is served from the memo (a new string of the same text) and is the same key.
-      expect(keys.of([...text].join(''))).toEqual(first);
+      keys.remember(text, first);
+      // Served from the memo for a new string of the same text: the same key.
+      expect(keys.of([...text].join(''))).toBe(first);
     }
   });
 
-  it('[K-9.11] the memo holds at most its character bound: past it, it starts over and still keys correctly', () => {
+  it('[K-9.11] only remembered texts are kept, at most the character bound: past it the memo starts over', () => {
     const keys = new TextKeys(100);
-    keys.of('a'.repeat(60));
-    expect(keys.size).toBe(1);
-    keys.of('b'.repeat(30));
+    keys.of('never remembered');
+    expect(keys.size).toBe(0);
+    keys.remember('a'.repeat(60), keys.of('a'.repeat(60)));
+    keys.remember('b'.repeat(30), keys.of('b'.repeat(30)));
     expect(keys.size).toBe(2);
     const c = 'c'.repeat(20); // 60 + 30 + 20 > 100: the memo starts over with this text
-    expect(keys.of(c).key).toBe(sha(c).toString('base64url', 0, 16));
+    keys.remember(c, keys.of(c));
     expect(keys.size).toBe(1);
+    expect(keys.of(c).key).toBe(sha(c).toString('base64url', 0, 16));
+  });
+
+  it('[K-9.11] a prompt stores the same keys the second time, when its repeated paragraphs come from the memo', () => {
+    const prompt = (n: number) => [{ role: 'user' as const, content: `Skill body\n\nmore of it\n\nRecent events:\n- event ${n}` }];
+    const seen = new SeenTexts();
+    const first = promptTexts(prompt(1), seen);
+    const second = promptTexts(prompt(2), seen);
+    const third = promptTexts(prompt(3), new SeenTexts());
+    // Paragraph keys sent twice are stored by key; the keys agree with a cold runtime's (no memo behind it).
+    for (const [key, text] of second.texts) expect(key).toBe(sha(text).toString('base64url', 0, 16));
+    expect(second.texts.size).toBeGreaterThan(0);
+    expect(first.messages[0]!.groups.length).toBe(third.messages[0]!.groups.length);
   });
 });

@@ -7,17 +7,20 @@ export interface TextKey {
 }
 
 /** Past this many characters of remembered text the memo starts over (it holds each text it keys). */
-const MEMO_MOST_CHARS = 4 << 20;
+const MEMO_MOST_CHARS = 1 << 20;
 
 /**
- * Keys of texts hashed before. A prompt repeats most of its paragraphs every turn (the preamble, the Skill catalog,
- * loaded Skill bodies: ~14 KB of a 17 KB prompt in the bench's step), so looking a paragraph up by its text (a string
- * hash and one compare) replaces a SHA-256 of it. Pure: a key is a function of its text, so a memo shared by every
+ * Keys of texts that repeat. A prompt repeats most of its paragraphs every turn (the preamble, the Skill catalog,
+ * loaded Skill bodies: ~14 KB of a 17 KB prompt in the bench's step), so looking a remembered paragraph up by its text
+ * (a string hash and one compare) replaces a SHA-256 of it. Only what the caller `remember`s is kept, so text sent
+ * once (recent events, the memory view) is not held. Pure: a key is a function of its text, so a memo shared by every
  * runtime in the process and dropped at any time changes no stored byte.
  *
  * @example
  * const keys = new TextKeys();
- * keys.of('Goal:\nship it').key === keys.of('Goal:\nship it').key; // true (hashed once)
+ * const k = keys.of('Goal:\nship it'); // hashed
+ * keys.remember('Goal:\nship it', k);
+ * keys.of('Goal:\nship it') === k; // true: remembered
  */
 export class TextKeys {
   readonly #keys = new Map<string, TextKey>();
@@ -33,14 +36,18 @@ export class TextKeys {
     const known = this.#keys.get(text);
     if (known) return known;
     const digest = hash('sha256', text, 'buffer'); // one-shot: no Hash object per paragraph
-    const key = { key: digest.toString('base64url', 0, 16), first: digest[0]! };
+    return { key: digest.toString('base64url', 0, 16), first: digest[0]! };
+  }
+
+  /** Keeps `text`'s key (`of` gave it) for the next `of`; past the character bound the memo starts over first. */
+  remember(text: string, key: TextKey): void {
+    if (this.#keys.has(text)) return;
     if (this.#chars + text.length > this.#mostChars) {
       this.#keys.clear();
       this.#chars = 0;
     }
     this.#keys.set(text, key);
     this.#chars += text.length;
-    return key;
   }
 
   /** How many texts are remembered (for tests). */

@@ -195,8 +195,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
  * ROLLBACK go to the store's `GroupCommit`, and closing commits the open batch first. Before group commit starts
  * (migrations, recovery) they are plain; ROLLBACK then runs only while a transaction is open: SQLite ends a
  * transaction by itself on some errors (SQLITE_FULL, an I/O error), and kysely would otherwise throw "cannot rollback
- * - no transaction is active" instead of the error that caused it. Its compiler writes integer LIMIT and OFFSET into
- * the SQL (`sqlite-compiler.ts`).
+ * - no transaction is active" instead of the error that caused it. Its compiler is `sqlite-compiler.ts` (K-9.12).
  */
 class StoreDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;

@@ -19,4 +19,5 @@ export * from './working-directory.js';
 export * from './subtree-state.js';
 export * from './store-memo.js';
 export * from './prepared-query.js';
+export * from './guarded-write.js';
 export { z } from 'zod';

@@ -2,6 +2,7 @@ import { LibosError, resources, type WaitSpec } from '@libos/sdk';
 import { discardPendingAction, savePendingAction } from '../processes/pending-actions.js';
 import { statusForWait } from '../processes/process-state.js';
 import { transition } from '../processes/transition.js';
+import { isDeferredMiss } from '../store/deferred-writes.js';
 import { inTransaction, type TxScope } from '../store/transaction.js';
 import { charge } from './4-charge.js';
 import { runTool, type FailureWrite } from './5-run.js';
@@ -70,6 +71,8 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
     failed = true;
     controller?.abort();
     const e = LibosError.from(err);
+    // A deferred charge that missed (K-15.23) was refused wherever the unit learnt it: the run never counted.
+    if (isDeferredMiss(err)) stage = 'charge';
     const parker = stage === 'run' ? hooks.find((h) => h.park?.claims(e)) : undefined;
     if (parker) return parkCall(call, hooks, parker, e);
     // A refused charge charged nothing; a failed run still costs the attempt (a saved call was charged already).

@@ -1,7 +1,9 @@
 // The PostgreSQL driver's deferred transaction control (deferred-control.ts, used by memo-driver.ts).
 import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { LibosError } from '@libos/sdk';
 import { recordingConnection } from '../../internal/testing/recording-connection.js';
+import { isDeferredMiss } from '../deferred-writes.js';
 import { DeferredControl } from './deferred-control.js';
 
 describe('deferred BEGIN and SAVEPOINT', () => {
@@ -126,5 +128,72 @@ describe('deferred BEGIN and SAVEPOINT', () => {
     expect(sent).toEqual(['begin', 'insert into "f" ("b") values ($1)']);
     expect(c.committed).toBe(false);
     expect(c.end()).toBe(false); // COMMIT still to send
+  });
+});
+
+describe('deferred guarded writes', () => {
+  const guard = { rows: 1, error: () => new LibosError('conflict', 'account a changed concurrently') };
+  const cas = CompiledQuery.raw('update "acc" set "n" = $1 where "id" = $2 and "n" = $3', [2, 'a', 1]);
+  const guarded = (n: number) =>
+    `with w as (update "acc" set "n" = '2' where "id" = 'a' and "n" = '1' returning 1) select case when (select count(*) from w) = 1 ` +
+    `then 0 else ('libos_guard:${n}:' || (select count(*) from w))::int end`;
+
+  it('[K-15.23] a guarded write goes with the next statement, after BEGIN and the savepoints held back before it', async () => {
+    const { sent, connection } = recordingConnection();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    expect(c.defer(cas, guard)).toBe(true);
+    expect(c.guarding).toBe(true);
+    await c.run(connection, CompiledQuery.raw('insert into "e" ("a") values ($1)', ['y']), true);
+    expect(sent).toEqual([`begin; savepoint libos_sp_0; ${guarded(0)}; insert into "e" ("a") values ('y'); commit`]);
+    expect(c.guarding).toBe(false);
+  });
+
+  it('[K-15.23] the COMMIT carries a guarded write nothing else sent; a ROLLBACK TO before it drops it unsent', async () => {
+    const { sent, connection } = recordingConnection();
+    const c = new DeferredControl();
+    c.begin();
+    c.defer(cas, guard);
+    await c.commit(connection);
+    expect(sent).toEqual([`begin; ${guarded(0)}; commit`]);
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    c.defer(cas, guard);
+    expect(c.take('rollback to libos_sp_0')).toBe(true);
+    expect(c.guarding).toBe(false);
+    expect(c.end()).toBe(true); // nothing ran: nothing to send
+    expect(sent).toHaveLength(1);
+  });
+
+  it("[K-15.23] a round trip failed by a guard throws that guard's error, marked a deferred miss; other errors pass", async () => {
+    const failing = (message: string) => ({
+      executeQuery: () => Promise.reject(new Error(message)),
+      streamQuery: () => {
+        throw new Error('not used');
+      },
+    });
+    const c = new DeferredControl();
+    c.begin();
+    c.defer(cas, guard);
+    const err = await c.send(failing('invalid input syntax for type integer: "libos_guard:0:0"')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LibosError);
+    expect((err as LibosError).code).toBe('conflict');
+    expect(isDeferredMiss(err)).toBe(true);
+    c.end();
+    c.begin();
+    c.defer(cas, guard);
+    const other = await c.send(failing('duplicate key')).catch((e: unknown) => e);
+    expect((other as Error).message).toBe('duplicate key');
+    expect(isDeferredMiss(other)).toBe(false);
+  });
+
+  it('[K-15.23] no transaction open, a RETURNING, or a parameter that cannot be inlined: the write runs now', () => {
+    const c = new DeferredControl();
+    expect(c.defer(cas, guard)).toBe(false); // autocommit: nothing to ride with
+    c.begin();
+    expect(c.defer(CompiledQuery.raw('update "acc" set "n" = $1 returning "n"', [2]), guard)).toBe(false);
+    expect(c.defer(CompiledQuery.raw('update "acc" set "b" = $1', [Buffer.from('x')]), guard)).toBe(false);
+    expect(c.guarding).toBe(false);
   });
 });

@@ -1,5 +1,19 @@
+import type { WriteGuard } from '@libos/sdk';
 import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
+import { deferredMiss } from '../deferred-writes.js';
 import { inlineParameters } from './inline-parameters.js';
+
+/** The text a failed guard makes PostgreSQL quote in its error (an integer cast of it fails): `libos_guard:<n>:`. */
+const GUARD_FAILED = /libos_guard:(\d+):/;
+
+/**
+ * `write` (an UPDATE or DELETE without RETURNING, its parameters inlined) as one statement that fails unless it
+ * changed exactly `rows` rows: the cast of a text that depends on the row count cannot be folded when planned, so it
+ * runs, and fails, only on a miss.
+ */
+const guardStatement = (write: string, rows: number, n: number): string =>
+  `with w as (${write} returning 1) select case when (select count(*) from w) = ${rows} then 0 ` +
+  `else ('libos_guard:${n}:' || (select count(*) from w))::int end`;
 
 const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\w+)\2\s*;?\s*$/i;
 
@@ -20,11 +34,36 @@ const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\
 export class DeferredControl {
   #pending: string[] = [];
   #committed = false;
+  #open = false;
+  /** Guarded writes deferred in this transaction, by number: the error each fails it with (`WriteGuard`). */
+  #guards = new Map<number, WriteGuard>();
 
   /** BEGIN, deferred. */
   begin(): void {
     this.#pending = ['begin'];
     this.#committed = false;
+    this.#open = true;
+    this.#guards.clear();
+  }
+
+  /**
+   * Takes a guarded write (`runGuarded`) to go with the transaction's next round trip, checked there: true when it
+   * did (a transaction is open and `query`'s parameters can be inlined), and the write then counts as done as
+   * guarded; false when it must run now, as any statement.
+   */
+  defer(query: CompiledQuery, guard: WriteGuard): boolean {
+    if (!this.#open || this.#committed) return false;
+    const write = inlineParameters(query.sql, query.parameters);
+    if (write === undefined || /\breturning\b/i.test(write)) return false;
+    const n = this.#guards.size;
+    this.#guards.set(n, guard);
+    this.#pending.push(guardStatement(write, guard.rows, n));
+    return true;
+  }
+
+  /** True while a deferred guarded write has not gone to the server: the COMMIT must carry it (`commit`). */
+  get guarding(): boolean {
+    return this.#pending.some((s) => s.startsWith('with w as ('));
   }
 
   /**
@@ -60,7 +99,7 @@ export class DeferredControl {
       const sql = inlineParameters(query.sql, query.parameters);
       if (sql !== undefined) {
         const text = [...this.#takePending(), sql, ...(commit ? ['commit'] : [])].join('; ');
-        const result = await connection.executeQuery<R>(CompiledQuery.raw(text));
+        const result = await this.#guarded(connection.executeQuery<R>(CompiledQuery.raw(text)));
         this.#committed = commit;
         return result;
       }
@@ -72,7 +111,24 @@ export class DeferredControl {
   /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
   async send(connection: DatabaseConnection): Promise<void> {
     if (this.#pending.length === 0) return;
-    await connection.executeQuery(CompiledQuery.raw(this.#takePending().join('; ')));
+    await this.#guarded(connection.executeQuery(CompiledQuery.raw(this.#takePending().join('; '))));
+  }
+
+  /** Sends what is pending (a deferred guarded write among it) with the COMMIT, in one round trip; then `end`s. */
+  async commit(connection: DatabaseConnection): Promise<void> {
+    await this.#guarded(connection.executeQuery(CompiledQuery.raw([...this.#takePending(), 'commit'].join('; '))));
+    this.end();
+  }
+
+  /** `trip`'s result, or the error of the guarded write whose miss failed it (a PostgreSQL error naming its guard). */
+  async #guarded<T>(trip: Promise<T>): Promise<T> {
+    try {
+      return await trip;
+    } catch (err) {
+      const m = this.#guards.size > 0 ? GUARD_FAILED.exec(err instanceof Error ? err.message : '') : null;
+      const guard = m ? this.#guards.get(Number(m[1])) : undefined;
+      throw guard ? deferredMiss(guard.error()) : err;
+    }
   }
 
   /** What is pending, no longer pending. */
@@ -95,6 +151,8 @@ export class DeferredControl {
     const done = this.#pending[0] === 'begin' || this.#committed;
     this.#pending = [];
     this.#committed = false;
+    this.#open = false;
+    this.#guards.clear();
     return done;
   }
 }

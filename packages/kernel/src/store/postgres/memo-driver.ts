@@ -1,6 +1,7 @@
-import { LibosError } from '@libos/sdk';
+import { LibosError, writeGuardOf } from '@libos/sdk';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
 import { ridesCommit } from '../commit-ride.js';
+import { sendsDeferred } from '../deferred-writes.js';
 import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
 import { DeferredControl } from './deferred-control.js';
@@ -35,8 +36,10 @@ const EFFECT_CACHE_SIZE = 512;
  * statement that is not one of them (its parameters inlined; K-15.20), or just before it, and a savepoint that ends
  * before any statement ran in it is never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK
  * TO an enclosing one undoes it with the rest). A transaction's last statement marked by `withCommit` carries the
- * COMMIT in its round trip (K-15.21), and `commitTransaction` then sends nothing. Everything else is the wrapped
- * driver's.
+ * COMMIT in its round trip (K-15.21), and `commitTransaction` then sends nothing. A guarded write (`runGuarded`)
+ * in a transaction is deferred too, as a statement that fails the round trip it goes in when the write misses
+ * (K-15.23): a unit whose only eager statement was a budget charge goes to the server once. Everything else is the
+ * wrapped driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -92,6 +95,7 @@ export class MemoDriver implements Driver {
     // Already committed with the last statement (K-15.21; the lease was asserted then): a loss now must not fail it.
     if (c.committed) return Promise.resolve(void c.end());
     this.#assertLease();
+    if (c.guarding) return this.#faultless(() => c.commit(this.#unwrap(connection))); // a guarded write rides with it
     if (c.end()) return Promise.resolve(); // nothing ran: nothing to commit
     return this.#faultless(() => this.#inner.commitTransaction(this.#unwrap(connection)));
   }
@@ -171,10 +175,16 @@ export class MemoDriver implements Driver {
     const outer: DatabaseConnection = {
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         const c = control(outer);
+        if (sendsDeferred(query)) {
+          await c.send(inner).catch((err: unknown) => Promise.reject(asPostgresFault(err, location)));
+          return { rows: [] };
+        }
         if (query.parameters.length === 0 && c.take(query.sql)) return { rows: [] };
         const commit = ridesCommit(query);
         if (commit) assertLease(); // the COMMIT may go now: checked as `commitTransaction` checks it
         if (notice(query.sql) !== 'none' && c.committed) throw writeAfterCommit(query.sql);
+        const guard = writeGuardOf(query);
+        if (guard && c.defer(escaped(query), guard)) return { rows: [], numAffectedRows: BigInt(guard.rows) };
         try {
           return await c.run<R>(inner, escaped(query), commit);
         } catch (err) {

@@ -1,5 +1,14 @@
 // Long file: the budget engine is one class over one tree state (accounts, charges, reservations, kills).
-import { BUDGET_FIELDS, LibosError, preparedQuery, type BudgetField, type Budgets, type ServiceScope, type Usage } from '@libos/sdk';
+import {
+  BUDGET_FIELDS,
+  LibosError,
+  preparedQuery,
+  runGuarded,
+  type BudgetField,
+  type Budgets,
+  type ServiceScope,
+  type Usage,
+} from '@libos/sdk';
 import {
   applyDelta,
   overruns,
@@ -201,9 +210,11 @@ class BudgetEngineImpl implements BudgetEngine {
       const b = before.accounts.get(pid)!;
       if (b.usage === a.usage && b.reserved === a.reserved) continue;
       const args = [JSON.stringify(a.usage), JSON.stringify(a.reserved), pid, JSON.stringify(b.usage), JSON.stringify(b.reserved)];
-      const res = await this.db.executeQuery(SET_COUNTERS(this.db, args));
-      if (Number(res.numAffectedRows ?? 0n) !== 1)
-        throw new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } });
+      // Guarded: on PostgreSQL the write may go with the unit's next round trip, and a miss fails the unit there.
+      await runGuarded(this.db, SET_COUNTERS(this.db, args), {
+        rows: 1,
+        error: () => new LibosError('conflict', `budget account ${pid} changed concurrently; retry the charge`, { details: { pid } }),
+      });
     }
   }
 

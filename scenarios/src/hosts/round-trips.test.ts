@@ -1,6 +1,7 @@
-// Round trips a unit of work costs on PostgreSQL (K-15.19, K-15.20, K-15.21): the driver defers BEGIN and SAVEPOINT,
-// sends them in one query with the first statement that must run (its parameters inlined), drops savepoints nothing
-// ran in and never sends RELEASE; the events and audit records go in one statement that carries the COMMIT.
+// Round trips a unit of work costs on PostgreSQL (K-15.19, K-15.20, K-15.21, K-15.23): the driver defers BEGIN and
+// SAVEPOINT, and a guarded budget update, and sends them in one query with the first statement that must run (its
+// parameters inlined), drops savepoints nothing ran in and never sends RELEASE; the events and audit records go in
+// one statement that carries the COMMIT.
 import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
@@ -39,19 +40,17 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     await dropSchema(schema);
   });
 
-  it('[K-15.19] [K-15.20] a warm checked call: BEGIN, its savepoint and the budget update in one query, no RELEASE', async () => {
+  it('[K-15.19] [K-15.23] a warm checked call is one query: BEGIN, savepoint, guarded budget update, rows, COMMIT', async () => {
     rt = await openRuntime({ path: url, plugins: [capabilities(), session()] });
     const p = await rt.spawn({ goal: 'round trips', budget: { tool_calls: 100 } });
     await rt.grant(p.pid, 'clock:now', ['read']);
     expect((await rt.call(p.pid, 'get_current_time', {})).ok).toBe(true);
     const sent = await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}));
-    expect(sent.filter((q) => /^\s*begin\b/i.test(q))).toEqual([
-      expect.stringMatching(/^begin; savepoint \w+; update "cap_budget_accounts" /),
-    ]);
-    expect(sent.filter((q) => /^\s*(release|savepoint)\b/i.test(q))).toEqual([]);
-    // K-15.21: the events and the audit records in one statement, the COMMIT in the same query.
-    expect(sent.at(-1)).toMatch(/^with e as \(insert into "events" .* a as \(insert into "audit_records" .*; commit$/s);
-    expect(sent).toHaveLength(2);
+    const charge = /^begin; savepoint \w+; with w as \(update "cap_budget_accounts" .* returning 1\) select [^;]*; /s;
+    const rows = /with e as \(insert into "events" .* a as \(insert into "audit_records" .*; commit$/s;
+    expect(sent).toEqual([expect.stringMatching(new RegExp(charge.source + rows.source, 's'))]);
+    expect(sent[0]!.match(/\bsavepoint\b/gi)).toHaveLength(1);
+    expect(sent[0]).not.toMatch(/\brelease\b/i);
     expect((await rt.budget(p.pid)).usage.tool_calls).toBe(2);
     const events = await rt.events({ pid: p.pid, limit: 100 });
     const audit = await rt.audit({ pid: p.pid, limit: 100 });
@@ -118,7 +117,8 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     const denied = await rt!.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(denied.map((r) => r.decision)).toEqual(['permission_denied']);
     expect(sent.filter((q) => /^\s*release\b/i.test(q))).toEqual([]);
-    expect(sent.at(-1)).toMatch(/^with e as \(insert into "events" .*; commit$/s); // the failure record carries the COMMIT
+    // The failure record (its guarded charge first, K-15.23) carries the COMMIT.
+    expect(sent.at(-1)).toMatch(/^(with w as \(update "cap_budget_accounts" .*; )?with e as \(insert into "events" .*; commit$/s);
     expect(sent.filter((q) => /^\s*commit\s*$/i.test(q))).toEqual([]);
   });
 });

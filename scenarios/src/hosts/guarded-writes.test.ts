@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
-import { definePlugin, defineTool, skillFromText, z } from '@libos/sdk';
+import { definePlugin, defineTool, LibosError, skillFromText, z } from '@libos/sdk';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,12 +28,20 @@ function effectsPlugin() {
       return { label };
     },
   });
-  const md = '---\nname: test-effects\ndescription: Effects.\nallowed-tools: poke_world\n---\nCall poke_world.\n';
+  const refuse = defineTool({
+    name: 'refuse_label',
+    description: 'Refuses every label, after its charge.',
+    input: z.object({ label: z.string().min(1).max(64) }),
+    run({ label }) {
+      throw new LibosError('invalid_arguments', `label: ${label} is refused`, { details: { field: 'label' } });
+    },
+  });
+  const md = '---\nname: test-effects\ndescription: Effects.\nallowed-tools: poke_world refuse_label\n---\nCall poke_world.\n';
   return definePlugin({
     name: 'test-effects',
     version: '0.0.0',
     skills: [skillFromText(md, 'test-effects')],
-    tools: [tool],
+    tools: [tool, refuse],
     images: [
       {
         id: 'effects:v0',
@@ -41,7 +49,7 @@ function effectsPlugin() {
         systemPrompt: 'Poke.',
         promptMode: 'libos_default',
         defaultSkills: ['test-effects', 'agent-libos-runtime-session'],
-        defaultTools: ['poke_world', 'get_current_time'],
+        defaultTools: ['poke_world', 'refuse_label', 'get_current_time'],
       },
     ],
   });
@@ -114,6 +122,17 @@ describe.skipIf(unavailable !== null)('[K-15.23] guarded writes on PostgreSQL', 
     // The rollback dropped the stale memo: the next charge reads the row as it is and counts on from it.
     expect((await rt.call(p.pid, 'get_current_time', {})).ok).toBe(true);
     expect((await rt.budget(p.pid)).usage.tool_calls).toBe(41);
+  });
+
+  it('[K-15.23] a run that fails after its charge rolls the held-back charge back with the memo: refusals count one each', async () => {
+    const p = await rt.spawn({ goal: 'refused', image: 'effects:v0', budget: { tool_calls: 100 } });
+    for (const label of ['a', 'b', 'c']) {
+      const r = await rt.call(p.pid, 'refuse_label', { label });
+      expect(r.ok ? 'ok' : r.error.message).toBe(`label: ${label} is refused`);
+    }
+    expect((await rt.budget(p.pid)).usage.tool_calls).toBe(3);
+    const calls = (await rt.audit({ pid: p.pid, action: 'tool.call', limit: 10 })).map((a) => [a.decision, a.details.charged]);
+    expect(calls).toEqual(Array.from({ length: 3 }, () => ['invalid_arguments', true]));
   });
 
   it('[K-15.23] a tool with side effects runs only after its charge went to the server, and not at all when it missed', async () => {

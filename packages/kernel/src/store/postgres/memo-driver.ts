@@ -179,7 +179,10 @@ export class MemoDriver implements Driver {
           await c.send(inner).catch((err: unknown) => Promise.reject(asPostgresFault(err, location)));
           return { rows: [] };
         }
-        if (query.parameters.length === 0 && c.take(query.sql)) return { rows: [] };
+        if (query.parameters.length === 0 && c.take(query.sql)) {
+          notice(query.sql); // a ROLLBACK TO held back may still undo a guarded write the memo was told of (K-15.23)
+          return { rows: [] };
+        }
         const commit = ridesCommit(query);
         if (commit) assertLease(); // the COMMIT may go now: checked as `commitTransaction` checks it
         if (notice(query.sql) !== 'none' && c.committed) throw writeAfterCommit(query.sql);

@@ -12,8 +12,8 @@ const GUARD = Symbol.for('libos.writeGuard');
 /** The guard `query` carries (`runGuarded` marks it), if any: what a store driver that defers guarded writes reads. */
 export const writeGuardOf = (query: object): WriteGuard | undefined => (query as { [GUARD]?: WriteGuard })[GUARD];
 
-/** What `runGuarded` hands the store: the compiled query and its marked copy's result. */
-interface GuardedExecutor<Q> {
+/** A store handle `runGuarded` runs on (a kysely handle or transaction): what it answers of a write. */
+export interface GuardedExecutor<Q> {
   executeQuery(query: Q): Promise<{ readonly numAffectedRows?: bigint }>;
 }
 

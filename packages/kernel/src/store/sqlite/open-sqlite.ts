@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, SqliteDriver, type Driver, type KyselyPlugin, type QueryCompiler, type SqliteDialectConfig } from 'kysely';
@@ -9,7 +9,8 @@ import { TableMemo } from '../store-memo.js';
 import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
 import { statementEffect } from '../statement-effect.js';
 import { SqliteStoreCompiler } from './sqlite-compiler.js';
-import { asStoreFault, storeFault } from './store-faults.js';
+import { asStoreFault } from './store-faults.js';
+import { assertLibosStoreFile, assertLibosTables, assertWritable, openError } from './store-file.js';
 import type { KernelDatabase } from '../kernel-database.js';
 import type { OpenedStore } from '../opened-store.js';
 
@@ -32,83 +33,7 @@ export interface SqliteStoreOptions {
   readonly plugins?: readonly KyselyPlugin[];
 }
 
-/** The table every libOS store has (its first migration run creates it): a SQLite file with tables but not this one is another's. */
-export const STORE_MARKER_TABLE = 'libos_meta';
-
-const isBusy = (err: unknown) =>
-  err instanceof Error && /SQLITE_BUSY|database is locked/i.test(`${(err as { code?: string }).code ?? ''} ${err.message}`);
-
-const lockedError = (location: string, cause: unknown) =>
-  new LibosError(
-    'store_locked',
-    `store ${location} is already open for writing by another runtime (one writer at a time); close it first`,
-    {
-      details: { path: location },
-      cause,
-    },
-  );
-
-/** An error met while opening: busy is `store_locked`, a store fault keeps its code, anything else names the file. */
-function openError(err: unknown, location: string): LibosError {
-  if (err instanceof LibosError) return err;
-  if (isBusy(err)) return lockedError(location, err);
-  const message = `cannot open store ${location}: ${(err as Error).message}`;
-  return storeFault(err, location) ?? new LibosError('internal_error', message, { details: { path: location }, cause: err });
-}
-
-/**
- * Refuses, before anything is written, a path that is not a libOS store: a directory or other non-file is
- * `not_a_libos_store`, an unreadable database `store_corrupt`, a SQLite file of another application (tables, but
- * no `libos_meta`) `not_a_libos_store`. Read through a read-only connection, so the file is left byte for byte as
- * it was (no journal rollback, no checkpoint, no mode change). An empty file is a new store.
- */
-function assertLibosStoreFile(location: string): void {
-  const notAStore = (why: string) => new LibosError('not_a_libos_store', `store ${location} ${why}`, { details: { path: location } });
-  const st = statSync(location);
-  if (st.isDirectory())
-    throw notAStore(`is a directory, not a libOS store file; pass the path of a store file (e.g. ${location}/libos.db)`);
-  if (!st.isFile()) throw notAStore('is not a regular file, so not a libOS store');
-  if (st.size === 0) return;
-  let tables: string[];
-  let probe: Database.Database | undefined;
-  try {
-    probe = new Database(location, { readonly: true, fileMustExist: true, timeout: 200 });
-    const rows = probe.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[];
-    tables = rows.map((r) => r.name);
-  } catch (err) {
-    throw openError(err, location);
-  } finally {
-    probe?.close();
-  }
-  if (tables.length > 0 && !tables.includes(STORE_MARKER_TABLE)) {
-    const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? `, … (${tables.length} tables)` : '');
-    const why = `is a SQLite database of another application (tables: ${shown}; no ${STORE_MARKER_TABLE})`;
-    throw new LibosError('not_a_libos_store', `store ${location} ${why}; libOS leaves it unchanged: pass a new path or a libOS store`, {
-      details: { path: location, tables: tables.slice(0, 20) },
-    });
-  }
-}
-
-/**
- * Refuses a store libOS could read but not write (SQLite would open it read-only without a word, and every write
- * would then fail as an I/O error): the file, or the folder its journal files go in, is read-only to this process.
- */
-function assertWritable(location: string): void {
-  const paths = existsSync(location) ? [location, dirname(location)] : [dirname(location)];
-  for (const path of paths) {
-    try {
-      accessSync(path, constants.W_OK);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw openError(err, location);
-      const why = `is read-only (${path} is not writable: ${code})`;
-      throw new LibosError('store_read_only', `store ${location} ${why}; libOS writes its store and files beside it: make both writable`, {
-        details: { path: location, not_writable: path },
-        cause: err,
-      });
-    }
-  }
-}
+export { STORE_MARKER_TABLE } from './store-file.js';
 
 /**
  * Opens a SQLite store with a writer lease: `locking_mode=EXCLUSIVE` plus one `BEGIN EXCLUSIVE` at open keep
@@ -126,12 +51,14 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
   }
   const memory = path === ':memory:';
   let location = path;
+  let recover = false;
   if (!memory) {
     const abs = resolve(path);
     mkdirSync(dirname(abs), { recursive: true });
     location = existsSync(abs) ? realpathSync(abs) : abs;
-    if (existsSync(location)) assertLibosStoreFile(location);
-    assertWritable(location);
+    const exists = existsSync(location);
+    recover = exists && assertLibosStoreFile(location) === 'recover';
+    assertWritable(location, exists);
   }
   let sqlite: Database.Database;
   try {
@@ -140,6 +67,8 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
     throw openError(err, location);
   }
   try {
+    // A store left mid-transaction by a killed writer: this read rolls that transaction back, then the tables are checked.
+    if (recover) assertLibosTables(sqlite, location);
     sqlite.pragma('locking_mode = EXCLUSIVE');
     sqlite.exec('BEGIN EXCLUSIVE; COMMIT;');
     sqlite.pragma('journal_mode = WAL');

@@ -71,6 +71,28 @@ async function expectRefused(path: string, code: string, text: RegExp): Promise<
   return err as LibosError;
 }
 
+/**
+ * A copy (`name`) of the database at `source` as a writer killed mid-transaction leaves it: pages of an unfinished
+ * transaction (many `insert` rows) already in the file, its rollback journal beside it. Made by copying both files
+ * while the transaction is open (a small page cache makes SQLite spill the pages before COMMIT).
+ */
+function withHotJournal(source: string, name: string, insert: string): string {
+  const scratch = join(dir, `writer-${name}`);
+  copyFileSync(source, scratch);
+  const writer = new Database(scratch);
+  writer.pragma('journal_mode = DELETE');
+  writer.pragma('cache_size = 2');
+  writer.exec('BEGIN');
+  const row = writer.prepare(insert);
+  for (let i = 0; i < 2000; i++) row.run(`unfinished-${i}`, 'y'.repeat(500));
+  const path = join(dir, name);
+  copyFileSync(scratch, path);
+  copyFileSync(`${scratch}-journal`, `${path}-journal`);
+  writer.exec('ROLLBACK');
+  writer.close();
+  return path;
+}
+
 describe('store faults', () => {
   it('[K-8.7] a garbage file is store_corrupt naming the file', async () => {
     const path = join(dir, 'garbage.db');
@@ -132,6 +154,24 @@ describe('store faults', () => {
     expect(readFileSync(path).equals(bytes)).toBe(true);
     expect(statSync(path).mode & 0o777).toBe(0o644);
     expect(readdirSync(dir).sort()).toEqual(files); // no -wal, -shm or -journal left beside it
+  });
+
+  it('[K-8.7] a store a writer was killed in mid-transaction (a hot journal) opens, the unfinished transaction undone', async () => {
+    const path = withHotJournal(good, 'killed-mid-write.db', `INSERT INTO libos_meta (key, value) VALUES (?, ?)`);
+    const rt = await runtimeAt(path);
+    expect((await rt.processes()).map((p) => p.pid)).toEqual([pid]);
+    await rt.close();
+    open.length = 0;
+    const rows = new Database(path, { readonly: true });
+    expect(rows.prepare(`SELECT count(*) AS n FROM libos_meta WHERE key LIKE 'unfinished-%'`).get()).toEqual({ n: 0 });
+    rows.close();
+  });
+
+  it('[K-8.7] a SQLite file of another application with a hot journal is still refused', async () => {
+    const source = join(dir, 'notes-source.db');
+    new Database(source).exec(`CREATE TABLE notes (key TEXT, value TEXT)`).close();
+    const path = withHotJournal(source, 'notes-killed.db', `INSERT INTO notes (key, value) VALUES (?, ?)`);
+    await expectRefused(path, 'not_a_libos_store', /another application \(tables: notes; no libos_meta\)/);
   });
 
   it('[K-8.7] on a full disk a write is disk_full naming the file (never the rollback error); reads still work', async () => {

@@ -1,14 +1,13 @@
 // Guarded writes on PostgreSQL (K-15.23): a budget charge's compare-and-set rides with the unit's next round trip and
 // fails the unit there when it misses. The miss is made here as a writer behind the runtime's back would make it: the
 // account row changed by another connection while the runtime's memo still holds what it read.
-import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { definePlugin, defineTool, LibosError, skillFromText, z } from '@libos/sdk';
 import { session } from '@libos/session';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_guards');
@@ -56,22 +55,7 @@ function effectsPlugin() {
 }
 
 /** Logs every query text `pg` sends while `fn` runs. */
-async function logged<T>(fn: () => Promise<T>): Promise<T> {
-  const { Client } = createRequire(import.meta.resolve('@libos/kernel'))('pg') as {
-    Client: { prototype: { query: (this: unknown, ...args: unknown[]) => unknown } };
-  };
-  const query = Client.prototype.query;
-  Client.prototype.query = function counted(this: unknown, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    log.push(`sql: ${typeof q === 'string' ? q : String(q?.text)}`);
-    return query.apply(this, args);
-  };
-  try {
-    return await fn();
-  } finally {
-    Client.prototype.query = query;
-  }
-}
+const logged = <T>(fn: () => Promise<T>): Promise<T> => watchQueries(fn, (text) => log.push(`sql: ${text}`));
 
 /** Sets the account's usage from a connection of its own: the runtime's memo still holds the usage it wrote. */
 async function changeBehind(pid: string, toolCalls: number): Promise<void> {

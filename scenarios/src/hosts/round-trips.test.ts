@@ -2,34 +2,20 @@
 // SAVEPOINT, and a guarded budget update, and sends them in one query with the first statement that must run (its
 // parameters inlined), drops savepoints nothing ran in and never sends RELEASE; the events and audit records go in
 // one statement that carries the COMMIT.
-import { createRequire } from 'node:module';
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_trips');
 
 /** Every query text `pg` sends while `fn` runs. */
 async function sentDuring(fn: () => Promise<unknown>): Promise<string[]> {
-  const { Client } = createRequire(import.meta.resolve('@libos/kernel'))('pg') as {
-    Client: { prototype: { query: (this: unknown, ...args: unknown[]) => unknown } };
-  };
-  const query = Client.prototype.query;
   const sent: string[] = [];
-  Client.prototype.query = function counted(this: unknown, ...args: unknown[]) {
-    const q = args[0] as string | { text?: string };
-    sent.push(typeof q === 'string' ? q : String(q?.text));
-    return query.apply(this, args);
-  };
-  try {
-    await fn();
-  } finally {
-    Client.prototype.query = query;
-  }
+  await watchQueries(fn, (text) => sent.push(text));
   return sent;
 }
 

@@ -1,5 +1,6 @@
 // The PostgreSQL server the PostgreSQL scenarios use (issue 15): LIBOS_TEST_PG_URL, default the local one CI finds or
 // starts (trust auth), and a probe that says why it is unusable, so a suite can skip with one line instead of failing.
+import { createRequire } from 'node:module';
 import pg from 'pg';
 
 /** The test server's URL. */
@@ -45,5 +46,30 @@ export async function dropSchema(schema: string): Promise<void> {
     await c.query(`drop schema if exists ${schema} cascade`);
   } finally {
     await c.end();
+  }
+}
+
+/**
+ * Runs `fn`, handing `seen` the text of every query the kernel's `pg` client sends meanwhile (the kernel's own copy
+ * of `pg`, patched on its `Client.prototype.query` and restored after).
+ *
+ * @example
+ * const sent: string[] = [];
+ * await watchQueries(() => rt.call(pid, 'get_current_time', {}), (text) => sent.push(text));
+ */
+export async function watchQueries<T>(fn: () => Promise<T>, seen: (text: string) => void): Promise<T> {
+  const { Client } = createRequire(import.meta.resolve('@libos/kernel'))('pg') as {
+    Client: { prototype: { query: (this: unknown, ...args: unknown[]) => unknown } };
+  };
+  const query = Client.prototype.query;
+  Client.prototype.query = function watched(this: unknown, ...args: unknown[]) {
+    const q = args[0] as string | { text?: string };
+    seen(typeof q === 'string' ? q : String(q?.text));
+    return query.apply(this, args);
+  };
+  try {
+    return await fn();
+  } finally {
+    Client.prototype.query = query;
   }
 }

@@ -31,8 +31,16 @@ const CONTROL = /^\s*(savepoint|release|rollback\s+to)\s+(?:savepoint\s+)?("?)(\
  * c.take('release libos_sp_0'); // true: dropped, never sent
  * c.end(); // true: nothing went to the server, so COMMIT needs no round trip either
  */
+/** A statement held back for the next round trip; `guard` marks a deferred guarded write. */
+interface Pending {
+  readonly sql: string;
+  readonly guard?: true;
+}
+
+const BEGIN: Pending = { sql: 'begin' };
+
 export class DeferredControl {
-  #pending: string[] = [];
+  #pending: Pending[] = [];
   #committed = false;
   #open = false;
   /** Guarded writes deferred in this transaction, by number: the error each fails it with (`WriteGuard`). */
@@ -40,7 +48,7 @@ export class DeferredControl {
 
   /** BEGIN, deferred. */
   begin(): void {
-    this.#pending = ['begin'];
+    this.#pending = [BEGIN];
     this.#committed = false;
     this.#open = true;
     this.#guards.clear();
@@ -57,13 +65,13 @@ export class DeferredControl {
     if (write === undefined || /\breturning\b/i.test(write)) return false;
     const n = this.#guards.size;
     this.#guards.set(n, guard);
-    this.#pending.push(guardStatement(write, guard.rows, n));
+    this.#pending.push({ sql: guardStatement(write, guard.rows, n), guard: true });
     return true;
   }
 
   /** True while a deferred guarded write has not gone to the server: the COMMIT must carry it (`commit`). */
   get guarding(): boolean {
-    return this.#pending.some((s) => s.startsWith('with w as ('));
+    return this.#pending.some((p) => p.guard === true);
   }
 
   /**
@@ -78,10 +86,10 @@ export class DeferredControl {
     const verb = m[1]!.toLowerCase();
     const key = `savepoint ${m[3]}`;
     if (verb === 'savepoint') {
-      this.#pending.push(key);
+      this.#pending.push({ sql: key });
       return true;
     }
-    const at = this.#pending.indexOf(key);
+    const at = this.#pending.findIndex((p) => p.sql === key);
     if (at >= 0) this.#pending.length = at;
     if (verb === 'release' || at >= 0) return true;
     this.#pending.length = 0;
@@ -131,9 +139,9 @@ export class DeferredControl {
     }
   }
 
-  /** What is pending, no longer pending. */
+  /** The texts of what is pending, no longer pending. */
   #takePending(): string[] {
-    const pending = this.#pending;
+    const pending = this.#pending.map((p) => p.sql);
     this.#pending = [];
     return pending;
   }
@@ -148,7 +156,7 @@ export class DeferredControl {
    * or its COMMIT already did.
    */
   end(): boolean {
-    const done = this.#pending[0] === 'begin' || this.#committed;
+    const done = this.#pending[0] === BEGIN || this.#committed;
     this.#pending = [];
     this.#committed = false;
     this.#open = false;

@@ -732,7 +732,18 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
       return factory(scope);
     },
   };
-  const base: KernelDeps = { db: store.db, registry: reg, engine, scopes, clock, ids, bus, hostConfig, seenTexts: new SeenTexts() };
+  const base: KernelDeps = {
+    db: store.db,
+    registry: reg,
+    engine,
+    scopes,
+    clock,
+    ids,
+    bus,
+    hostConfig,
+    seenTexts: new SeenTexts(),
+    defersGuards: store.defersGuards === true,
+  };
   deps = base;
   try {
     const sets = storeMigrationSets(engine.migrations, reg.migrations);

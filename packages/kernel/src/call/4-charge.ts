@@ -12,7 +12,7 @@ export async function charge(call: ParsedCall, scope: TxScope): Promise<void> {
     case 'fresh':
       await call.deps.engine.budgets(scope).charge(call.pid, { tool_calls: 1 });
       // A tool that acts outside the store runs only once its charge is on the server (K-15.23).
-      if (call.tool.policy?.sideEffects === true) await sendDeferredWrites(scope.store);
+      if (call.tool.policy?.sideEffects === true && call.deps.defersGuards) await sendDeferredWrites(scope.store);
       return;
     case 'saved':
       await completePendingAction(scope.store, call.pid, call.entry.token);

@@ -23,4 +23,6 @@ export interface KernelDeps {
   readonly trees?: TreeOwnership;
   /** The prompt texts this runtime sent before (K-9.10: stored inline the first time; absent: always by key). */
   readonly seenTexts?: SeenTexts;
+  /** The store defers guarded writes to the unit's next round trip (`OpenedStore.defersGuards`, K-15.23). */
+  readonly defersGuards?: boolean;
 }

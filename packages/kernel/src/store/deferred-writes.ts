@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter } from 'kysely';
+import { CompiledQuery } from 'kysely';
 
 const SEND_DEFERRED = Symbol('libos.sendDeferred');
 const MISSED = new WeakSet<object>();
@@ -6,19 +6,15 @@ const MISSED = new WeakSet<object>();
 /**
  * Makes the store send the guarded writes it deferred in `store`'s transaction (`runGuarded`: PostgreSQL's driver
  * holds them for the unit's next round trip, K-15.23), so a miss fails the unit now: before a tool acts outside the
- * store on the charge it just made. Nothing goes to the server when nothing is deferred, and nothing at all on a
- * store that never defers (SQLite runs a guarded write at once).
+ * store on the charge it just made. Nothing goes to the server when nothing is deferred. Call it only on a store
+ * that defers (`OpenedStore.defersGuards`): another runs its `select 1`, harmless but a statement for nothing.
  *
  * @example
  * import type { TxScope } from './transaction.js';
- * declare const scope: TxScope, sideEffects: boolean;
- * if (sideEffects) await sendDeferredWrites(scope.store);
+ * declare const scope: TxScope, sideEffects: boolean, defersGuards: boolean;
+ * if (sideEffects && defersGuards) await sendDeferredWrites(scope.store);
  */
-export async function sendDeferredWrites(store: {
-  getExecutor(): { readonly adapter: object };
-  executeQuery(q: CompiledQuery): Promise<unknown>;
-}): Promise<void> {
-  if (!(store.getExecutor().adapter instanceof PostgresAdapter)) return;
+export async function sendDeferredWrites(store: { executeQuery(q: CompiledQuery): Promise<unknown> }): Promise<void> {
   await store.executeQuery(Object.assign({ ...CompiledQuery.raw('select 1') }, { [SEND_DEFERRED]: true }));
 }
 

@@ -36,6 +36,12 @@ export interface OpenedStore {
    * session (roster, heartbeats, lease renewal) and the end of its open phase. The memo is then not bound.
    */
   readonly shared?: SharedStoreSession;
+  /**
+   * True when the store defers guarded writes (`runGuarded`) to the unit's next round trip (PostgreSQL, K-15.23): a
+   * call then sends them before a tool that acts outside the store (`sendDeferredWrites`). Absent: a guarded write
+   * is checked when it runs.
+   */
+  readonly defersGuards?: boolean;
   /** Canonical file path, ':memory:', or the URL without its password. */
   readonly location: string;
   /**

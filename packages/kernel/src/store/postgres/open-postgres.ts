@@ -87,6 +87,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   else bindMemo(db, memo);
   return {
     dialect: 'postgres',
+    defersGuards: true,
     ...(shared ? { shared: { session: shared.client, endOpen: () => shared.endOpen() } } : {}),
     db,
     memo,

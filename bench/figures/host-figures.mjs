@@ -205,6 +205,14 @@ export async function hostFigures(ctx) {
       `${server(three)} / ${server(one)}; machine CPU busy (every process) ${busy(three)} / ${busy(one)} ` +
       '(medians, 3 hosts / 1 host)',
   );
+  // What the ratio can reach at these CPU costs: 3 hosts at best keep every core busy where 1 host kept `busy(one)`
+  // of the machine busy, and each quantum costs them (host + server CPU) what it cost 3 hosts.
+  const perQuantum = (st) => median(st.map((x) => x.hostCpuMsPerQuantum + x.serverCpuMsPerQuantum));
+  const ceiling = ((1 / median(one.map((x) => x.machineBusy))) * perQuantum(one)) / perQuantum(three);
+  ctx.note(
+    `  ${NAME}: ceiling at these CPU costs ${ceiling.toFixed(2)} = (all cores ÷ ${busy(one)} busy with 1 host) × ` +
+      `(${perQuantum(one).toFixed(1)} ÷ ${perQuantum(three).toFixed(1)} ms host + server CPU per quantum, 1 host ÷ 3 hosts)`,
+  );
   const detail =
     `quanta/s of ${n} roots x 2 quanta (get_current_time, process_exit) run by 3 host children vs by 1, one PostgreSQL ` +
     `schema per block, claimBatch ${CLAIM_BATCH}, idle sleep ${IDLE_MS} ms; blocks (quanta/s) 3 hosts ` +

@@ -536,10 +536,30 @@ interface QuantumRun {
  */
 export async function runQuantum(deps: KernelDeps, pid: string, opts: QuantumOptions): Promise<QuantumResult> {
   const run: QuantumRun = { pid, startedAt: deps.clock.now().getTime(), provider: opts.provider, resuming: null };
-  // One of many hosts: each unit locks the tree first (calls from other hosts wait for it; `TreeOwnership.lock`).
+  try {
+    return await quantumPhases(deps, run, opts);
+  } catch (err) {
+    if (!(err instanceof TreeLost)) throw err;
+    // Another host took the tree over while this one was away (K-15.25): it recovered the quantum; nothing more here.
+    process.emitWarning(`${err.message}; its quantum there was left to that host`, { type: 'LibosWarning', code: 'host_tree_lost' });
+    return { pid, kind: 'skipped', executed: [], skipped: [], results: [] };
+  }
+}
+
+/** A unit of a quantum found its tree's lease held by another host (K-15.25): the unit wrote nothing. */
+class TreeLost extends Error {
+  constructor(pid: string) {
+    super(`the tree of ${pid} was taken over by another host`);
+  }
+}
+
+async function quantumPhases(deps: KernelDeps, run: QuantumRun, opts: QuantumOptions): Promise<QuantumResult> {
+  const { pid } = run;
+  // One of many hosts: each unit locks the tree first (calls from other hosts wait for it) and goes on only while
+  // this host holds the tree's lease (`TreeOwnership.hold`), so a host that lost the tree writes nothing more of it.
   const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) =>
     inDepsUnit(deps, async (d) => {
-      if (d.trees) await d.trees.lock(d.db, pid);
+      if (d.trees && !(await d.trees.hold(d.db, pid))) throw new TreeLost(pid);
       return phase(d);
     });
   let step = await unit((d) => beginQuantum(d, run, opts));

@@ -4,7 +4,16 @@ import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { KernelStore } from '../store/kernel-database.js';
 import type { SharedStoreSession } from '../store/opened-store.js';
 import type { EventFeed } from '../store/postgres/event-feed.js';
-import { claimTrees, heartbeat, leaveHosts, liveHostOf, lockTree, ownedRunnable, registerHost } from '../store/postgres/tree-leases.js';
+import {
+  claimTrees,
+  heartbeat,
+  holdTree,
+  leaveHosts,
+  liveHostOf,
+  lockTree,
+  ownedRunnable,
+  registerHost,
+} from '../store/postgres/tree-leases.js';
 import { recoverIn } from '../store/recover-on-open.js';
 import { inTransaction } from '../store/transaction.js';
 
@@ -34,6 +43,11 @@ export interface TreeOwnership {
    * tree at a time across hosts, so a call from another host waits for a quantum's unit instead of conflicting.
    */
   lock(db: KernelStore, pid: string): Promise<void>;
+  /**
+   * `lock`, for a unit of a quantum this host runs: true while this host still holds the tree's lease, false once
+   * another host took the tree over (K-15.25: the quantum then writes nothing more).
+   */
+  hold(db: KernelStore, pid: string): Promise<boolean>;
 }
 
 const bounded = (field: string, v: number | undefined, def: number, min: number, max: number): number => {
@@ -147,6 +161,10 @@ export class SharedHost implements TreeOwnership {
 
   lock(db: KernelStore, pid: string): Promise<void> {
     return lockTree(db, pid);
+  }
+
+  hold(db: KernelStore, pid: string): Promise<boolean> {
+    return holdTree(db, pid, this.options.id);
   }
 
   /** Renews this host's leases now (the timer does it every third of the lease period). A failure is warned, not lost. */

@@ -126,3 +126,22 @@ export async function liveHostOf(session: SessionQuery, instanceId: string, live
 export async function lockTree(db: KernelStore, pid: string): Promise<void> {
   await sql`select 1 from processes where pid = (select root_pid from processes where pid = ${pid}) for update`.execute(db);
 }
+
+/**
+ * Row-locks the root of `pid`'s tree, as `lockTree` does, and says whether `hostId` still holds the tree's lease: a
+ * quantum's units fence on it (K-15.25), so a host that stalled past its lease and lost the tree to another host
+ * writes nothing more of it. The lease row is held `FOR KEY SHARE` until the transaction ends: a claim
+ * (`FOR UPDATE SKIP LOCKED`) passes the tree over while a unit runs, and a unit waits for a claim under way and then
+ * reads its result; the holder's own heartbeat (an update of `lease_until`) is not held up. No lease row: false.
+ *
+ * @example
+ * declare const trx: KernelTransaction;
+ * if (!(await holdTree(trx, 'pid_…', 'host-a'))) throw new Error('tree taken over');
+ */
+export async function holdTree(db: KernelStore, pid: string, hostId: string): Promise<boolean> {
+  const { rows } = await sql<{ host_id: string | null }>`select l.host_id from processes r
+    join libos_tree_leases l on l.root_pid = r.pid
+    where r.pid = (select root_pid from processes where pid = ${pid})
+    for update of r for key share of l`.execute(db);
+  return rows.length > 0 && rows[0]!.host_id === hostId;
+}

@@ -4,7 +4,8 @@
 //
 // Env: BENCH_BLOCKS (blocks per figure, default 7, at least 5), BENCH_N (scales the ops per block, default 1),
 // BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale,pg,hosts (figure groups),
-// BENCH_CLOCK=wall|cpu (what a millisecond is; default wall), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg`
+// BENCH_CLOCK=wall|cpu (what a millisecond is; default wall), BENCH_WARM_MS (untimed warm-up per figure, default 3000;
+// quick: 1000), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg`
 // and `hosts`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +15,7 @@ import { hostFigures } from './figures/host-figures.mjs';
 import { pgFigures } from './figures/pg-figures.mjs';
 import { scaleFigures } from './figures/scale-figures.mjs';
 import { stepFigures } from './figures/step-figures.mjs';
-import { ratioLine, useClock } from './lib/measure.mjs';
+import { formatRatio, ratioLine, useClock } from './lib/measure.mjs';
 
 const GROUPS = { calls: callFigures, steps: stepFigures, scale: scaleFigures, pg: pgFigures, hosts: hostFigures };
 
@@ -31,9 +32,11 @@ function config(env) {
   for (const g of only) {
     if (!(g in GROUPS)) throw new Error(`BENCH_ONLY: unknown group ${JSON.stringify(g)} (groups: ${Object.keys(GROUPS).join(', ')})`);
   }
+  const warmMs = Number(env.BENCH_WARM_MS ?? (quick ? 1000 : 3000));
+  if (!(warmMs >= 0)) throw new Error(`BENCH_WARM_MS: a number of milliseconds >= 0 (got ${env.BENCH_WARM_MS})`);
   const clock = env.BENCH_CLOCK ?? 'wall';
   useClock(clock);
-  return { blocks, scale, only, clock };
+  return { blocks, scale, only, clock, warmMs };
 }
 
 const cfg = config(process.env);
@@ -42,16 +45,22 @@ const started = performance.now();
 const ctx = {
   dir,
   blocks: cfg.blocks,
+  /** Untimed warm-up before a figure's timed rounds (`interleave`); figures that compare a side with itself at two sizes pass 0. */
+  warmMs: cfg.warmMs,
   /** Ops per block: `base` scaled by BENCH_N / quick mode, at least 1. */
   n: (base) => Math.max(1, Math.round(base * cfg.scale)),
   note: (text) => process.stderr.write(`# ${text}\n`),
   report(name, r, goal, detail) {
     process.stdout.write(`${ratioLine(name, r.ratio, goal)}\n`);
-    process.stderr.write(`#   ${name}: ${detail}; medians ${r.a.toPrecision(4)} / ${r.b.toPrecision(4)} over ${cfg.blocks} blocks\n`);
+    const cold = r.coldRatio === undefined ? '' : `; cold ${formatRatio(r.coldRatio)} (first of ${r.warmRounds} warm-up rounds)`;
+    process.stderr.write(
+      `#   ${name}: ${detail}; medians ${r.a.toPrecision(4)} / ${r.b.toPrecision(4)} over ${cfg.blocks} blocks${cold}\n`,
+    );
   },
 };
 
-ctx.note(`libOS bench: ${cfg.blocks} blocks a figure, ops x${cfg.scale}, ${cfg.clock} clock, groups ${cfg.only}; stores in ${dir}`);
+const setup = `${cfg.blocks} blocks a figure after ${cfg.warmMs} ms of warm-up, ops x${cfg.scale}, ${cfg.clock} clock`;
+ctx.note(`libOS bench: ${setup}, groups ${cfg.only}; stores in ${dir}`);
 let crashed = 0;
 try {
   for (const group of cfg.only) {

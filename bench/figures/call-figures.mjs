@@ -75,7 +75,7 @@ export async function callFigures(ctx) {
       const ms = await msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry }));
       return ms + flushShare(rt, nAppend);
     };
-    const lengths = await sideBySide(ctx, appendAtLength(1000), appendAtLength(1));
+    const lengths = await sideBySide({ ...ctx, warmMs: 0 }, appendAtLength(1000), appendAtLength(1));
     ctx.report('append_len1000_vs_len1', lengths, '<=1.3', `~100-byte append to a ledger of 1,000 entries vs 1 entry (${nAppend} a block)`);
 
     // check_10k_owned_vs_1: read_memory_object of the caller's goal (checks read on object:<goal oid>).
@@ -89,7 +89,7 @@ export async function callFigures(ctx) {
     const nOne = ctx.n(40);
     const readGoal = (pid, n) => async () =>
       (await msPerOp(n, () => callOk(rt, pid, 'read_memory_object', { name: 'goal' }))) + flushShare(rt, n);
-    const owned = await sideBySide(ctx, readGoal(many, nMany), readGoal(one, nOne));
+    const owned = await sideBySide({ ...ctx, warmMs: 0 }, readGoal(many, nMany), readGoal(one, nOne));
     const ownedDetail = `read_memory_object (one object check) by a process owning 10,000 Objects vs 1 (${nMany} / ${nOne} a block)`;
     ctx.report('check_10k_owned_vs_1', owned, '<=1.3', ownedDetail);
   } finally {

@@ -8,7 +8,7 @@
 // Before it opens the figure's store, it runs `warm` steps of its own in a scratch schema (dropped after): a host
 // is a long-running process, and a child that starts cold pays V8's compilation of the whole call path in its first
 // quanta (about 1.6 times a warm quantum's CPU over the first 48), which a host that runs a third of the batch pays
-// three times over. Every other figure warms up the same way (an untimed block of each side first).
+// three times over. Every other figure warms up the same way (untimed rounds of each side first).
 //
 // usage: node host-child.mjs <postgres url> <host id> <claim batch> <idle ms> <warm-up steps>
 import { createRequire } from 'node:module';

@@ -53,14 +53,31 @@ export async function msPerOpWithSetup(n, prepare, op) {
 
 /**
  * Runs every side (`sides`: name -> async (block) => one number for that block: ms per op, bytes per op, ...) in
- * `blocks` rounds, after one untimed warm-up round (block -1) unless `warmup` is false. Each round runs every side
- * once and starts one side later than the round before, so drift and load spikes hit all sides alike.
- * Returns each side's median and every block's value.
+ * `blocks` rounds. Before them, untimed warm-up rounds (block -1): at least one (none when `warmup` is false), and more
+ * until `warmMs` milliseconds of warm-up have passed, so V8 has compiled the code each side runs before anything
+ * counts (a runtime is a long-running process: its steady state is what a figure compares). Each round runs every
+ * side once and starts one side later than the round before, so drift and load spikes hit all sides alike.
+ * Returns each side's median, every block's value, the first warm-up round's values (`cold`: what a side cost before
+ * it was warm) and how many warm-up rounds ran.
+ *
+ * @example
+ * const { medians } = await interleave({ blocks: 7, warmMs: 3000 }, { a: () => msPerOp(40, call), b: () => msPerOp(2000, insert) });
  */
-export async function interleave({ blocks, warmup = true }, sides) {
+export async function interleave({ blocks, warmup = true, warmMs = 0 }, sides) {
   if (!(blocks >= 5)) throw new Error(`interleave: at least 5 blocks (got ${blocks})`);
   const names = Object.keys(sides);
-  if (warmup) for (const name of names) await sides[name](-1);
+  const cold = {};
+  let warmRounds = 0;
+  if (warmup) {
+    const until = performance.now() + warmMs;
+    do {
+      for (const name of names) {
+        const v = await sides[name](-1);
+        if (warmRounds === 0) cold[name] = v;
+      }
+      warmRounds++;
+    } while (performance.now() < until);
+  }
   const values = Object.fromEntries(names.map((n) => [n, []]));
   for (let k = 0; k < blocks; k++) {
     for (let j = 0; j < names.length; j++) {
@@ -69,13 +86,14 @@ export async function interleave({ blocks, warmup = true }, sides) {
     }
   }
   const medians = Object.fromEntries(names.map((n) => [n, median(values[n])]));
-  return { medians, values };
+  return { medians, values, cold, warmRounds };
 }
 
 /** Two sides side by side: `ratio` is median(a) / median(b). */
 export async function sideBySide(opts, a, b) {
-  const { medians, values } = await interleave(opts, { a, b });
-  return { a: medians.a, b: medians.b, ratio: medians.a / medians.b, va: values.a, vb: values.b };
+  const { medians, values, cold, warmRounds } = await interleave(opts, { a, b });
+  const coldRatio = cold.a !== undefined ? cold.a / cold.b : undefined;
+  return { a: medians.a, b: medians.b, ratio: medians.a / medians.b, va: values.a, vb: values.b, coldRatio, warmRounds };
 }
 
 /** A ratio printed with three significant digits at most (41.7, 4.17, 1.05; 280 above 100). */

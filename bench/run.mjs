@@ -5,8 +5,7 @@
 // Env: BENCH_BLOCKS (blocks per figure, default 7, at least 5), BENCH_N (scales the ops per block, default 1),
 // BENCH_QUICK=1 (5 blocks, a quarter of the ops), BENCH_ONLY=calls,steps,scale,pg,hosts (figure groups),
 // BENCH_CLOCK=wall|cpu (what a millisecond is; default wall), BENCH_WARM_MS (untimed warm-up per figure, default 3000;
-// quick: 1000), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg`
-// and `hosts`).
+// quick: 1000), LIBOS_BENCH_PG_URL (the PostgreSQL server of `pg` and `hosts`).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,7 +44,7 @@ const started = performance.now();
 const ctx = {
   dir,
   blocks: cfg.blocks,
-  /** Untimed warm-up before a figure's timed rounds (`interleave`); figures that compare a side with itself at two sizes pass 0. */
+  /** Untimed warm-up before a figure's timed rounds (`interleave`); some figures take one round (`oneWarmRound`). */
   warmMs: cfg.warmMs,
   /** Ops per block: `base` scaled by BENCH_N / quick mode, at least 1. */
   n: (base) => Math.max(1, Math.round(base * cfg.scale)),

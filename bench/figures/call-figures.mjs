@@ -1,7 +1,7 @@
 // Broker-call figures: a checked call and a 1 KB append against a raw 1 KB insert, append cost at ledger length
 // 1,000 vs 1, and an Object check when the caller owns 10,000 Objects vs 1.
 import { join } from 'node:path';
-import { msPerOp, sideBySide } from '../lib/measure.mjs';
+import { msPerOp, oneWarmRound, sideBySide } from '../lib/measure.mjs';
 import { callOk, flushShare, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
 import { insertFloor } from '../lib/sqlite-floor.mjs';
 
@@ -75,7 +75,7 @@ export async function callFigures(ctx) {
       const ms = await msPerOp(nAppend, (i) => callOk(rt, pid, 'append_memory_object', { name: names[i], entry }));
       return ms + flushShare(rt, nAppend);
     };
-    const lengths = await sideBySide({ ...ctx, warmMs: 0 }, appendAtLength(1000), appendAtLength(1));
+    const lengths = await sideBySide(oneWarmRound(ctx), appendAtLength(1000), appendAtLength(1));
     ctx.report('append_len1000_vs_len1', lengths, '<=1.3', `~100-byte append to a ledger of 1,000 entries vs 1 entry (${nAppend} a block)`);
 
     // check_10k_owned_vs_1: read_memory_object of the caller's goal (checks read on object:<goal oid>).
@@ -89,7 +89,7 @@ export async function callFigures(ctx) {
     const nOne = ctx.n(40);
     const readGoal = (pid, n) => async () =>
       (await msPerOp(n, () => callOk(rt, pid, 'read_memory_object', { name: 'goal' }))) + flushShare(rt, n);
-    const owned = await sideBySide({ ...ctx, warmMs: 0 }, readGoal(many, nMany), readGoal(one, nOne));
+    const owned = await sideBySide(oneWarmRound(ctx), readGoal(many, nMany), readGoal(one, nOne));
     const ownedDetail = `read_memory_object (one object check) by a process owning 10,000 Objects vs 1 (${nMany} / ${nOne} a block)`;
     ctx.report('check_10k_owned_vs_1', owned, '<=1.3', ownedDetail);
   } finally {

@@ -13,7 +13,7 @@ import { objectMemory } from '@libos/object-memory';
 import { LibosError } from '@libos/sdk';
 import { session } from '@libos/session';
 import { spawnChecked } from '../lib/libos.mjs';
-import { median, sideBySide } from '../lib/measure.mjs';
+import { median, oneWarmRound, sideBySide } from '../lib/measure.mjs';
 import { dropSchema, serverUrl, withSchema } from '../lib/pg-server.mjs';
 
 const NAME = 'hosts3_throughput_vs_hosts1';
@@ -192,7 +192,7 @@ export async function hostFigures(ctx) {
   const one = [];
   // One warm-up round: the host children warm themselves up (BENCH_HOSTS_WARM) in every block.
   const r = await sideBySide(
-    { ...ctx, warmMs: 0 },
+    oneWarmRound(ctx),
     (k) => block(url, 3, n, k < 0 ? [] : three),
     (k) => block(url, 1, n, k < 0 ? [] : one),
   );

@@ -2,18 +2,12 @@
 // processes in the store vs 10, and openRuntime on a store with 100k history rows vs 10k.
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { msPerOpWithSetup, now, sideBySide } from '../lib/measure.mjs';
+import { msPerOpWithSetup, now, oneWarmRound, sideBySide } from '../lib/measure.mjs';
 import { flushShare, openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
 import { buildTemplate, cloneTemplate, copyStore, historyRows } from '../lib/history-store.mjs';
 
 /** Processes in the template (each one agent step, exited); also the small store of the quantum figure. */
 const TEMPLATE_PROCESSES = 10;
-
-/**
- * Both sides run the same code on stores of two sizes, so a time-long warm-up would only copy more large stores: one
- * untimed round, as the sides warm each other up.
- */
-const sameCodeBothSides = (ctx) => ({ ...ctx, warmMs: 0 });
 
 const secondsSince = (t0) => `${((performance.now() - t0) / 1000).toFixed(1)} s`;
 const mb = (path) => `${(statSync(path).size / 1e6).toFixed(0)} MB`;
@@ -53,7 +47,7 @@ async function quantumFigure(ctx, template) {
       await rt.close();
     }
   };
-  const r = await sideBySide(sameCodeBothSides(ctx), perQuantum(big, false), perQuantum(smallPath, true));
+  const r = await sideBySide(oneWarmRound(ctx), perQuantum(big, false), perQuantum(smallPath, true));
   const detail = `ms per quantum (a step is 2 quanta of rt.run; ${nStep} steps a block) with 10,000 exited processes vs 10`;
   ctx.report('quantum_10k_vs_10', r, '<=1.2', detail);
   rmSync(big, { force: true });
@@ -75,10 +69,6 @@ async function reopenFigure(ctx, template) {
     await rt.close();
     return ms;
   };
-  const r = await sideBySide(
-    sameCodeBothSides(ctx),
-    open(r100k, join(ctx.dir, 'reopen-100k.db')),
-    open(r10k, join(ctx.dir, 'reopen-10k.db')),
-  );
+  const r = await sideBySide(oneWarmRound(ctx), open(r100k, join(ctx.dir, 'reopen-100k.db')), open(r10k, join(ctx.dir, 'reopen-10k.db')));
   ctx.report('reopen_100k_vs_10k', r, '<=2', `openRuntime on a fresh copy of a store with ${rows.big} vs ${rows.small} history rows`);
 }

@@ -1,7 +1,7 @@
 // Agent-step figures: our step against the hand-written durable loop and against LangGraph.js (one interleaved
 // run of the three), then the WAL bytes our step writes against the hand loop's.
 import { join } from 'node:path';
-import { interleave, msPerOp, msPerOpWithSetup, sideBySide } from '../lib/measure.mjs';
+import { interleave, msPerOp, msPerOpWithSetup, oneWarmRound, sideBySide } from '../lib/measure.mjs';
 import { flushShare, keepWal, openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
 import { langGraphAgent } from '../lib/langgraph-step.mjs';
 import { bytesWritten, handLoop } from '../lib/sqlite-floor.mjs';
@@ -73,7 +73,7 @@ async function walFigure(ctx) {
     };
     // Bytes, not time: nothing to wait for V8 to compile, so one untimed round as before (more rounds would only grow
     // the store, and a step on a bigger store dirties more index pages: 3.3 on the first block, 4.0 after 360 steps).
-    const r = await sideBySide({ ...ctx, warmMs: 0 }, stepBytes, handBytes);
+    const r = await sideBySide(oneWarmRound(ctx), stepBytes, handBytes);
     ctx.report(
       'wal_bytes_step_vs_hand_loop',
       r,

@@ -89,6 +89,12 @@ export async function interleave({ blocks, warmup = true, warmMs = 0 }, sides) {
   return { medians, values, cold, warmRounds };
 }
 
+/**
+ * `ctx` with one untimed warm-up round instead of `ctx.warmMs`: for figures whose sides run the same code (at two sizes)
+ * or count bytes, where a longer warm-up would only grow or copy their stores.
+ */
+export const oneWarmRound = (ctx) => ({ ...ctx, warmMs: 0 });
+
 /** Two sides side by side: `ratio` is median(a) / median(b). */
 export async function sideBySide(opts, a, b) {
   const { medians, values, cold, warmRounds } = await interleave(opts, { a, b });

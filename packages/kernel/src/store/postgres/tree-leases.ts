@@ -143,5 +143,5 @@ export async function holdTree(db: KernelStore, pid: string, hostId: string): Pr
     join libos_tree_leases l on l.root_pid = r.pid
     where r.pid = (select root_pid from processes where pid = ${pid})
     for update of r for key share of l`.execute(db);
-  return rows.length > 0 && rows[0]!.host_id === hostId;
+  return rows[0]?.host_id === hostId;
 }

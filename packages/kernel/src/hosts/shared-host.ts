@@ -88,6 +88,12 @@ export function resolveHostOptions(o: HostOptions): Required<HostOptions> {
 export class SharedHost implements TreeOwnership {
   readonly #timer: NodeJS.Timeout;
   readonly #feedTimer: NodeJS.Timeout;
+  /**
+   * The pids whose tree each open unit of work (its transaction handle) holds, taken by `hold` at the unit's start,
+   * outside any savepoint: a row lock taken there lasts until the transaction ends, so `lock` of the same pid in the
+   * same unit sends nothing. Keyed weakly: an ended transaction's entry goes with it.
+   */
+  readonly #held = new WeakMap<object, Set<string>>();
   #beating = false;
   #stopped = false;
   #feedFailing = false;
@@ -136,10 +142,15 @@ export class SharedHost implements TreeOwnership {
 
   async claim(): Promise<void> {
     const deps = this.deps();
-    await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
-      for (const tree of await claimTrees(scope.store, this.options.id, this.options.leaseMs, this.options.claimBatch)) {
-        // A tree nobody held, or this host's own (it ran no quantum since), has nothing cut off to recover.
-        if (tree.previous === null || tree.previous === this.options.id) continue;
+    // One round trip claims (K-15.26); a tree another host held is then recovered in a unit of its own that holds
+    // the tree (its lease is this host's now: no other host claims it meanwhile, and a crash before the recovery
+    // leaves it to the host that claims the tree next, as the claim's `previous` says).
+    for (const tree of await claimTrees(deps.db, this.options.id, this.options.leaseMs, this.options.claimBatch)) {
+      // A tree nobody held, or this host's own (it ran no quantum since), has nothing cut off to recover.
+      if (tree.previous === null || tree.previous === this.options.id) continue;
+      const previous = tree.previous;
+      await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
+        if (!(await this.hold(scope.store, tree.root))) return; // lost again already: the next holder recovers it
         const recovered = await recoverIn(deps, scope, tree.root);
         const pids = (await scope.store.selectFrom('processes').select('pid').where('root_pid', '=', tree.root).execute()).map(
           (r) => r.pid,
@@ -149,10 +160,10 @@ export class SharedHost implements TreeOwnership {
           action: 'host.tree_taken_over',
           target: resources.process(tree.root),
           decision: 'claimed',
-          details: { root: tree.root, host: this.options.id, previous_host: tree.previous, ...recovered },
+          details: { root: tree.root, host: this.options.id, previous_host: previous, ...recovered },
         });
-      }
-    });
+      });
+    }
   }
 
   runnable(): Promise<{ pid: string }[]> {
@@ -160,11 +171,19 @@ export class SharedHost implements TreeOwnership {
   }
 
   lock(db: KernelStore, pid: string): Promise<void> {
+    // The quantum's own unit already holds this tree (`hold`): its tool calls lock nothing twice (K-15.26).
+    if (this.#held.get(db)?.has(pid)) return Promise.resolve();
     return lockTree(db, pid);
   }
 
-  hold(db: KernelStore, pid: string): Promise<boolean> {
-    return holdTree(db, pid, this.options.id);
+  async hold(db: KernelStore, pid: string): Promise<boolean> {
+    const held = await holdTree(db, pid, this.options.id);
+    if (held) {
+      const pids = this.#held.get(db);
+      if (pids) pids.add(pid);
+      else this.#held.set(db, new Set([pid]));
+    }
+    return held;
   }
 
   /** Renews this host's leases now (the timer does it every third of the lease period). A failure is warned, not lost. */

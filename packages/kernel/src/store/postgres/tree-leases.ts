@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { KernelStore, KernelTransaction } from '../kernel-database.js';
+import type { KernelStore } from '../kernel-database.js';
 
 /** A tree a host just claimed, and the host that held it before (null: never claimed). */
 export interface ClaimedTree {
@@ -7,36 +7,37 @@ export interface ClaimedTree {
   readonly previous: string | null;
 }
 
-const interval = (ms: number) => sql`(${ms} * interval '1 millisecond')`;
-
 /**
  * Claims up to `limit` process trees that have work (a runnable or running process) and no live lease: never
  * claimed, or the lease of a host that stopped renewing it. `FOR UPDATE SKIP LOCKED`: hosts claiming at once take
  * different trees and never wait on each other. A root with work but no lease row yet (spawned, forked, or written
  * by a single-host runtime) gets an unclaimed row first. Trees a dead host left come before new ones (their work was
- * already under way: the takeover bound is two lease periods however much new work waits). Runs in the caller's
- * transaction, which recovers each claimed tree before it commits (`SharedHost.claim`).
+ * already under way: the takeover bound is two lease periods however much new work waits). One round trip, one
+ * transaction of its own (K-15.26): both statements go in one simple query (its values inlined), which the server
+ * runs as one transaction. The caller recovers each tree another host held (`SharedHost.claim`) after it: the lease
+ * is this host's by then, so no other host claims the tree meanwhile.
  *
  * @example
- * declare const trx: KernelTransaction;
- * const claimed = await claimTrees(trx, 'host-a', 15_000, 8); // [{ root: 'pid_…', previous: null }]
+ * declare const db: KernelStore;
+ * const claimed = await claimTrees(db, 'host-a', 15_000, 8); // [{ root: 'pid_…', previous: null }]
  */
-export async function claimTrees(trx: KernelTransaction, hostId: string, leaseMs: number, limit: number): Promise<ClaimedTree[]> {
-  await sql`insert into libos_tree_leases (root_pid, host_id, lease_until, gen)
+export async function claimTrees(db: KernelStore, hostId: string, leaseMs: number, limit: number): Promise<ClaimedTree[]> {
+  const { rows } = await sql<ClaimedTree>`insert into libos_tree_leases (root_pid, host_id, lease_until, gen)
     select distinct p.root_pid, null, '-infinity'::timestamptz, 0 from processes p
     where p.status in ('runnable', 'running') and p.root_pid is not null
       and not exists (select 1 from libos_tree_leases l where l.root_pid = p.root_pid)
-    on conflict (root_pid) do nothing`.execute(trx);
-  const { rows } = await sql<ClaimedTree>`with c as (
+    on conflict (root_pid) do nothing;
+    with c as (
       select l.root_pid, l.host_id as previous from libos_tree_leases l
       where l.lease_until < now()
         and exists (select 1 from processes p where p.root_pid = l.root_pid and p.status in ('runnable', 'running'))
       order by l.host_id is null, l.lease_until, l.root_pid
-      limit ${limit}
+      limit ${sql.lit(limit)}
       for update of l skip locked)
-    update libos_tree_leases t set host_id = ${hostId}, lease_until = now() + ${interval(leaseMs)}, gen = t.gen + 1
+    update libos_tree_leases t set host_id = ${sql.lit(hostId)}, lease_until = now() + (${sql.lit(leaseMs)} * interval '1 millisecond'),
+      gen = t.gen + 1
     from c where t.root_pid = c.root_pid
-    returning t.root_pid as root, c.previous`.execute(trx);
+    returning t.root_pid as root, c.previous`.execute(db);
   return rows;
 }
 
@@ -135,7 +136,7 @@ export async function lockTree(db: KernelStore, pid: string): Promise<void> {
  * reads its result; the holder's own heartbeat (an update of `lease_until`) is not held up. No lease row: false.
  *
  * @example
- * declare const trx: KernelTransaction;
+ * declare const trx: KernelStore;
  * if (!(await holdTree(trx, 'pid_…', 'host-a'))) throw new Error('tree taken over');
  */
 export async function holdTree(db: KernelStore, pid: string, hostId: string): Promise<boolean> {

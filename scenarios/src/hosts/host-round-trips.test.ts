@@ -1,0 +1,72 @@
+// Round trips of a host's scheduling on a shared PostgreSQL store (K-15.26): a claim round is one query (its
+// statements run as one transaction on the server), and a unit of work locks its tree once: a quantum's unit takes
+// the tree's lock with its lease check (`holdTree`, K-15.25) and the tool calls it makes for its own process send no
+// second `FOR UPDATE` of the root row; a call from another host still locks the tree first (K-15.16).
+import { capabilities } from '@libos/capabilities';
+import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
+import { objectMemory } from '@libos/object-memory';
+import { session } from '@libos/session';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
+
+const unavailable = await probePostgres(PG_URL);
+const { schema, url } = freshSchema('t_host_trips');
+const open = (id: string) =>
+  openRuntime({ path: url, plugins: [capabilities(), objectMemory(), session()], host: { id, leaseMs: 60_000 } });
+const SCRIPT = { processes: { '*': [[{ tool: 'get_current_time', args: {} }], [{ tool: 'process_exit', args: { message: 'done' } }]] } };
+
+/** The statements that lock a tree's root row: a quantum unit's lease check (hold) and a call's plain lock. */
+const HOLD = /for update of r for key share of l/;
+const LOCK = /select 1 from processes where pid = \(select root_pid from processes where pid = .*\) for update/s;
+/** The claim's statements: lease rows for new roots, then the claim itself. */
+const CLAIM = /update libos_tree_leases t set host_id/;
+const NEW_ROOTS = /insert into libos_tree_leases/;
+
+describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host scheduling its trees', () => {
+  const opened: Runtime[] = [];
+  afterAll(async () => {
+    for (const rt of opened) await rt.close().catch(() => undefined);
+    await dropSchema(schema);
+  });
+
+  it('[K-15.26] a claim round is one query; a quantum that calls tools holds its tree once per unit, no second lock', async () => {
+    const host = await open('locks-a');
+    const other = await open('locks-b');
+    opened.push(host, other);
+    const p = await host.spawn({ goal: 'tell the time', budget: { tool_calls: 10 } });
+    await host.grant(p.pid, 'clock:now', ['read']);
+    const sent: string[] = [];
+    const r = await watchQueries(
+      () => host.run({ provider: new ScriptedProvider(SCRIPT) }),
+      (text) => sent.push(text),
+    );
+    expect(r.results.flatMap((q) => q.executed)).toEqual(['get_current_time', 'process_exit']);
+    expect(r.results.flatMap((q) => q.results.map((x) => x.ok))).toEqual([true, true]);
+    // Two quanta of two units each (turn start; reply and its tool calls): one hold per unit, no plain lock.
+    expect(sent.filter((q) => HOLD.test(q))).toHaveLength(4);
+    expect(sent.filter((q) => LOCK.test(q))).toEqual([]);
+    // Each scheduling round claims in one query, both statements in it, and sends no COMMIT of its own.
+    const claims = sent.filter((q) => CLAIM.test(q) || NEW_ROOTS.test(q));
+    expect(claims.length).toBeGreaterThan(0);
+    expect(claims.every((q) => CLAIM.test(q) && NEW_ROOTS.test(q))).toBe(true);
+    const afterClaims = sent.filter((_, i) => i > 0 && CLAIM.test(sent[i - 1]!));
+    expect(afterClaims.filter((q) => /^\s*commit\s*;?\s*$/i.test(q))).toEqual([]);
+    expect((await host.process(p.pid))?.status).toBe('exited');
+    const calls = await host.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
+    expect(calls.map((c) => c.decision)).toEqual(['ok', 'ok']);
+  });
+
+  it('[K-15.26] a call from another host still locks the tree first', async () => {
+    const [host, other] = opened as [Runtime, Runtime];
+    const p = await host.spawn({ goal: 'called from elsewhere', budget: { tool_calls: 10 } });
+    await host.grant(p.pid, 'clock:now', ['read']);
+    const sent: string[] = [];
+    const r = await watchQueries(
+      () => other.call(p.pid, 'get_current_time', {}),
+      (text) => sent.push(text),
+    );
+    expect(r.ok).toBe(true);
+    expect(sent.filter((q) => LOCK.test(q))).toHaveLength(1);
+    expect(sent.filter((q) => HOLD.test(q))).toEqual([]);
+  });
+});

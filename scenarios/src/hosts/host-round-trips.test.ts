@@ -1,7 +1,8 @@
 // Round trips of a host's scheduling on a shared PostgreSQL store (K-15.26): a claim round is one query (its
-// statements run as one transaction on the server), and a unit of work locks its tree once: a quantum's unit takes
-// the tree's lock with its lease check (`holdTree`, K-15.25) and the tool calls it makes for its own process send no
-// second `FOR UPDATE` of the root row; a call from another host still locks the tree first (K-15.16).
+// statements run as one transaction on the server), a model call's llm_calls row rides with the next statement, and
+// a unit of work locks its tree once: a quantum's unit takes the tree's lock with its lease check (`holdTree`,
+// K-15.25) and the tool calls it makes for its own process send no second `FOR UPDATE` of the root row; a call from
+// another host still locks the tree first (K-15.16).
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
@@ -51,6 +52,10 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     expect(claims.every((q) => CLAIM.test(q) && NEW_ROOTS.test(q))).toBe(true);
     const afterClaims = sent.filter((_, i) => i > 0 && CLAIM.test(sent[i - 1]!));
     expect(afterClaims.filter((q) => /^\s*commit\s*;?\s*$/i.test(q))).toEqual([]);
+    // Each model call's llm_calls row rides with the unit's next statement, never a round trip of its own.
+    const llmRows = sent.filter((q) => q.includes('insert into "llm_calls"'));
+    expect(llmRows).toHaveLength(2);
+    expect(llmRows.every((q) => /with w as \(insert into "llm_calls" .*returning 1\) select case .*; \S/s.test(q))).toBe(true);
     expect((await host.process(p.pid))?.status).toBe('exited');
     const calls = await host.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(calls.map((c) => c.decision)).toEqual(['ok', 'ok']);

@@ -178,11 +178,7 @@ export class SharedHost implements TreeOwnership {
 
   async hold(db: KernelStore, pid: string): Promise<boolean> {
     const held = await holdTree(db, pid, this.options.id);
-    if (held) {
-      const pids = this.#held.get(db);
-      if (pids) pids.add(pid);
-      else this.#held.set(db, new Set([pid]));
-    }
+    if (held) this.#held.set(db, (this.#held.get(db) ?? new Set<string>()).add(pid));
     return held;
   }
 

@@ -22,6 +22,9 @@ const LOCK = /select 1 from processes where pid = \(select root_pid from process
 /** The claim's statements: lease rows for new roots, then the claim itself. */
 const CLAIM = /update libos_tree_leases t set host_id/;
 const NEW_ROOTS = /insert into libos_tree_leases/;
+/** A round's other reads: the runnable processes of the host's trees, and the store's earliest timer. */
+const OWN_RUNNABLE = /where p\.status = 'runnable' and/;
+const EARLIEST_TIMER = /select "?wait_deadline"? from "?processes"? where "?wait_kind"? = /;
 
 describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host scheduling its trees', () => {
   const opened: Runtime[] = [];
@@ -52,6 +55,9 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     expect(claims.every((q) => CLAIM.test(q) && NEW_ROOTS.test(q))).toBe(true);
     const afterClaims = sent.filter((_, i) => i > 0 && CLAIM.test(sent[i - 1]!));
     expect(afterClaims.filter((q) => /^\s*commit\s*;?\s*$/i.test(q))).toEqual([]);
+    // The same query reads the round's runnable set and the earliest timer (K-15.27): no round trip of their own.
+    expect(claims.every((q) => OWN_RUNNABLE.test(q) && EARLIEST_TIMER.test(q))).toBe(true);
+    expect(sent.filter((q) => !CLAIM.test(q) && (OWN_RUNNABLE.test(q) || EARLIEST_TIMER.test(q)))).toEqual([]);
     // Each model call's llm_calls row rides with the unit's next statement, never a round trip of its own.
     const llmRows = sent.filter((q) => q.includes('insert into "llm_calls"'));
     expect(llmRows).toHaveLength(2);
@@ -59,6 +65,29 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     expect((await host.process(p.pid))?.status).toBe('exited');
     const calls = await host.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(calls.map((c) => c.decision)).toEqual(['ok', 'ok']);
+  });
+
+  it.each([
+    ['comes due while the round runs', 0.001],
+    ['lies ahead when nothing else can run', 0.3],
+  ])('[K-15.27] a sleeper on a host wakes when its timer %s, read with the claim', async (_, seconds) => {
+    const host = opened[0]!;
+    const p = await host.spawn({ goal: `sleep ${seconds} s, then exit`, budget: { tool_calls: 10 } });
+    await host.grant(p.pid, 'clock:sleep', ['read']);
+    const script = { processes: { '*': [[{ tool: 'sleep', args: { seconds } }], [{ tool: 'process_exit', args: { message: 'slept' } }]] } };
+    const sent: string[] = [];
+    const r = await watchQueries(
+      () => host.run({ provider: new ScriptedProvider(script) }),
+      (text) => sent.push(text),
+    );
+    expect(r.idle).toBe(true);
+    expect(r.results.flatMap((q) => q.executed)).toEqual(['sleep', 'sleep', 'process_exit']);
+    expect((await host.process(p.pid))?.status).toBe('exited');
+    const calls = await host.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
+    expect(calls.map((c) => c.decision)).toEqual(['waiting', 'ok', 'ok']);
+    // Every earliest-timer read rode with a claim round; the wake itself is one transaction of its own.
+    expect(sent.filter((q) => !CLAIM.test(q) && EARLIEST_TIMER.test(q))).toEqual([]);
+    expect(sent.filter((q) => CLAIM.test(q)).length).toBeGreaterThanOrEqual(3);
   });
 
   it('[K-15.26] a call from another host still locks the tree first', async () => {

@@ -5,7 +5,7 @@ import type { KernelStore } from '../store/kernel-database.js';
 import type { SharedStoreSession } from '../store/opened-store.js';
 import type { EventFeed } from '../store/postgres/event-feed.js';
 import {
-  claimTrees,
+  claimRound,
   heartbeat,
   holdTree,
   leaveHosts,
@@ -34,10 +34,12 @@ export const FEED_POLL_MS = 200;
 
 /** The scheduler's view of which processes this host may run (absent: all of them, as one host on its store). */
 export interface TreeOwnership {
-  /** Claims trees with work and no live lease (recovering each), before a scheduling round. */
-  claim(): Promise<void>;
-  /** The runnable processes of the trees this host holds, oldest first. */
-  runnable(): Promise<{ pid: string }[]>;
+  /**
+   * One scheduling round's reads: claims trees with work and no live lease (recovering each one another host held),
+   * then says which processes of the trees this host holds are runnable (oldest first) and when the store's earliest
+   * timer is due (null: no process sleeps).
+   */
+  round(): Promise<HostRound>;
   /**
    * Locks the tree of `pid` for the rest of the unit of work `db` is in (its root's row, `FOR UPDATE`): one writer per
    * tree at a time across hosts, so a call from another host waits for a quantum's unit instead of conflicting.
@@ -48,6 +50,12 @@ export interface TreeOwnership {
    * another host took the tree over (K-15.25: the quantum then writes nothing more).
    */
   hold(db: KernelStore, pid: string): Promise<boolean>;
+}
+
+/** What `TreeOwnership.round` read. */
+export interface HostRound {
+  readonly runnable: readonly { pid: string }[];
+  readonly earliestTimer: string | null;
 }
 
 const bounded = (field: string, v: number | undefined, def: number, min: number, max: number): number => {
@@ -140,15 +148,18 @@ export class SharedHost implements TreeOwnership {
     };
   }
 
-  async claim(): Promise<void> {
+  async round(): Promise<HostRound> {
     const deps = this.deps();
-    // One round trip claims (K-15.26); a tree another host held is then recovered in a unit of its own that holds
-    // the tree (its lease is this host's now: no other host claims it meanwhile, and a crash before the recovery
-    // leaves it to the host that claims the tree next, as the claim's `previous` says).
-    for (const tree of await claimTrees(deps.db, this.options.id, this.options.leaseMs, this.options.claimBatch)) {
+    // One round trip claims and reads (K-15.26, K-15.27); a tree another host held is then recovered in a unit of its
+    // own that holds the tree (its lease is this host's now: no other host claims it meanwhile, and a crash before the
+    // recovery leaves it to the host that claims the tree next, as the claim's `previous` says).
+    const read = await claimRound(deps.db, this.options.id, this.options.leaseMs, this.options.claimBatch);
+    let tookOver = false;
+    for (const tree of read.claimed) {
       // A tree nobody held, or this host's own (it ran no quantum since), has nothing cut off to recover.
       if (tree.previous === null || tree.previous === this.options.id) continue;
       const previous = tree.previous;
+      tookOver = true;
       await inTransaction(deps.db, deps.scopes, 'host', null, async (scope) => {
         if (!(await this.hold(scope.store, tree.root))) return; // lost again already: the next holder recovers it
         const recovered = await recoverIn(deps, scope, tree.root);
@@ -164,10 +175,8 @@ export class SharedHost implements TreeOwnership {
         });
       });
     }
-  }
-
-  runnable(): Promise<{ pid: string }[]> {
-    return ownedRunnable(this.deps().db, this.options.id);
+    // A recovery changed the statuses in the tree it took over: the runnable set is read again after it (rare).
+    return tookOver ? { ...read, runnable: await ownedRunnable(deps.db, this.options.id) } : read;
   }
 
   lock(db: KernelStore, pid: string): Promise<void> {

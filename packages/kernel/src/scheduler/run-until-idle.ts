@@ -69,6 +69,12 @@ const RUNNABLE = preparedQuery(0, (db: KernelStore) =>
   db.selectFrom('processes').select(['pid', 'created_at']).where('status', '=', 'runnable').orderBy('created_at').orderBy('pid'),
 );
 
+/** What a scheduling round read: the runnable set, and the earliest timer when the same read gave it (a host's). */
+interface RoundRead {
+  readonly runnable: readonly { pid: string }[];
+  readonly earliestTimer: string | null | undefined;
+}
+
 export class Scheduler {
   #tick = 0;
   readonly #last = new Map<string, number>();
@@ -82,11 +88,10 @@ export class Scheduler {
     const results: QuantumResult[] = [];
     for (;;) {
       if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
-      await wakeTimersIfDue(deps);
-      const rows = deps.trees ? await this.#ownedRunnable(deps.trees) : (await deps.db.executeQuery(RUNNABLE(deps.db, []))).rows;
+      const { runnable: rows, earliestTimer } = deps.trees ? await this.#hostRound(deps, deps.trees) : await this.#runnable(deps);
       if (rows.length === 0) {
         const interrupt = anySignal(opts.signal, opts.wake);
-        if ((await this.#sleepUntilTimer(deps, interrupt)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
+        if ((await this.#sleepUntilTimer(deps, interrupt, earliestTimer)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
         return { quanta: results.length, idle: true, results };
       }
       const round = rows.map((r) => r.pid).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
@@ -102,18 +107,31 @@ export class Scheduler {
     }
   }
 
-  /** One of many hosts: claims trees with work first, then runs only the trees it holds. */
-  async #ownedRunnable(trees: TreeOwnership): Promise<{ pid: string }[]> {
-    await trees.claim();
-    return trees.runnable();
+  /** One host on its store: wakes the due timers, then reads the runnable set (the earliest timer is read again later). */
+  async #runnable(deps: KernelDeps): Promise<RoundRead> {
+    await wakeTimersIfDue(deps);
+    return { runnable: (await deps.db.executeQuery(RUNNABLE(deps.db, []))).rows, earliestTimer: undefined };
+  }
+
+  /**
+   * One of many hosts: claims trees with work and reads its runnable set and the earliest timer in one round trip
+   * (K-15.27); runs only the trees it holds. When a timer is due, it wakes the due timers and claims and reads again
+   * (a woken sleeper's tree may have no lease yet).
+   */
+  async #hostRound(deps: KernelDeps, trees: TreeOwnership): Promise<RoundRead> {
+    const read = await trees.round();
+    if (read.earliestTimer === null || Date.parse(read.earliestTimer) > deps.clock.now().getTime()) return read;
+    await inTransaction(deps.db, deps.scopes, 'host', null, (scope) => wakeDueTimers(scope));
+    return trees.round();
   }
 
   /**
    * Nothing is runnable but a process sleeps: the scheduler waits for the earliest timer (real time; a fake clock's
    * deadline may already have passed) unless a task deadline comes first, then wakes the timers that are due.
+   * `known`: the earliest timer as this round's read gave it (a host's round reads it with its claim), else undefined.
    */
-  async #sleepUntilTimer(deps: KernelDeps, interrupt: AbortSignal | undefined): Promise<boolean> {
-    const timer = await earliestTimerDeadline(deps.db);
+  async #sleepUntilTimer(deps: KernelDeps, interrupt: AbortSignal | undefined, known: string | null | undefined): Promise<boolean> {
+    const timer = known === undefined ? await earliestTimerDeadline(deps.db) : known;
     if (timer === null) return false;
     const task = await earliestTaskDeadline(deps.db);
     if (task !== null && Date.parse(task) < Date.parse(timer)) return false;

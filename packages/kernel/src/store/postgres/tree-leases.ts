@@ -7,22 +7,38 @@ export interface ClaimedTree {
   readonly previous: string | null;
 }
 
+/** What one scheduling round of a host read and claimed (`claimRound`). */
+export interface ClaimRound {
+  /** The trees this round claimed, each with the host that held it before. */
+  readonly claimed: readonly ClaimedTree[];
+  /** The runnable processes of the trees the host holds (those it held and those it just claimed), oldest first. */
+  readonly runnable: readonly { pid: string }[];
+  /** The earliest deadline of a sleeping process in the whole store (any host's tree), or null. */
+  readonly earliestTimer: string | null;
+}
+
 /**
- * Claims up to `limit` process trees that have work (a runnable or running process) and no live lease: never
- * claimed, or the lease of a host that stopped renewing it. `FOR UPDATE SKIP LOCKED`: hosts claiming at once take
- * different trees and never wait on each other. A root with work but no lease row yet (spawned, forked, or written
- * by a single-host runtime) gets an unclaimed row first. Trees a dead host left come before new ones (their work was
- * already under way: the takeover bound is two lease periods however much new work waits). One round trip, one
- * transaction of its own (K-15.26): both statements go in one simple query (its values inlined), which the server
- * runs as one transaction. The caller recovers each tree another host held (`SharedHost.claim`) after it: the lease
- * is this host's by then, so no other host claims the tree meanwhile.
+ * One scheduling round of `hostId`, in one round trip and one transaction (K-15.26, K-15.27): claims up to `limit`
+ * process trees that have work (a runnable or running process) and no live lease, and reads the runnable processes
+ * of the trees the host then holds and the store's earliest timer deadline.
+ *
+ * A tree is claimed when it was never claimed or when the host that held it stopped renewing the lease.
+ * `FOR UPDATE SKIP LOCKED`: hosts claiming at once take different trees and never wait on each other. A root with
+ * work but no lease row yet (spawned, forked, or written by a single-host runtime) gets an unclaimed row first. Trees
+ * a dead host left come before new ones (their work was already under way: the takeover bound is two lease periods
+ * however much new work waits). Both statements go in one simple query (its values inlined), which the server runs
+ * as one transaction; the second answers for the trees it claims itself (a statement does not see its own update).
+ * The caller recovers each tree another host held (`SharedHost.round`) after it, then reads the runnable set again:
+ * the lease is this host's by then, so no other host claims the tree meanwhile.
  *
  * @example
  * declare const db: KernelStore;
- * const claimed = await claimTrees(db, 'host-a', 15_000, 8); // [{ root: 'pid_…', previous: null }]
+ * const { claimed, runnable } = await claimRound(db, 'host-a', 15_000, 8); // claimed [{ root: 'pid_…', previous: null }]
  */
-export async function claimTrees(db: KernelStore, hostId: string, leaseMs: number, limit: number): Promise<ClaimedTree[]> {
-  const { rows } = await sql<ClaimedTree>`insert into libos_tree_leases (root_pid, host_id, lease_until, gen)
+export async function claimRound(db: KernelStore, hostId: string, leaseMs: number, limit: number): Promise<ClaimRound> {
+  const host = sql.lit(hostId);
+  const { rows } = await sql<{ k: number; root: string | null; previous: string | null; pid: string | null; at: string | null }>`
+    insert into libos_tree_leases (root_pid, host_id, lease_until, gen)
     select distinct p.root_pid, null, '-infinity'::timestamptz, 0 from processes p
     where p.status in ('runnable', 'running') and p.root_pid is not null
       and not exists (select 1 from libos_tree_leases l where l.root_pid = p.root_pid)
@@ -33,12 +49,29 @@ export async function claimTrees(db: KernelStore, hostId: string, leaseMs: numbe
         and exists (select 1 from processes p where p.root_pid = l.root_pid and p.status in ('runnable', 'running'))
       order by l.host_id is null, l.lease_until, l.root_pid
       limit ${sql.lit(limit)}
-      for update of l skip locked)
-    update libos_tree_leases t set host_id = ${sql.lit(hostId)}, lease_until = now() + (${sql.lit(leaseMs)} * interval '1 millisecond'),
-      gen = t.gen + 1
-    from c where t.root_pid = c.root_pid
-    returning t.root_pid as root, c.previous`.execute(db);
-  return rows;
+      for update of l skip locked),
+    u as (
+      update libos_tree_leases t set host_id = ${host}, lease_until = now() + (${sql.lit(leaseMs)} * interval '1 millisecond'),
+        gen = t.gen + 1
+      from c where t.root_pid = c.root_pid
+      returning t.root_pid as root, c.previous)
+    select 0 as k, u.root, u.previous, null::text as pid, null::timestamptz as at from u
+    union all
+    select 1, null, null, p.pid, p.created_at from processes p
+    where p.status = 'runnable' and (p.root_pid in (select u.root from u) or exists (select 1 from libos_tree_leases l
+      where l.root_pid = p.root_pid and l.host_id = ${host} and l.lease_until > now()))
+    union all
+    select 2, null, null, null, (select wait_deadline from processes where wait_kind = 'timer' order by wait_deadline limit 1)
+    order by k, at, pid`.execute(db);
+  const claimed: ClaimedTree[] = [];
+  const runnable: { pid: string }[] = [];
+  let earliestTimer: string | null = null;
+  for (const r of rows) {
+    if (r.k === 0) claimed.push({ root: r.root!, previous: r.previous });
+    else if (r.k === 1) runnable.push({ pid: r.pid! });
+    else earliestTimer = r.at;
+  }
+  return { claimed, runnable, earliestTimer };
 }
 
 /** The runnable processes of the trees `hostId` holds a live lease on, in scheduling order (oldest first). */

@@ -1,4 +1,5 @@
 import { LibosError } from '@libos/sdk';
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { A, B, C, D } from './internal/testing/helpers.js';
 import { createTestStore, type TestStore } from './internal/testing/test-store.js';
@@ -20,6 +21,47 @@ describe('budgets', () => {
     const u = await b((x) => x.usage(A));
     expect(u.limits).toMatchObject({ tool_calls: 256, child_processes: 16, llm_calls: null, llm_total_tokens: null });
     expect(u.remaining).toMatchObject({ tool_calls: 256, child_processes: 16, llm_calls: null });
+  });
+
+  it('[CAP-43] the first charge of a root reads its budget state in one statement, of a grandchild in two', async () => {
+    const sqlite = new Database(':memory:');
+    const store = await createTestStore({ sqlite });
+    try {
+      let reads = 0;
+      const prepare = sqlite.prepare.bind(sqlite);
+      sqlite.prepare = ((source: string) => {
+        const stmt = prepare(source);
+        if (stmt.reader && source.includes('"cap_budget_accounts"')) reads++;
+        return stmt;
+      }) as typeof sqlite.prepare;
+      const budgets = <T>(fn: (x: ReturnType<TestStore['engine']['budgets']>) => Promise<T>) =>
+        store.run((scope) => fn(store.engine.budgets(scope)));
+      await budgets((x) => x.openAccount(A, null));
+      await budgets((x) => x.openAccount(B, A));
+      await budgets((x) => x.openAccount(C, B));
+      await budgets((x) => x.openAccount(D, null));
+      const readsOf = async (fn: () => Promise<unknown>) => {
+        reads = 0;
+        await fn();
+        return reads;
+      };
+      // D's ancestors are not known yet (opening a child reads its parent's state; D has none): a root's own row says
+      // it has no ancestors, so that one read is the whole state.
+      expect(await readsOf(() => budgets((x) => x.charge(D, { tool_calls: 1 })))).toBe(1);
+      expect(await readsOf(() => budgets((x) => x.charge(A, { tool_calls: 1 })))).toBe(1);
+      // A grandchild's row names its chain, read next; once known, one read each.
+      expect(await readsOf(() => budgets((x) => x.charge(C, { tool_calls: 1 })))).toBe(2);
+      expect(await readsOf(() => budgets((x) => x.charge(C, { tool_calls: 1 })))).toBe(1);
+      const used = await budgets(async (x) => [(await x.usage(A)).usage, (await x.usage(C)).usage, (await x.usage(D)).usage]);
+      expect(used.map((u) => u.tool_calls)).toEqual([3, 2, 1]);
+      const missing = 'pid_00000000000000ff';
+      await expect(budgets((x) => x.charge(missing, { tool_calls: 1 }))).rejects.toMatchObject({
+        code: 'not_found',
+        details: { pid: missing },
+      });
+    } finally {
+      await store.close();
+    }
   });
 
   it('[CAP-42] maxToolCalls 2: the 3rd charge is refused naming field, pid, limit and load; usage 2; not killed', async () => {

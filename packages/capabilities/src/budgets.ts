@@ -186,13 +186,21 @@ class BudgetEngineImpl implements BudgetEngine {
 
   private async loadState(pid: string): Promise<TreeState> {
     const known = ancestorsOf(this.env);
-    let ancestors = known.get(pid);
+    const ancestors = known.get(pid);
+    // Ancestors not known yet: read as if `pid` were a root (its row and its open children). The row says its
+    // ancestors; for a root (most processes) that one read is the whole state, else the chain is read again.
+    let chain = [pid, ...(ancestors ?? [])];
+    let rows = (await this.db.executeQuery(treeOf(chain.length)(this.db, [...chain, ...chain]))).rows as AccountRow[];
     if (!ancestors) {
-      ancestors = (await this.mustAccount(pid)).ancestors;
-      known.set(pid, ancestors);
+      const own = rows.find((r) => r.pid === pid);
+      if (!own) throw new LibosError('not_found', `pid: no budget account for ${pid}`, { details: { field: 'pid', pid } });
+      const found = fromRow(own).ancestors;
+      known.set(pid, found);
+      if (found.length > 0) {
+        chain = [pid, ...found];
+        rows = (await this.db.executeQuery(treeOf(chain.length)(this.db, [...chain, ...chain]))).rows as AccountRow[];
+      }
     }
-    const chain = [pid, ...ancestors];
-    const rows = (await this.db.executeQuery(treeOf(chain.length)(this.db, [...chain, ...chain]))).rows as AccountRow[];
     const accounts = new Map<string, Account>();
     for (const r of rows) accounts.set(r.pid, fromRow(r));
     if (!accounts.has(pid)) throw new LibosError('not_found', `pid: no budget account for ${pid}`, { details: { field: 'pid', pid } });

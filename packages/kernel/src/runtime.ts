@@ -64,6 +64,7 @@ import { recoverOnOpen } from './store/recover-on-open.js';
 import { answerHuman, cancelHuman, type HumanAnswer } from './human/answer-human.js';
 import { listHumanRequests } from './human/human-queue.js';
 import { queryLlmCalls, type LlmCallRecord } from './executor/llm-calls.js';
+import { CommittedTexts } from './executor/committed-texts.js';
 import { SeenTexts } from './executor/prompt-texts.js';
 import { assertMessagePayload, queryMessages, type Delivery } from './mailbox/messages.js';
 import { postMessage } from './mailbox/post-message.js';
@@ -742,6 +743,7 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     bus,
     hostConfig,
     seenTexts: new SeenTexts(),
+    committedTexts: new CommittedTexts(),
     defersGuards: store.defersGuards === true,
   };
   deps = base;

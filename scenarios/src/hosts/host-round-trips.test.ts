@@ -2,7 +2,7 @@
 // statements run as one transaction on the server), a model call's llm_calls row rides with the next statement, and
 // a unit of work locks its tree once: a quantum's unit takes the tree's lock with its lease check (`holdTree`,
 // K-15.25) and the tool calls it makes for its own process send no second `FOR UPDATE` of the root row; a call from
-// another host still locks the tree first (K-15.16).
+// another host still locks the tree first (K-15.16). A prompt text already stored is not sent again (K-15.28).
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
@@ -88,6 +88,40 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     // Every earliest-timer read rode with a claim round; the wake itself is one transaction of its own.
     expect(sent.filter((q) => !CLAIM.test(q) && EARLIEST_TIMER.test(q))).toEqual([]);
     expect(sent.filter((q) => CLAIM.test(q)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('[K-15.28] a host sends each stored prompt text once: later quanta and processes name it by key alone', async () => {
+    const host = await open('texts-a');
+    opened.push(host);
+    const sent: string[] = [];
+    const pids: string[] = [];
+    for (const goal of ['first', 'second', 'third']) {
+      const p = await host.spawn({ goal: `tell the time (${goal})`, budget: { tool_calls: 10 } });
+      pids.push(p.pid);
+      await host.grant(p.pid, 'clock:now', ['read']);
+      const r = await watchQueries(
+        () => host.run({ provider: new ScriptedProvider(SCRIPT) }),
+        (text) => sent.push(text),
+      );
+      expect(r.results.flatMap((q) => q.executed)).toEqual(['get_current_time', 'process_exit']);
+    }
+    // The keys each llm_texts insert carries (its parameters go inline, after the unit's deferred savepoint).
+    const inserts = sent.filter((q) => q.includes('insert into "llm_texts"'));
+    expect(inserts.length).toBeGreaterThan(0);
+    expect(inserts.every((q) => !/\$\d/.test(q.slice(q.indexOf('insert into "llm_texts"'))))).toBe(true);
+    const keys = inserts.flatMap((q) =>
+      [...q.slice(q.indexOf('insert into "llm_texts"')).matchAll(/\('([\w-]{22,43})', /g)].map((m) => m[1]!),
+    );
+    expect(keys.length).toBeGreaterThan(0);
+    // Before K-15.28 the memo of a shared store lasted one transaction, so every quantum sent its prompt's stored
+    // texts again (~16 KB) for the server to skip.
+    expect(keys.length).toBe(new Set(keys).size);
+    // And every prompt reads back whole from what was stored.
+    for (const [i, pid] of pids.entries()) {
+      const calls = await host.llmCalls({ pid });
+      expect(calls).toHaveLength(2);
+      for (const c of calls) expect(JSON.stringify(c.request)).toContain(`tell the time (${['first', 'second', 'third'][i]})`);
+    }
   });
 
   it('[K-15.26] a call from another host still locks the tree first', async () => {

@@ -3,6 +3,7 @@ import type { Insertable } from 'kysely';
 import type { LlmRequest, LlmResponse } from '../llm/provider.js';
 import { memoOf } from '../store/memo-of.js';
 import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
+import type { CommittedTexts } from './committed-texts.js';
 import { PROMPT_FORMAT, promptTexts, type SeenTexts, sentRequest } from './prompt-texts.js';
 
 /** One row of `llm_calls`: every model call, ok or not, with its usage and latency. */
@@ -46,6 +47,11 @@ export interface LlmCallInput {
   readonly persistFullIo: boolean;
   /** The texts this runtime sent before: the rest is stored inline (K-9.10). Absent: every text by key. */
   readonly seen?: SeenTexts;
+  /**
+   * The texts committed transactions of this runtime stored (K-15.28), and how to note this call's once its
+   * transaction commits (the scope's `afterCommit`). Absent: only the store memo says what is stored.
+   */
+  readonly committed?: { readonly texts: CommittedTexts; readonly afterCommit: (fn: () => void) => void };
 }
 
 function preview(value: unknown): { sha256: string; bytes: number; preview: string } {
@@ -71,7 +77,7 @@ async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown>
   const full = { messages: c.request.messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
   if (!c.persistFullIo) return preview(full);
   const { messages, texts } = promptTexts(c.request.messages, c.seen);
-  await storeTexts(db, texts);
+  await storeTexts(db, texts, c.committed);
   return { format: PROMPT_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }
 
@@ -81,19 +87,27 @@ const STORED_TEXTS = 'llm_texts:stored';
 const STORED_TEXTS_MAX = 50_000;
 
 /**
- * Inserts the texts not known to be stored. The known set lives in the store memo, so any other write to
- * `llm_texts` (or a rollback) drops it and the next insert sends every text again, which ON CONFLICT absorbs.
+ * Inserts the texts not known to be stored: known from the store memo, or from `committed` (K-15.28). The memo's set
+ * goes with any other write to `llm_texts` (or a rollback), and on a store many hosts share it lasts one transaction;
+ * the next insert then sends every text again, which ON CONFLICT absorbs. `committed` learns this call's texts once
+ * its transaction commits: then each of them is stored, inserted here or found so.
  */
-async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>): Promise<void> {
+async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>, committed: LlmCallInput['committed']): Promise<void> {
   const memo = memoOf(db);
   const known = memo ? await memo.read(STORED_TEXTS, ['llm_texts'], async () => new Set<string>()) : new Set<string>();
-  const rows = [...texts].filter(([sha256]) => !known.has(sha256)).map(([sha256, text]) => ({ sha256, text }));
+  const rows = [...texts]
+    .filter(([sha256]) => !known.has(sha256) && !committed?.texts.has(sha256))
+    .map(([sha256, text]) => ({ sha256, text }));
   if (rows.length > 0)
     await db
       .insertInto('llm_texts')
       .values(rows)
       .onConflict((oc) => oc.column('sha256').doNothing())
       .execute();
+  if (committed) {
+    const fresh = [...texts.keys()].filter((k) => !committed.texts.has(k));
+    if (fresh.length > 0) committed.afterCommit(() => committed.texts.add(fresh));
+  }
   if (!memo) return;
   if (known.size + rows.length > STORED_TEXTS_MAX) known.clear();
   for (const r of rows) known.add(r.sha256);

@@ -382,6 +382,7 @@ async function takeAnswer(
       inputEstimateTokens: req.attempt === 1 ? req.inputEstimate : null,
       persistFullIo: opts.persistFullIo ?? true,
       seen: deps.seenTexts,
+      ...(deps.committedTexts ? { committed: { texts: deps.committedTexts, afterCommit: (fn: () => void) => scope.afterCommit(fn) } } : {}),
     });
     await scope.events.emit('llm_call', { pid, llm_call_id: id, status: error ? 'error' : 'ok', total_tokens: tokens });
   });

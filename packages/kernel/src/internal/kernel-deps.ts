@@ -2,6 +2,7 @@ import type { AuthorityEngine } from '@libos/capabilities';
 import type { Clock, IdSource } from '@libos/sdk';
 import type { HostConfig } from '../config/host-config.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { CommittedTexts } from '../executor/committed-texts.js';
 import type { SeenTexts } from '../executor/prompt-texts.js';
 import type { TreeOwnership } from '../hosts/shared-host.js';
 import type { Registry } from '../plugins/registry.js';
@@ -23,6 +24,8 @@ export interface KernelDeps {
   readonly trees?: TreeOwnership;
   /** The prompt texts this runtime sent before (K-9.10: stored inline the first time; absent: always by key). */
   readonly seenTexts?: SeenTexts;
+  /** The prompt texts committed transactions of this runtime stored (K-15.28; absent: the store memo alone says). */
+  readonly committedTexts?: CommittedTexts;
   /** The store defers guarded writes to the unit's next round trip (`OpenedStore.defersGuards`, K-15.23). */
   readonly defersGuards?: boolean;
 }

@@ -4,10 +4,8 @@ import { createHash } from 'node:crypto';
 import { InsertQueryNode, type KyselyPlugin, ValuesNode } from 'kysely';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import { kernelMigrations } from '../store/kernel-schema.js';
-import { memoOf } from '../store/memo-of.js';
 import { migrate } from '../store/migrate.js';
 import { openSqliteStore } from '../store/sqlite/open-sqlite.js';
-import type { TableMemo } from '../store/store-memo.js';
 import { CommittedTexts } from './committed-texts.js';
 import type { OpenedStore } from '../store/opened-store.js';
 import { queryLlmCalls, recordLlmCall, type LlmCallInput } from './llm-calls.js';
@@ -225,7 +223,7 @@ describe('llm_calls: prompts stored by hash', () => {
 });
 
 describe('[K-15.28] prompt texts a committed transaction stored', () => {
-  /** A store whose llm_texts inserts are counted (rows each insert carries), with the memo a shared store's unit has. */
+  /** A store whose llm_texts inserts are counted (rows each insert carries). */
   async function countingStore() {
     const inserts: number[] = [];
     const counter: KyselyPlugin = {
@@ -238,16 +236,14 @@ describe('[K-15.28] prompt texts a committed transaction stored', () => {
     };
     const s = openSqliteStore(':memory:', { plugins: [counter] });
     await migrate(s.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }], () => new Date(0).toISOString());
-    // Many hosts: the memo serves one transaction, emptied at its start; here emptied before each call.
-    const newTransaction = () => (memoOf(s.db) as TableMemo).wroteAll();
-    return { s, inserts, newTransaction };
+    return { s, inserts };
   }
   const prompt = (tail: string): LlmMessage[] => [
     { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },
   ];
 
-  it('[K-15.28] texts are noted once their transaction commits; then a call with a fresh memo sends none of them', async () => {
-    const { s, inserts, newTransaction } = await countingStore();
+  it('[K-15.28] texts are noted once their transaction commits; then a call sends none of them', async () => {
+    const { s, inserts } = await countingStore();
     const texts = new CommittedTexts();
     const hooks: (() => void)[] = [];
     const committed = { texts, afterCommit: (fn: () => void) => void hooks.push(fn) };
@@ -259,15 +255,12 @@ describe('[K-15.28] prompt texts a committed transaction stored', () => {
       expect(stored.some((k) => texts.has(k))).toBe(false);
       for (const fn of hooks.splice(0)) fn(); // the transaction committed
       expect(stored.every((k) => texts.has(k))).toBe(true);
-      newTransaction();
       await recordLlmCall(s.db, { ...call('llm_2', prompt('- one')), committed });
       expect(inserts).toHaveLength(1); // all stored: no statement at all
-      newTransaction();
       await recordLlmCall(s.db, { ...call('llm_3', prompt('- two')), committed });
       expect(inserts).toHaveLength(2);
       expect(inserts[1]).toBeLessThan(inserts[0]! / 4); // only what is new: the events paragraph and the groups that hold it
-      // Without the committed texts, a fresh memo sends every text again (the server skips them: ON CONFLICT).
-      newTransaction();
+      // Without the committed texts every text goes again (the server skips them: ON CONFLICT).
       await recordLlmCall(s.db, call('llm_4', prompt('- two')));
       expect(inserts[2]).toBeGreaterThan(inserts[1]! * 4);
       const rows = await queryLlmCalls(s.db);

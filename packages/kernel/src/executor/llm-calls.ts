@@ -1,7 +1,6 @@
 import { canonicalJson, LibosError, preparedQuery, runGuarded, sha256Hex } from '@libos/sdk';
 import type { Insertable } from 'kysely';
 import type { LlmRequest, LlmResponse } from '../llm/provider.js';
-import { memoOf } from '../store/memo-of.js';
 import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
 import type { CommittedTexts } from './committed-texts.js';
 import { PROMPT_FORMAT, promptTexts, type SeenTexts, sentRequest } from './prompt-texts.js';
@@ -49,7 +48,7 @@ export interface LlmCallInput {
   readonly seen?: SeenTexts;
   /**
    * The texts committed transactions of this runtime stored (K-15.28), and how to note this call's once its
-   * transaction commits (the scope's `afterCommit`). Absent: only the store memo says what is stored.
+   * transaction commits (the scope's `afterCommit`). Absent: every text is sent (ON CONFLICT skips those stored).
    */
   readonly committed?: { readonly texts: CommittedTexts; readonly afterCommit: (fn: () => void) => void };
 }
@@ -81,37 +80,22 @@ async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown>
   return { format: PROMPT_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }
 
-/** The memo key of the texts (paragraphs, groups) this runtime knows are stored (most of a prompt repeats every turn). */
-const STORED_TEXTS = 'llm_texts:stored';
-/** Past this many known hashes the set starts over (the insert's ON CONFLICT keeps it correct either way). */
-const STORED_TEXTS_MAX = 50_000;
-
 /**
- * Inserts the texts not known to be stored: known from the store memo, or from `committed` (K-15.28). The memo's set
- * goes with any other write to `llm_texts` (or a rollback), and on a store many hosts share it lasts one transaction;
- * the next insert then sends every text again, which ON CONFLICT absorbs. `committed` learns this call's texts once
- * its transaction commits: then each of them is stored, inserted here or found so.
+ * Inserts the texts not known to be stored (K-15.28): those `committed` holds went to `llm_texts` in a transaction
+ * that committed, and its rows never change, so they are skipped; the rest are inserted, and ON CONFLICT absorbs a
+ * text another host (or an earlier open) stored. Once this call's transaction commits, `committed` learns its texts:
+ * each of them is stored then, inserted here or found so. Without `committed` every text is sent.
  */
 async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>, committed: LlmCallInput['committed']): Promise<void> {
-  const memo = memoOf(db);
-  const known = memo ? await memo.read(STORED_TEXTS, ['llm_texts'], async () => new Set<string>()) : new Set<string>();
-  const rows = [...texts]
-    .filter(([sha256]) => !known.has(sha256) && !committed?.texts.has(sha256))
-    .map(([sha256, text]) => ({ sha256, text }));
-  if (rows.length > 0)
-    await db
-      .insertInto('llm_texts')
-      .values(rows)
-      .onConflict((oc) => oc.column('sha256').doNothing())
-      .execute();
-  if (committed) {
-    const fresh = [...texts.keys()].filter((k) => !committed.texts.has(k));
-    if (fresh.length > 0) committed.afterCommit(() => committed.texts.add(fresh));
-  }
-  if (!memo) return;
-  if (known.size + rows.length > STORED_TEXTS_MAX) known.clear();
-  for (const r of rows) known.add(r.sha256);
-  memo.write(STORED_TEXTS, ['llm_texts'], known);
+  const rows: { sha256: string; text: string }[] = [];
+  for (const [sha256, text] of texts) if (!committed?.texts.has(sha256)) rows.push({ sha256, text });
+  if (rows.length === 0) return;
+  await db
+    .insertInto('llm_texts')
+    .values(rows)
+    .onConflict((oc) => oc.column('sha256').doNothing())
+    .execute();
+  if (committed) committed.afterCommit(() => committed.texts.add(rows.map((r) => r.sha256)));
 }
 
 export async function recordLlmCall(db: KernelStore, c: LlmCallInput): Promise<void> {

@@ -24,7 +24,7 @@ export interface KernelDeps {
   readonly trees?: TreeOwnership;
   /** The prompt texts this runtime sent before (K-9.10: stored inline the first time; absent: always by key). */
   readonly seenTexts?: SeenTexts;
-  /** The prompt texts committed transactions of this runtime stored (K-15.28; absent: the store memo alone says). */
+  /** The prompt texts committed transactions of this runtime stored (K-15.28; absent: every text is sent). */
   readonly committedTexts?: CommittedTexts;
   /** The store defers guarded writes to the unit's next round trip (`OpenedStore.defersGuards`, K-15.23). */
   readonly defersGuards?: boolean;

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { promptTexts, SeenTexts } from './prompt-texts.js';
 import { TextKeys } from './text-keys.js';
@@ -30,6 +32,27 @@ describe('TextKeys', () => {
     keys.remember(c, keys.of(c));
     expect(keys.size).toBe(1);
     expect(keys.of(c).key).toBe(sha(c).toString('base64url', 0, 16));
+  });
+
+  it('[K-9.13] a remembered paragraph does not keep the prompt it was cut from', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const keys = new TextKeys();
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heap();
+    // 200 prompts of ~100 KB, each with its own opening paragraph (as each process's prompt names its pid).
+    for (let i = 0; i < 200; i++) {
+      const opening = `Process: pid_${String(i).padStart(16, '0')} (image base-agent:v0)`;
+      const paragraph = `${opening}\n\n${'Skill body. '.repeat(8_000)}`.split('\n\n')[0]!;
+      keys.remember(paragraph, keys.of(paragraph));
+    }
+    const grown = heap() - before;
+    expect(keys.size).toBe(200);
+    // The 200 openings are ~12 KB of text; holding their prompts would be ~19 MB.
+    expect(grown).toBeLessThan(2_000_000);
   });
 
   it('[K-9.11] a prompt stores the same keys the second time, when its repeated paragraphs come from the memo', () => {

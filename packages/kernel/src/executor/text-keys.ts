@@ -10,10 +10,18 @@ export interface TextKey {
 const MEMO_MOST_CHARS = 1 << 20;
 
 /**
+ * `text` as a string of its own. A paragraph cut out of a prompt by `split` is a V8 slice of the whole prompt, and
+ * keeping the slice keeps the prompt: a 85-character process line held ~32 KB of prompt, so the memo's bound in
+ * characters held ~400 MB (K-9.13). Flattening a one-character concatenation copies the text (and nothing else).
+ */
+const ownCopy = (text: string): string => ` ${text}`.slice(1);
+
+/**
  * Keys of texts that repeat. A prompt repeats most of its paragraphs every turn (the preamble, the Skill catalog,
  * loaded Skill bodies: ~14 KB of a 17 KB prompt in the bench's step), so looking a remembered paragraph up by its text
  * (a string hash and one compare) replaces a SHA-256 of it. Only what the caller `remember`s is kept, so text sent
- * once (recent events, the memory view) is not held. Pure: a key is a function of its text, so a memo shared by every
+ * once (recent events, the memory view) is not held, and it is kept as a copy, never as a slice of the prompt it was
+ * cut from (K-9.13). Pure: a key is a function of its text, so a memo shared by every
  * runtime in the process and dropped at any time changes no stored byte.
  *
  * @example
@@ -46,7 +54,7 @@ export class TextKeys {
       this.#keys.clear();
       this.#chars = 0;
     }
-    this.#keys.set(text, key);
+    this.#keys.set(ownCopy(text), key);
     this.#chars += text.length;
   }
 

@@ -150,11 +150,17 @@ function limitError(o: Overrun, delta: Usage, extra: Record<string, unknown> = {
   );
 }
 
-/** Each account's ancestors (parent first), per engine: fixed when the account opens. */
+/**
+ * Each account's ancestors (parent first), per engine: fixed when the account opens. An account's entry goes when it
+ * closes, and the map starts over past `ANCESTORS_MOST` (a cache: a miss reads the row), so a runtime that has run
+ * many processes does not keep one entry per process it ever charged (K-9.13).
+ */
 const ANCESTORS = new WeakMap<EngineEnv, Map<string, readonly string[]>>();
+const ANCESTORS_MOST = 50_000;
 const ancestorsOf = (env: EngineEnv): Map<string, readonly string[]> => {
   let m = ANCESTORS.get(env);
   if (!m) ANCESTORS.set(env, (m = new Map()));
+  else if (m.size >= ANCESTORS_MOST) m.clear();
   return m;
 };
 
@@ -436,6 +442,7 @@ class BudgetEngineImpl implements BudgetEngine {
       released++;
     }
     await this.db.executeQuery(CLOSE_ACCOUNT(this.db, [this.env.clock.now().toISOString(), pid]));
+    ancestorsOf(this.env).delete(pid); // charged no more (a late read of the closed account reads its row again)
     await audit(this.scope, 'resource.close_account', pid, 'closed', {
       pid,
       parentPid: a.parentPid,

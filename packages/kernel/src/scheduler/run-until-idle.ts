@@ -6,6 +6,7 @@ import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
 import { preparedQuery } from '@libos/sdk';
 import type { KernelStore } from '../store/kernel-database.js';
 import { inTransaction } from '../store/transaction.js';
+import { RoundRobin } from './round-robin.js';
 
 /**
  * Waits `ms` on the runtime's clock (a real timer unless the clock brings its own sleep). A real timer can fire a
@@ -76,8 +77,7 @@ interface RoundRead {
 }
 
 export class Scheduler {
-  #tick = 0;
-  readonly #last = new Map<string, number>();
+  readonly #fairness = new RoundRobin();
   readonly #emptyReplies = new Map<string, number>();
   readonly #stalledTurns = new Map<string, number>();
 
@@ -94,12 +94,12 @@ export class Scheduler {
         if ((await this.#sleepUntilTimer(deps, interrupt, earliestTimer)) || (await this.#timeOutTaskWaits(deps, interrupt))) continue;
         return { quanta: results.length, idle: true, results };
       }
-      const round = rows.map((r) => r.pid).sort((a, b) => (this.#last.get(a) ?? -1) - (this.#last.get(b) ?? -1));
+      const round = this.#fairness.order(rows.map((r) => r.pid));
       for (const pid of round) {
         if (opts.maxQuanta !== undefined && results.length >= opts.maxQuanta) return { quanta: results.length, idle: false, results };
         if (opts.signal?.aborted) return { quanta: results.length, idle: false, results };
         const r = await runQuantum(deps, pid, { ...opts, emptyReplies: this.#emptyReplies, stalledTurns: this.#stalledTurns });
-        this.#last.set(pid, this.#tick++);
+        this.#fairness.ran(pid);
         if (r.kind === 'skipped') continue;
         results.push(r);
         opts.onQuantum?.(r);

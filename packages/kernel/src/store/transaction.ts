@@ -263,7 +263,8 @@ async function inSavepoint<T>(
     unit.depth--;
   }
   // On PostgreSQL the driver sends no RELEASE (the unit's COMMIT ends the savepoint; a ROLLBACK TO an enclosing one
-  // undoes it with the rest) and drops a savepoint that nothing ran in unsent (`postgres/memo-driver.ts`).
+  // undoes it with the rest) and drops a savepoint that nothing ran in unsent (`postgres/memo-driver.ts`); on SQLite
+  // `exec` sends a savepoint only once something writes in it (`sqlite/deferred-savepoints.ts`, K-9.14).
   await run(`release ${name}`);
   unit.commits.push(...commits);
   unit.rollbacks.push(...rollbacks);

@@ -6,6 +6,7 @@ import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
 import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
+import { DeferredSavepoints } from './deferred-savepoints.js';
 import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
 import { statementEffect } from '../statement-effect.js';
 import { SqliteStoreCompiler } from './sqlite-compiler.js';
@@ -92,15 +93,16 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
   }
   const memo = new TableMemo();
   const group = new GroupCommit(sqlite, location, memo);
-  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo, group) };
-  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, location), plugins: [...plugins] });
+  const savepoints = new DeferredSavepoints((sql) => void statements.prepare(sql).run([]));
+  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo, group, savepoints) };
+  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, savepoints, location), plugins: [...plugins] });
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
   return {
     dialect: 'sqlite',
     db,
     memo,
-    exec: (sql) => void statements.prepare(sql).run([]),
+    exec: (sql) => savepoints.exec(sql),
     appendLog: sqliteAppendLog(config.database as ReturnType<typeof cachingDatabase>),
     location,
     startGroupCommit: () => {
@@ -129,12 +131,14 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
 class StoreDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #group: GroupCommit;
+  readonly #savepoints: DeferredSavepoints;
   readonly #location: string;
 
-  constructor(config: SqliteDialectConfig, group: GroupCommit, location: string) {
+  constructor(config: SqliteDialectConfig, group: GroupCommit, savepoints: DeferredSavepoints, location: string) {
     super(config);
     this.#config = config;
     this.#group = group;
+    this.#savepoints = savepoints;
     this.#location = location;
   }
 
@@ -144,6 +148,7 @@ class StoreDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     const group = this.#group;
+    const savepoints = this.#savepoints;
     const location = this.#location;
     const faultless = (fn: () => void) => {
       try {
@@ -154,12 +159,15 @@ class StoreDialect extends SqliteDialect {
     };
     return new (class extends SqliteDriver {
       override async beginTransaction(): Promise<void> {
+        savepoints.reset();
         faultless(() => group.begin());
       }
       override async commitTransaction(): Promise<void> {
+        savepoints.reset();
         faultless(() => group.commit());
       }
       override async rollbackTransaction(): Promise<void> {
+        savepoints.reset();
         faultless(() => group.rollback());
       }
       override async destroy(): Promise<void> {
@@ -183,7 +191,7 @@ export const STATEMENT_CACHE_SIZE = 512;
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
  * anew, which was the largest cost of a tool call).
  */
-function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo, group: GroupCommit) {
+function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo, group: GroupCommit, savepoints: DeferredSavepoints) {
   const cache = new Map<string, StoreStatement>();
   return {
     prepare(sql: string): StoreStatement {
@@ -191,7 +199,7 @@ function cachingDatabase(sqlite: Database.Database, location: string, memo: Tabl
       if (hit) return hit;
       let stmt: StoreStatement;
       try {
-        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo), redoTracker(sql, group));
+        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo), redoTracker(sql, group, savepoints));
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -237,11 +245,18 @@ interface RedoTracker {
   after(parameters: readonly unknown[]): void;
 }
 
-function redoTracker(sql: string, group: GroupCommit): RedoTracker | undefined {
+/** What a statement needs before it runs and tells after (a read: nothing). A write first opens the deferred savepoints. */
+function redoTracker(sql: string, group: GroupCommit, savepoints: DeferredSavepoints): RedoTracker | undefined {
   const role: StatementRole = statementRole(sql);
   if (role.kind === 'read') return undefined;
   return {
-    before: role.kind === 'write' ? () => group.beforeWrite() : () => {},
+    before:
+      role.kind === 'write'
+        ? () => {
+            savepoints.beforeWrite();
+            group.beforeWrite();
+          }
+        : () => {},
     after: (parameters) => group.ran(role, sql, parameters),
   };
 }

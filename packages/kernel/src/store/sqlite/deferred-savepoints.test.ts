@@ -1,0 +1,150 @@
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { EventBus } from '../../events/event-bus.js';
+import { kernelStores } from '../../internal/testing/kernel-store.js';
+import { inTransaction, type ScopeFactory } from '../transaction.js';
+import { inUnitOfWork } from '../unit-of-work.js';
+import { DeferredSavepoints } from './deferred-savepoints.js';
+
+const kernelStore = kernelStores();
+
+/** A DeferredSavepoints that records what it sends. */
+function recording() {
+  const sent: string[] = [];
+  return { sent, sp: new DeferredSavepoints((sql) => void sent.push(sql)) };
+}
+
+describe('DeferredSavepoints', () => {
+  it('[K-9.14] a savepoint nothing writes in sends nothing: not its SAVEPOINT, RELEASE or ROLLBACK TO', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint libos_sp_0');
+    sp.exec('release libos_sp_0');
+    sp.exec('savepoint libos_sp_1');
+    sp.exec('rollback to libos_sp_1');
+    sp.exec('release libos_sp_1');
+    expect(sent).toEqual([]);
+    expect(sp.deferred).toBe(0);
+  });
+
+  it('[K-9.14] a write opens the deferred savepoints first, outermost first; their ends are sent after it', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint libos_sp_0');
+    sp.exec('savepoint libos_sp_1');
+    sp.beforeWrite(); // an insert is about to run
+    sp.exec('savepoint libos_sp_2'); // opened after the write: deferred again
+    sp.exec('release libos_sp_2');
+    sp.exec('rollback to libos_sp_1');
+    sp.exec('release libos_sp_1');
+    sp.exec('release libos_sp_0');
+    expect(sent).toEqual([
+      'savepoint libos_sp_0',
+      'savepoint libos_sp_1',
+      'rollback to libos_sp_1',
+      'release libos_sp_1',
+      'release libos_sp_0',
+    ]);
+  });
+
+  it('[K-9.14] ending a sent savepoint ends the deferred ones inside it; reset forgets them', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint a');
+    sp.beforeWrite();
+    sp.exec('savepoint b');
+    sp.exec('release a'); // releases b with it: b is never sent
+    sp.beforeWrite();
+    expect(sent).toEqual(['savepoint a', 'release a']);
+    sp.exec('savepoint c');
+    sp.reset(); // the unit ended
+    sp.beforeWrite();
+    expect(sent).toEqual(['savepoint a', 'release a']);
+  });
+
+  /** One step of a unit's inner transactions, as `inSavepoint` issues them. */
+  type Op = { kind: 'open' } | { kind: 'write'; v: number } | { kind: 'read' } | { kind: 'end'; ok: boolean };
+
+  it('[K-9.14] any nesting of savepoints, writes and rollbacks leaves the rows eager savepoints leave', () => {
+    const op = fc.oneof(
+      fc.constant<Op>({ kind: 'open' }),
+      fc.integer({ min: 0, max: 99 }).map<Op>((v) => ({ kind: 'write', v })),
+      fc.constant<Op>({ kind: 'read' }),
+      fc.boolean().map<Op>((ok) => ({ kind: 'end', ok })),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
+        const run = (deferred: boolean) => {
+          const db = new Database(':memory:');
+          db.exec('create table t (v integer not null)');
+          const exec = (sql: string) => void db.prepare(sql).run();
+          const sp = deferred ? new DeferredSavepoints(exec) : null;
+          const control = (sql: string) => (sp ? sp.exec(sql) : exec(sql));
+          const open: string[] = [];
+          let next = 0;
+          db.exec('begin');
+          for (const o of ops) {
+            if (o.kind === 'open') {
+              const name = `libos_sp_${next++}`;
+              open.push(name);
+              control(`savepoint ${name}`);
+            } else if (o.kind === 'write') {
+              sp?.beforeWrite();
+              db.prepare('insert into t (v) values (?)').run(o.v);
+            } else if (o.kind === 'read') {
+              db.prepare('select count(*) from t').get();
+            } else if (open.length > 0) {
+              const name = open.pop()!;
+              if (!o.ok) control(`rollback to ${name}`);
+              control(`release ${name}`);
+            }
+          }
+          while (open.length > 0) control(`release ${open.pop()!}`);
+          db.exec('commit');
+          const rows = db.prepare('select v from t order by rowid').all();
+          db.close();
+          return rows;
+        };
+        expect(run(true)).toEqual(run(false));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('[K-9.14] in a store: a read-only transaction that fails keeps the memo; one that wrote rolls back its rows', async () => {
+    const s = await kernelStore();
+    const f: ScopeFactory = {
+      clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+      bus: new EventBus(),
+      service: () => {
+        throw new Error('no services here');
+      },
+      authority: () => {
+        throw new Error('no authority here');
+      },
+      appendLog: s.appendLog!,
+      exec: s.exec!,
+    };
+    let loads = 0;
+    const hot = () => s.memo.read('hot-row', ['processes'], async () => ++loads);
+    await inUnitOfWork(s.db, async (db) => {
+      await hot();
+      // Reads only, then fails (a refused charge does): before K-9.14 its ROLLBACK TO emptied the memo.
+      const readOnly = inTransaction(db, f, 'host', null, async (scope) => {
+        await scope.store.selectFrom('processes').select('pid').execute();
+        throw new Error('refused');
+      });
+      await expect(readOnly).rejects.toThrow('refused');
+      await hot();
+      // Writes, then fails: its rows are gone, the memo of the table it wrote is not trusted.
+      const wrote = inTransaction(db, f, 'host', null, async (scope) => {
+        await scope.events.emit('kept?');
+        await scope.store.insertInto('llm_texts').values({ sha256: 'k', text: 'x' }).execute();
+        throw new Error('fails after writing');
+      });
+      await expect(wrote).rejects.toThrow('fails after writing');
+      await inTransaction(db, f, 'host', null, (scope) => scope.events.emit('kept'));
+    });
+    expect(loads).toBe(1);
+    expect(await s.db.selectFrom('llm_texts').selectAll().execute()).toEqual([]);
+    expect((await s.db.selectFrom('events').select('type').execute()).map((r) => r.type)).toEqual(['kept']);
+  });
+});

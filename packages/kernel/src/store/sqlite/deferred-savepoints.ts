@@ -1,0 +1,71 @@
+import { statementRole } from './group-commit.js';
+
+/**
+ * The savepoints of a unit's inner transactions (`inSavepoint`), sent to SQLite only when a write needs them
+ * (K-9.14). A savepoint nothing writes in has nothing to undo, so until a write runs it is only a name: its RELEASE
+ * and its ROLLBACK TO are dropped unsent. Before a write, the deferred ones are opened, outermost first, so the write
+ * lands in exactly the savepoints it would have without deferring. An agent step opened 26 savepoints, 11 of them
+ * only read (the budget left, the flow labels, the process row): 22 of its 147 statements were their SAVEPOINT and
+ * RELEASE, and each failed read-only one (a refused charge) cleared the store memo with its ROLLBACK TO. (PostgreSQL's
+ * driver defers them too, to save round trips: `postgres/deferred-control.ts`.)
+ *
+ * @example
+ * const ran: string[] = [];
+ * const sp = new DeferredSavepoints((sql) => ran.push(sql));
+ * sp.exec('savepoint a');
+ * sp.exec('release a'); // ran: [] (nothing was written in it)
+ * sp.exec('savepoint b');
+ * sp.beforeWrite();     // ran: ['savepoint b']
+ * sp.exec('release b'); // ran: ['savepoint b', 'release b']
+ */
+export class DeferredSavepoints {
+  /** Savepoints opened but not sent, innermost last: always the innermost ones (sending sends them all). */
+  readonly #pending: string[] = [];
+
+  constructor(private readonly run: (sql: string) => void) {}
+
+  /** Runs, defers or drops one parameterless statement of `inSavepoint` (SAVEPOINT, RELEASE, ROLLBACK TO). */
+  exec(sql: string): void {
+    const role = statementRole(sql);
+    switch (role.kind) {
+      case 'savepoint':
+        this.#pending.push(role.name);
+        return;
+      case 'release': {
+        const at = this.#pending.lastIndexOf(role.name);
+        // Releasing a savepoint releases those inside it: deferred ones go unsent with it.
+        this.#pending.length = at === -1 ? 0 : at;
+        if (at === -1) this.run(sql);
+        return;
+      }
+      case 'rollback_to': {
+        const at = this.#pending.lastIndexOf(role.name);
+        // It stays open (ROLLBACK TO keeps it); the ones inside it are gone, sent or not.
+        this.#pending.length = at === -1 ? 0 : at + 1;
+        if (at === -1) this.run(sql);
+        return;
+      }
+      default:
+        this.beforeWrite();
+        this.run(sql);
+    }
+  }
+
+  /** A write is about to run: opens the deferred savepoints, outermost first. */
+  beforeWrite(): void {
+    while (this.#pending.length > 0) {
+      this.run(`savepoint ${this.#pending[0]!}`);
+      this.#pending.shift();
+    }
+  }
+
+  /** A unit began or ended: no savepoint of it is left to open. */
+  reset(): void {
+    this.#pending.length = 0;
+  }
+
+  /** How many savepoints wait for a write (for tests). */
+  get deferred(): number {
+    return this.#pending.length;
+  }
+}

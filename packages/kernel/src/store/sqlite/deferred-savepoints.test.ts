@@ -60,6 +60,20 @@ describe('DeferredSavepoints', () => {
     expect(sent).toEqual(['savepoint a', 'release a']);
   });
 
+  it('[K-9.14] a deferred savepoint ended after SQLite lost the transaction is sent, so SQLite reports it', () => {
+    const db = new Database(':memory:');
+    const sp = new DeferredSavepoints(
+      (sql) => void db.prepare(sql).run(),
+      () => db.inTransaction,
+    );
+    db.exec('begin');
+    sp.exec('savepoint libos_sp_0');
+    db.exec('rollback'); // as SQLite does by itself on an I/O error
+    expect(() => sp.exec('rollback to libos_sp_0')).toThrow(/no such savepoint/);
+    expect(() => sp.exec('release libos_sp_0')).toThrow(/no such savepoint/);
+    db.close();
+  });
+
   /** One step of a unit's inner transactions, as `inSavepoint` issues them. */
   type Op = { kind: 'open' } | { kind: 'write'; v: number } | { kind: 'read' } | { kind: 'end'; ok: boolean };
 

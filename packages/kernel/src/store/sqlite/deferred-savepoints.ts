@@ -22,7 +22,15 @@ export class DeferredSavepoints {
   /** Savepoints opened but not sent, innermost last: always the innermost ones (sending sends them all). */
   readonly #pending: string[] = [];
 
-  constructor(private readonly run: (sql: string) => void) {}
+  /**
+   * `run` sends a statement; `inTransaction` says whether SQLite still has the transaction open (it ends one by itself
+   * on some faults, e.g. an I/O error): ending a deferred savepoint after that is sent anyway, so SQLite reports the
+   * lost transaction as it did for one that was sent.
+   */
+  constructor(
+    private readonly run: (sql: string) => void,
+    private readonly inTransaction: () => boolean = () => true,
+  ) {}
 
   /** Runs, defers or drops one parameterless statement of `inSavepoint` (SAVEPOINT, RELEASE, ROLLBACK TO). */
   exec(sql: string): void {
@@ -35,14 +43,14 @@ export class DeferredSavepoints {
         const at = this.#pending.lastIndexOf(role.name);
         // Releasing a savepoint releases those inside it: deferred ones go unsent with it.
         this.#pending.length = at === -1 ? 0 : at;
-        if (at === -1) this.run(sql);
+        if (at === -1 || !this.inTransaction()) this.run(sql);
         return;
       }
       case 'rollback_to': {
         const at = this.#pending.lastIndexOf(role.name);
         // It stays open (ROLLBACK TO keeps it); the ones inside it are gone, sent or not.
         this.#pending.length = at === -1 ? 0 : at + 1;
-        if (at === -1) this.run(sql);
+        if (at === -1 || !this.inTransaction()) this.run(sql);
         return;
       }
       default:

@@ -93,7 +93,10 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
   }
   const memo = new TableMemo();
   const group = new GroupCommit(sqlite, location, memo);
-  const savepoints = new DeferredSavepoints((sql) => void statements.prepare(sql).run([]));
+  const savepoints = new DeferredSavepoints(
+    (sql) => void statements.prepare(sql).run([]),
+    () => sqlite.inTransaction,
+  );
   const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo, group, savepoints) };
   const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, savepoints, location), plugins: [...plugins] });
   bindMemo(db, memo);

@@ -11,8 +11,8 @@ const MEMO_MOST_CHARS = 1 << 20;
 
 /**
  * `text` as a string of its own. A paragraph cut out of a prompt by `split` is a V8 slice of the whole prompt, and
- * keeping the slice keeps the prompt: a 85-character process line held ~32 KB of prompt, so the memo's bound in
- * characters held ~400 MB (K-9.13). Flattening a one-character concatenation copies the text (and nothing else).
+ * keeping the slice keeps the prompt: an 85-character process line held its ~32 KB prompt, and a runtime grew ~45 KB
+ * of heap per agent step (K-9.13). Flattening a one-character concatenation copies the text (and nothing else).
  */
 const ownCopy = (text: string): string => ` ${text}`.slice(1);
 
@@ -21,8 +21,8 @@ const ownCopy = (text: string): string => ` ${text}`.slice(1);
  * loaded Skill bodies: ~14 KB of a 17 KB prompt in the bench's step), so looking a remembered paragraph up by its text
  * (a string hash and one compare) replaces a SHA-256 of it. Only what the caller `remember`s is kept, so text sent
  * once (recent events, the memory view) is not held, and it is kept as a copy, never as a slice of the prompt it was
- * cut from (K-9.13). Pure: a key is a function of its text, so a memo shared by every
- * runtime in the process and dropped at any time changes no stored byte.
+ * cut from (K-9.13). Pure: a key is a function of its text, so a memo shared by every runtime in the process and
+ * dropped at any time changes no stored byte.
  *
  * @example
  * const keys = new TextKeys();

@@ -1,4 +1,7 @@
-import { statementRole } from './group-commit.js';
+import { statementRole, type StatementRole } from './group-commit.js';
+
+/** Statement texts whose role is kept (a unit opens savepoints `libos_sp_0` up; far fewer than this in practice). */
+const ROLES_MOST = 1_000;
 
 /**
  * The savepoints of a unit's inner transactions (`inSavepoint`), sent to SQLite only when a write needs them
@@ -21,6 +24,7 @@ import { statementRole } from './group-commit.js';
 export class DeferredSavepoints {
   /** Savepoints opened but not sent, innermost last: always the innermost ones (sending sends them all). */
   readonly #pending: string[] = [];
+  readonly #roles = new Map<string, StatementRole>();
 
   /**
    * `run` sends a statement; `inTransaction` says whether SQLite still has the transaction open (it ends one by itself
@@ -34,29 +38,26 @@ export class DeferredSavepoints {
 
   /** Runs, defers or drops one parameterless statement of `inSavepoint` (SAVEPOINT, RELEASE, ROLLBACK TO). */
   exec(sql: string): void {
-    const role = statementRole(sql);
-    switch (role.kind) {
-      case 'savepoint':
-        this.#pending.push(role.name);
-        return;
-      case 'release': {
-        const at = this.#pending.lastIndexOf(role.name);
-        // Releasing a savepoint releases those inside it: deferred ones go unsent with it.
-        this.#pending.length = at === -1 ? 0 : at;
-        if (at === -1 || !this.inTransaction()) this.run(sql);
-        return;
-      }
-      case 'rollback_to': {
-        const at = this.#pending.lastIndexOf(role.name);
-        // It stays open (ROLLBACK TO keeps it); the ones inside it are gone, sent or not.
-        this.#pending.length = at === -1 ? 0 : at + 1;
-        if (at === -1 || !this.inTransaction()) this.run(sql);
-        return;
-      }
-      default:
-        this.beforeWrite();
-        this.run(sql);
+    const role = this.#roleOf(sql);
+    if (role.kind === 'savepoint') return void this.#pending.push(role.name);
+    if (role.kind !== 'release' && role.kind !== 'rollback_to') {
+      this.beforeWrite();
+      return this.run(sql);
     }
+    // Ending a savepoint ends the deferred ones inside it; ROLLBACK TO keeps the savepoint itself open.
+    const at = this.#pending.lastIndexOf(role.name);
+    this.#pending.length = at === -1 ? 0 : role.kind === 'release' ? at : at + 1;
+    if (at === -1 || !this.inTransaction()) this.run(sql);
+  }
+
+  /** A statement's role, parsed once per text (a unit's savepoints reuse a few names: `libos_sp_<n>`). */
+  #roleOf(sql: string): StatementRole {
+    let role = this.#roles.get(sql);
+    if (role === undefined) {
+      role = statementRole(sql);
+      if (this.#roles.size < ROLES_MOST) this.#roles.set(sql, role);
+    }
+    return role;
   }
 
   /** A write is about to run: opens the deferred savepoints, outermost first. */

@@ -107,6 +107,6 @@ it('[CP-17] SIGKILL before, during or after a restore: on reopen the subtree is 
     if (r.finished) expect(outcomes.at(-1)!.state).toBe('after');
   }
   console.log(
-    `checkpoint crash: restore ${span} ms; kills ` + outcomes.map((o) => `${o.delay}ms→${o.state}${o.finished ? '(done)' : ''}`).join(', '),
+    `checkpoint crash: restore ${span} ms; kills ${outcomes.map((o) => `${o.delay}ms→${o.state}${o.finished ? '(done)' : ''}`).join(', ')}`,
   );
 });

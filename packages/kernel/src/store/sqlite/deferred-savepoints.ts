@@ -39,10 +39,14 @@ export class DeferredSavepoints {
   /** Runs, defers or drops one parameterless statement of `inSavepoint` (SAVEPOINT, RELEASE, ROLLBACK TO). */
   exec(sql: string): void {
     const role = this.#roleOf(sql);
-    if (role.kind === 'savepoint') return void this.#pending.push(role.name);
+    if (role.kind === 'savepoint') {
+      this.#pending.push(role.name);
+      return;
+    }
     if (role.kind !== 'release' && role.kind !== 'rollback_to') {
       this.beforeWrite();
-      return this.run(sql);
+      this.run(sql);
+      return;
     }
     // Ending a savepoint ends the deferred ones inside it; ROLLBACK TO keeps the savepoint itself open.
     const at = this.#pending.lastIndexOf(role.name);

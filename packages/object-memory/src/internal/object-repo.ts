@@ -148,24 +148,31 @@ export interface AppendWrite {
  * still had the expected version, owner and live state.
  */
 export async function writeAppend(db: OmDb, w: AppendWrite): Promise<boolean> {
-  const result = await db
-    .updateTable('om_objects')
-    .set({
-      version: w.expectVersion + 1,
-      metadata: JSON.stringify(w.metadata),
-      labels: JSON.stringify(w.labels),
-      provenance: JSON.stringify(w.provenance),
-      updated_at: w.at,
-      updated_seq: NEXT_SEQ,
-    })
-    .where('oid', '=', w.oid)
-    .where('version', '=', w.expectVersion)
-    .where('owner_kind', '=', w.expectOwnerKind)
-    .where('owner_id', '=', w.expectOwnerId)
-    .where('lifecycle_state', '=', 'live')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const json = [JSON.stringify(w.metadata), JSON.stringify(w.labels), JSON.stringify(w.provenance)];
+  const args = [w.expectVersion + 1, ...json, w.at, w.oid, w.expectVersion, w.expectOwnerKind, w.expectOwnerId];
+  const result = await db.executeQuery(WRITE_APPEND(db, args));
+  return Number(result.numAffectedRows ?? 0n) === 1;
 }
+
+const WRITE_APPEND = preparedQuery(
+  9,
+  (db: OmDb, [version, metadata, labels, provenance, at, oid, expectVersion, expectOwnerKind, expectOwnerId]) =>
+    db
+      .updateTable('om_objects')
+      .set({
+        version: version as unknown as number,
+        metadata: metadata!,
+        labels: labels!,
+        provenance: provenance!,
+        updated_at: at!,
+        updated_seq: NEXT_SEQ,
+      })
+      .where('oid', '=', oid!)
+      .where('version', '=', expectVersion as unknown as number)
+      .where('owner_kind', '=', expectOwnerKind as OwnerKind)
+      .where('owner_id', '=', expectOwnerId!)
+      .where('lifecycle_state', '=', 'live'),
+);
 
 /** One page of a namespace's listed Objects, newest first (updated, created, write sequence), then oid. */
 export async function objectsPage(db: OmDb, namespace: string, offset: number, limit: number): Promise<ObjectRecord[]> {

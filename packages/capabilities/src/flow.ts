@@ -31,6 +31,14 @@ export function loadHighWater(db: Db, pid: string): Promise<{ labels: DataLabels
   });
 }
 
+/** A high-water's update and first insert, compiled once per store (a read of labelled data raises it). */
+const UPDATE_HIGH_WATER = preparedQuery(4, (db: Db, [labels, sources, at, pid]) =>
+  db.updateTable(T.labels).set({ labels, sources, updated_at: at }).where('pid', '=', pid),
+);
+const INSERT_HIGH_WATER = preparedQuery(4, (db: Db, [labels, sources, at, pid]) =>
+  db.insertInto(T.labels).values({ pid, labels, sources, updated_at: at }),
+);
+
 /** Writes a high-water (insert or update). */
 export async function storeHighWater(
   db: Db,
@@ -40,13 +48,8 @@ export async function storeHighWater(
   nowIso: string,
   exists: boolean,
 ): Promise<void> {
-  const values = { labels: JSON.stringify(labels), sources: JSON.stringify(sources), updated_at: nowIso };
-  if (exists) await db.updateTable(T.labels).set(values).where('pid', '=', pid).execute();
-  else
-    await db
-      .insertInto(T.labels)
-      .values({ pid, ...values })
-      .execute();
+  const args = [JSON.stringify(labels), JSON.stringify(sources), nowIso, pid];
+  await db.executeQuery((exists ? UPDATE_HIGH_WATER : INSERT_HIGH_WATER)(db, args));
 }
 
 class ProcessFlowImpl implements ProcessFlow {

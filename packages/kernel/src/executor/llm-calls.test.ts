@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LlmMessage } from '../llm/provider.js';
 import { createHash } from 'node:crypto';
-import { InsertQueryNode, type KyselyPlugin, ValuesNode } from 'kysely';
+import Database from 'better-sqlite3';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import { kernelMigrations } from '../store/kernel-schema.js';
 import { migrate } from '../store/migrate.js';
@@ -223,20 +223,28 @@ describe('llm_calls: prompts stored by hash', () => {
 });
 
 describe('[K-15.28] prompt texts a committed transaction stored', () => {
-  /** A store whose llm_texts inserts are counted (rows each insert carries). */
+  /**
+   * A store whose llm_texts inserts are counted as SQLite runs them (rows each carries): a prepared query is compiled
+   * once, so the count is taken from the statements the connection runs, not from kysely's compiles.
+   */
   async function countingStore() {
     const inserts: number[] = [];
-    const counter: KyselyPlugin = {
-      transformQuery: ({ node }) => {
-        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'llm_texts' && node.values && ValuesNode.is(node.values))
-          inserts.push(node.values.values.length);
-        return node;
-      },
-      transformResult: async ({ result }) => result,
-    };
-    const s = openSqliteStore(':memory:', { plugins: [counter] });
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, source: string) {
+      const statement = prepare.call(this, source) as Database.Statement<unknown[]>;
+      if (!source.startsWith('insert into "llm_texts"')) return statement;
+      const rows = source.match(/\(\?, \?\)/g)?.length ?? 0;
+      const run = statement.run.bind(statement);
+      statement.run = (...params: unknown[]) => {
+        inserts.push(rows);
+        return run(...params);
+      };
+      return statement;
+    } as typeof prepare;
+    const s = openSqliteStore(':memory:');
     await migrate(s.db, [{ owner: '@libos/kernel', migrations: kernelMigrations }], () => new Date(0).toISOString());
-    return { s, inserts };
+    const close = s.close.bind(s);
+    return { s: { db: s.db, close: () => ((Database.prototype.prepare = prepare), close()) }, inserts };
   }
   const prompt = (tail: string): LlmMessage[] => [
     { role: 'user', content: `Goal:\nkeep a ledger\n\n${SKILLS}\n\nRecent events:\n${tail}` },

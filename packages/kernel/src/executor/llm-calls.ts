@@ -80,6 +80,26 @@ async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown>
   return { format: PROMPT_FORMAT, messages, tools, parallel_tool_calls: c.request.parallelToolCalls };
 }
 
+/** Texts inserted by one statement (128 parameters); a first prompt brings ~30 new ones, a later one a few. */
+const TEXTS_AT_ONCE = 64;
+const INSERT_TEXTS = new Map<number, ReturnType<typeof compileInsertTexts>>();
+
+/** The insert of `n` texts (ON CONFLICT absorbs one already stored), compiled once per store for each `n`. */
+function insertTexts(n: number): ReturnType<typeof compileInsertTexts> {
+  let q = INSERT_TEXTS.get(n);
+  if (!q) INSERT_TEXTS.set(n, (q = compileInsertTexts(n)));
+  return q;
+}
+
+function compileInsertTexts(n: number) {
+  return preparedQuery(2 * n, (db: KernelStore, args) =>
+    db
+      .insertInto('llm_texts')
+      .values(Array.from({ length: n }, (_, i) => ({ sha256: args[2 * i]!, text: args[2 * i + 1]! })))
+      .onConflict((oc) => oc.column('sha256').doNothing()),
+  );
+}
+
 /**
  * Inserts the texts not known to be stored (K-15.28): those `committed` holds went to `llm_texts` in a transaction
  * that committed, and its rows never change, so they are skipped; the rest are inserted, and ON CONFLICT absorbs a
@@ -90,11 +110,11 @@ async function storeTexts(db: KernelStore, texts: ReadonlyMap<string, string>, c
   const rows: { sha256: string; text: string }[] = [];
   for (const [sha256, text] of texts) if (!committed?.texts.has(sha256)) rows.push({ sha256, text });
   if (rows.length === 0) return;
-  await db
-    .insertInto('llm_texts')
-    .values(rows)
-    .onConflict((oc) => oc.column('sha256').doNothing())
-    .execute();
+  for (let at = 0; at < rows.length; at += TEXTS_AT_ONCE) {
+    const some = rows.slice(at, at + TEXTS_AT_ONCE);
+    const args = some.flatMap((r) => [r.sha256, r.text]);
+    await db.executeQuery(insertTexts(some.length)(db, args));
+  }
   if (committed) committed.afterCommit(() => committed.texts.add(rows.map((r) => r.sha256)));
 }
 

@@ -48,3 +48,15 @@ describe('runtime: the host API', () => {
     expect(got).toBe('runnable');
   });
 });
+
+describe('runtime: which services a scope has', () => {
+  it('[K-9.15] hasService names the kernel and plugin services only; a name such as toString is none', async () => {
+    rt = await openRuntime({ path: ':memory:', plugins: [notesPluginWithImage()] });
+    await rt.transaction(async (scope) => {
+      expect(scope.hasService?.(SERVICE_NAMES.processes)).toBe(true);
+      expect(scope.hasService?.(SERVICE_NAMES.objectPins)).toBe(false); // the tasks plugin is not loaded
+      expect(scope.hasService?.('toString')).toBe(false);
+      expect(() => scope.service('toString')).toThrow(expect.objectContaining({ code: 'not_found' }));
+    });
+  });
+});

@@ -719,6 +719,9 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
   const runtimeInstance = manyHosts
     ? SharedHost.instance(manyHosts.session, manyHosts.host, instanceId)
     : { instanceId, holder: async () => null };
+  // Own keys only: a name such as `toString` is no service.
+  const serviceFactory = (name: string): ServiceFactory | undefined =>
+    Object.hasOwn(builtinServices, name) ? builtinServices[name] : reg.services.get(name);
   const scopes: ScopeFactory = {
     clock,
     bus: scopeBus,
@@ -728,10 +731,11 @@ export async function openRuntime(opts: OpenRuntimeOptions): Promise<Runtime> {
     eventHooks,
     authority: (scope, pid) => engine.authority(scope, pid),
     service(name, scope) {
-      const factory = builtinServices[name] ?? reg.services.get(name);
+      const factory = serviceFactory(name);
       if (!factory) throw new LibosError('not_found', `service ${JSON.stringify(name)} is not provided by any loaded plugin`);
       return factory(scope);
     },
+    hasService: (name) => serviceFactory(name) !== undefined,
   };
   const base: KernelDeps = {
     db: store.db,

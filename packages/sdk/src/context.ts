@@ -135,6 +135,8 @@ export interface ServiceScope {
   onRollback(fn: () => void): void;
   /** Resolves another plugin's service by name, bound to this same transaction. Throws `not_found` if none. */
   service<T>(name: string): T;
+  /** Whether a loaded plugin (or the kernel) provides the service `name`; see `optionalService`. */
+  hasService?(name: string): boolean;
   /** Authority of any pid, in this transaction (host code asks on a process's behalf). */
   authorityFor(pid: string): Authority;
   /** The store's read cache (`store-memo.ts`): hot rows read once, dropped by any write to their tables. */

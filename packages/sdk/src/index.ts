@@ -18,6 +18,7 @@ export * from './waits.js';
 export * from './working-directory.js';
 export * from './subtree-state.js';
 export * from './store-memo.js';
+export * from './optional-service.js';
 export * from './prepared-query.js';
 export * from './guarded-write.js';
 export { z } from 'zod';

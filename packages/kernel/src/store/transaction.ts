@@ -25,6 +25,8 @@ export interface ScopeFactory {
   readonly clock: Clock;
   readonly bus: EventBus;
   service(name: string, scope: ServiceScope): unknown;
+  /** Whether `service` resolves `name` (`ServiceScope.hasService`); without it a scope says nothing of its services. */
+  hasService?(name: string): boolean;
   authority(scope: ServiceScope, pid: string): Authority;
   /**
    * The store adapter's fast multi-row inserts into `events` and `audit_records` (what `append-buffer.ts` writes a
@@ -133,6 +135,7 @@ function makeScope(
     afterCommit: (fn) => void commits.push(fn),
     onRollback: (fn) => void rollbacks.push(fn),
     service: <T>(name: string) => f.service(name, scope) as T,
+    ...(f.hasService ? { hasService: f.hasService } : {}),
     authorityFor: (pid: string) => f.authority(scope, pid),
     ...(f.runtime ? { runtime: f.runtime } : {}),
     ...(memo ? { memo } : {}),

@@ -6,7 +6,7 @@ import {
   type ServiceScope,
   type SubtreeStateService,
 } from '@libos/sdk';
-import { isTerminalProcessStatus, preparedQuery, resources } from '@libos/sdk';
+import { isTerminalProcessStatus, optionalService, preparedQuery, resources } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import { PAYLOAD_LOST_MARKER, type OmDb } from './schema.js';
 
@@ -22,14 +22,8 @@ async function statusOf(processes: ProcessService, pid: string): Promise<{ statu
 
 /** The pinned subset of `oids` (none when no plugin pins Objects). */
 async function pinnedOf(scope: ServiceScope, oids: readonly string[]): Promise<ReadonlySet<string>> {
-  let pins: ObjectPinsService;
-  try {
-    pins = scope.service<ObjectPinsService>(SERVICE_NAMES.objectPins);
-  } catch (err) {
-    if (err instanceof LibosError && err.code === 'not_found') return new Set();
-    throw err;
-  }
-  return pins.pinned(oids);
+  const pins = optionalService<ObjectPinsService>(scope, SERVICE_NAMES.objectPins);
+  return pins ? pins.pinned(oids) : new Set();
 }
 
 /** One Object's release, and a process's owned live Objects: compiled once per store (every process's end asks). */

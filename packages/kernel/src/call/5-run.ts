@@ -64,7 +64,7 @@ function toolContext(call: ParsedCall, scope: TxScope, signal: () => AbortSignal
     afterCommit: scope.afterCommit,
     onRollback: scope.onRollback,
     service: scope.service,
-    ...(scope.hasService ? { hasService: scope.hasService } : {}),
+    hasService: scope.hasService,
     authorityFor: scope.authorityFor,
     ...(scope.memo ? { memo: scope.memo } : {}),
     ...(scope.runtime ? { runtime: scope.runtime } : {}),

@@ -135,7 +135,7 @@ function makeScope(
     afterCommit: (fn) => void commits.push(fn),
     onRollback: (fn) => void rollbacks.push(fn),
     service: <T>(name: string) => f.service(name, scope) as T,
-    ...(f.hasService ? { hasService: f.hasService } : {}),
+    hasService: f.hasService, // undefined when the factory cannot say: `optionalService` then asks `service`
     authorityFor: (pid: string) => f.authority(scope, pid),
     ...(f.runtime ? { runtime: f.runtime } : {}),
     ...(memo ? { memo } : {}),

@@ -14,7 +14,7 @@ const SIZES = { call: [40, 440], append: [20, 120], read: [20, 120], step: [5, 2
 const child = fileURLToPath(new URL('./lib/instruction-ops.mjs', import.meta.url));
 
 /** Instructions callgrind counts for one run of `n` ops (the `Collected` line of its summary). */
-function instructions(op, n) {
+function instructions(op, n, ledgers) {
   const args = [
     '--tool=callgrind',
     '--callgrind-out-file=/dev/null',
@@ -24,6 +24,7 @@ function instructions(op, n) {
     child,
     op,
     String(n),
+    String(ledgers),
   ];
   const r = spawnSync('valgrind', args, { encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.error) throw r.error;
@@ -45,7 +46,7 @@ if (sizes && (sizes.length !== 2 || !sizes.every((s) => Number.isInteger(s) && s
 }
 for (const op of ops) {
   const [small, large] = sizes ?? SIZES[op];
-  const per = (instructions(op, large) - instructions(op, small)) / (large - small);
+  const per = (instructions(op, large, large) - instructions(op, small, large)) / (large - small);
   console.log(`INSTR ${op} ${(per / 1e6).toFixed(2)}M`);
   process.stderr.write(`#   ${op}: instructions of ${large} ops minus those of ${small}, per op, node --jitless\n`);
 }

@@ -2,21 +2,13 @@
 // 1,000 vs 1, and an Object check when the caller owns 10,000 Objects vs 1.
 import { join } from 'node:path';
 import { msPerOp, oneWarmRound, sideBySide } from '../lib/measure.mjs';
-import { callOk, flushShare, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
+import { callOk, createLedgers, flushShare, openBenchRuntime, spawnChecked } from '../lib/libos.mjs';
 import { insertFloor } from '../lib/sqlite-floor.mjs';
 
 /** A 1 KB entry: its JSON text is exactly 1,024 bytes. */
 const ENTRY_1KB = { text: 'x'.repeat(1013) };
 /** A ~100-byte ledger entry (1,000 of them stay under the 200,000 payload bound). */
 const smallEntry = (i) => ({ i, note: 'x'.repeat(80) });
-
-/** Creates a mutable ledger `{ entries }` owned by `pid`, host-side (no broker call, nothing timed). */
-function createLedgers(rt, pid, names, entries) {
-  return rt.transaction(async (scope) => {
-    const objects = scope.service('objects');
-    for (const name of names) await objects.createForProcess(pid, { type: 'plan', name, payload: { entries }, immutable: false });
-  });
-}
 
 /** `count` host-created Objects owned by `pid` (not attached to its view), in transactions of 500. */
 async function createOwnedObjects(rt, pid, count) {

@@ -27,6 +27,14 @@ export async function spawnChecked(rt, { goal = 'bench', objects = false } = {})
   return p.pid;
 }
 
+/** Creates a mutable ledger `{ entries }` named each of `names`, owned by `pid`, host-side (no broker call, untimed). */
+export function createLedgers(rt, pid, names, entries) {
+  return rt.transaction(async (scope) => {
+    const objects = scope.service('objects');
+    for (const name of names) await objects.createForProcess(pid, { type: 'plan', name, payload: { entries }, immutable: false });
+  });
+}
+
 /** Calls `tool` as `pid` and throws when the envelope is not ok (a bench never times a failure). */
 export async function callOk(rt, pid, tool, args) {
   const r = await rt.call(pid, tool, args);

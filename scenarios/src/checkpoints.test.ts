@@ -515,4 +515,17 @@ describe('fork', () => {
     const report = await drive(rt, 6);
     expect(report.results.map((q) => q.pid)).toContain(root);
   });
+
+  it("[CAP-55.1] a fork observed what its original observed: the forked root's sources are the original's", async () => {
+    const { rt } = await open();
+    const pid = await checkpointAgent(rt);
+    const ledger = await withLedger(rt, pid, 0);
+    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    const sources = async (p: string) => (await rt.transaction((scope) => rt.authority.flow(scope, p).snapshot())).sources;
+    expect(await sources(pid)).toContain(ledger);
+    const cp = await checkpoint(rt, pid);
+    await rt.grant(pid, `checkpoint:${cp.checkpoint_id}`, ['execute']);
+    const f = await ok(rt, pid, 'fork_checkpoint', { checkpoint_id: cp.checkpoint_id });
+    expect(await sources(f.root_pid as string)).toEqual(await sources(pid));
+  });
 });

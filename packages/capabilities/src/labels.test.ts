@@ -1,4 +1,6 @@
-import { DEFAULT_LABELS, canonicalSha256, joinLabels, type DataLabels } from '@libos/sdk';
+import { DEFAULT_LABELS, canonicalSha256, joinLabels, sqliteMigrationKit, type DataLabels } from '@libos/sdk';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assertModelLabels, assertNotMintingGrant, deriveObjectLabels } from './data-labels.js';
 import { checkEgress, validateSinkRules, type SinkRule } from './egress.js';
 import { A, ops } from './internal/testing/helpers.js';
-import { createTestStore, type TestStore } from './internal/testing/test-store.js';
+import type { Db } from './internal/store.js';
+import { countBytesWritten, createTestStore, type TestStore } from './internal/testing/test-store.js';
+import { CAPABILITY_MIGRATIONS } from './migrations.js';
 
 const L = (p: Partial<DataLabels>): DataLabels => ({ ...DEFAULT_LABELS, ...p });
 
@@ -98,6 +102,60 @@ describe('process flow', () => {
     expect(got.labels).toMatchObject({ sensitivity: 'secret', tenant: 'acme' });
     expect(got.sources).toEqual(['obj_new', 'obj_secret']);
     await reopened.close();
+  });
+
+  it('[CAP-55.1] a new source writes one row: the bytes the 300th distinct source writes are the bytes the first wrote', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'caps-')), 'flow.db');
+    const sqlite = new Database(file);
+    const written = countBytesWritten(sqlite);
+    const first = await createTestStore({ sqlite });
+    const taint = async (oid: string) => {
+      const before = written.bytes;
+      await first.run((scope) => first.engine.flow(scope, A).taint({}, [oid]));
+      return written.bytes - before;
+    };
+    const oid = (i: number) => `obj_${i.toString(16).padStart(16, '0')}`;
+    await taint(oid(0)); // the label row's first insert
+    const second = await taint(oid(1));
+    for (let i = 2; i < 299; i++) await taint(oid(i));
+    const last = await taint(oid(299));
+    // Before the sources had rows, the 300th rewrote all 300 ids (~7 KB) where the second wrote 2.
+    expect(last).toBeLessThanOrEqual(second);
+    expect(await taint(oid(7))).toBe(0); // an id already observed writes nothing
+    await first.close();
+    const reopened = await createTestStore({ file, migrate: false });
+    const got = await reopened.run((scope) => reopened.engine.flow(scope, A).snapshot());
+    expect(got.sources).toEqual(Array.from({ length: 300 }, (_, i) => oid(i)));
+    await reopened.close();
+  });
+
+  it("[CAP-55.1] a store written before the sources had rows keeps every process's sources through the migration", async () => {
+    const sqlite = new Database(':memory:');
+    const db = new Kysely<Record<string, never>>({ dialect: new SqliteDialect({ database: sqlite }) }) as unknown as Db;
+    const migrations = CAPABILITY_MIGRATIONS;
+    const upgrade = migrations.findIndex((m) => m.name === 'capabilities_0007_process_sources');
+    for (const m of migrations.slice(0, upgrade)) await m.up(db, sqliteMigrationKit(db));
+    const old = (pid: string, sources: string[]) =>
+      db
+        .insertInto('cap_process_labels')
+        .values({
+          pid,
+          labels: JSON.stringify({ ...DEFAULT_LABELS, sensitivity: 'secret' }),
+          sources: JSON.stringify(sources),
+          updated_at: 'x',
+        })
+        .execute();
+    await old(A, ['obj_b', 'obj_a']);
+    await old('pid_empty', []);
+    for (const m of migrations.slice(upgrade)) await m.up(db, sqliteMigrationKit(db));
+    const s2 = await createTestStore({ sqlite, migrate: false });
+    const snapshot = (pid: string) => s2.run((scope) => s2.engine.flow(scope, pid).snapshot());
+    const got = { a: await snapshot(A), e: await snapshot('pid_empty') };
+    expect(got.a).toEqual({ labels: expect.objectContaining({ sensitivity: 'secret' }), sources: ['obj_a', 'obj_b'] });
+    expect(got.e.sources).toEqual([]);
+    const columns = sqlite.prepare(`select name from pragma_table_info('cap_process_labels')`).all() as { name: string }[];
+    expect(columns.map((c) => c.name)).not.toContain('sources');
+    await s2.close();
   });
 
   it('taint in a rolled-back transaction leaves no trace; a fresh process is default', async () => {

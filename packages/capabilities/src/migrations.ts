@@ -1,4 +1,4 @@
-import type { Migration, MigrationKit } from '@libos/sdk';
+import { LibosError, type Migration, type MigrationKit } from '@libos/sdk';
 import type { Db } from './internal/store.js';
 
 /**
@@ -147,4 +147,37 @@ export const CAPABILITY_MIGRATIONS: readonly Migration[] = Object.freeze([
       await db.schema.createIndex('cap_grants_subject_resource').on('cap_grants').columns(['subject', 'resource', 'status']).execute();
     },
   },
+  {
+    // A process's observed sources, one row each: reading a new Object adds a row instead of rewriting the whole list
+    // (a JSON column that grew with every distinct Object read, so the Nth read wrote N ids). Existing lists move over.
+    name: 'capabilities_0007_process_sources',
+    async up(raw: unknown, kit: MigrationKit) {
+      const db = raw as Db;
+      const t = kit.types;
+      await db.schema
+        .createTable('cap_process_sources')
+        .addColumn('pid', t.id, (c) => c.notNull())
+        .addColumn('oid', t.id, (c) => c.notNull())
+        .addPrimaryKeyConstraint('cap_process_sources_pk', ['pid', 'oid'])
+        .execute();
+      const rows = (await db.selectFrom('cap_process_labels').select(['pid', 'sources']).execute()) as { pid: string; sources: unknown }[];
+      for (const row of rows) {
+        const oids = [...new Set(sourcesOf(row.pid, row.sources))];
+        for (let i = 0; i < oids.length; i += 400) {
+          const values = oids.slice(i, i + 400).map((oid) => ({ pid: row.pid, oid }));
+          await db.insertInto('cap_process_sources').values(values).execute();
+        }
+      }
+      await db.schema.alterTable('cap_process_labels').dropColumn('sources').execute();
+    },
+  },
 ]);
+
+/** The source list of a `cap_process_labels` row before 0007 (JSON text; a driver may hand `jsonb` parsed). */
+function sourcesOf(pid: string, value: unknown): string[] {
+  const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+  if (!Array.isArray(list) || list.some((o) => typeof o !== 'string')) {
+    throw new LibosError('internal_error', `capabilities: cap_process_labels.sources of ${pid} is not a list of ids`);
+  }
+  return list as string[];
+}

@@ -162,7 +162,7 @@ export async function declassifyImpl(
   if (pid !== undefined) {
     const hw = await loadHighWater(db, pid);
     from = hw.labels;
-    await storeHighWater(db, pid, labels, hw.sources, env.clock.now().toISOString(), hw.exists);
+    await storeHighWater(db, pid, labels, env.clock.now().toISOString(), hw.exists);
   }
   await audit(scope, 'data_flow.declassify', target, 'declassified', {
     actor: actorPid,

@@ -8,6 +8,7 @@ export const T = {
   accounts: 'cap_budget_accounts',
   usageReservations: 'cap_budget_reservations',
   labels: 'cap_process_labels',
+  sources: 'cap_process_sources',
   sinkRules: 'cap_sink_rules',
   meta: 'cap_meta',
   manifests: 'cap_manifests',

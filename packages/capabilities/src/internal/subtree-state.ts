@@ -20,8 +20,8 @@ import { ID_BODY_SOURCE } from '@libos/sdk';
 
 /**
  * The authority engine's share of checkpoints (`SubtreeStateContributor`, key `capabilities`): the stored grants
- * held by the subtree's pids (any status), their budget accounts and active provider envelopes, their flow labels and
- * bound manifests.
+ * held by the subtree's pids (any status), their budget accounts and active provider envelopes, their flow labels
+ * with their observed sources, and their bound manifests.
  *
  * Restore keeps the engine's promises: a grant the subtree got after the capture is revoked (cause explicit, reason
  * `checkpoint_restore`), but a grant revoked or exhausted since stays so and a finite grant keeps its current uses
@@ -47,12 +47,17 @@ interface AccountRow {
   closed_at: string | null;
 }
 
+/**
+ * Version 2 keeps each label row's sources as `sources` rows (`cap_process_sources`); a version 1 part (before they
+ * had a table) holds them as a JSON list in the label row.
+ */
 interface CapabilityPart {
-  readonly version: 1;
+  readonly version: 1 | 2;
   readonly grants: readonly GrantRow[];
   readonly accounts: readonly AccountRow[];
   readonly envelopes: readonly Record<string, unknown>[];
   readonly labels: readonly Record<string, unknown>[];
+  readonly sources?: readonly { pid: string; oid: string }[];
   readonly manifests: readonly Record<string, unknown>[];
 }
 
@@ -63,9 +68,16 @@ const ID_TOKEN = new RegExp(`\\b[a-z][a-z0-9]*_${ID_BODY_SOURCE}\\b`, 'g');
 
 function partOf(part: StatePart): CapabilityPart {
   const d = part.data as CapabilityPart | undefined;
-  if (d?.version !== 1 || !Array.isArray(d.grants))
-    throw new LibosError('internal_error', 'capabilities: the checkpoint part is not a version 1 capabilities part');
+  if ((d?.version !== 1 && d?.version !== 2) || !Array.isArray(d.grants))
+    throw new LibosError('internal_error', 'capabilities: the checkpoint part is not a version 1 or 2 capabilities part');
   return d;
+}
+
+/** The sources `pid` had observed at the capture of `data`. */
+function capturedSources(data: CapabilityPart, pid: string): string[] {
+  if (data.version === 2) return (data.sources ?? []).filter((r) => r.pid === pid).map((r) => r.oid);
+  const row = data.labels.find((l) => l.pid === pid);
+  return row?.sources === undefined ? [] : parseJsonColumn<string[]>(row.sources, 'checkpoint cap_process_labels.sources');
 }
 
 async function rowsIn<R>(db: Db, table: string, column: string, pids: readonly string[]): Promise<R[]> {
@@ -96,8 +108,9 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
         (r) => r.status === 'active',
       );
       const labels = await rowsIn<Record<string, unknown>>(db, T.labels, 'pid', subtree.pids);
+      const sources = await rowsIn<{ pid: string; oid: string }>(db, T.sources, 'pid', subtree.pids);
       const manifests = await rowsIn<Record<string, unknown>>(db, T.manifests, 'pid', subtree.pids);
-      const data: CapabilityPart = { version: 1, grants, accounts, envelopes, labels, manifests };
+      const data: CapabilityPart = { version: 2, grants, accounts, envelopes, labels, sources, manifests };
       return { data };
     },
 
@@ -217,15 +230,25 @@ export function capabilityState(env: EngineEnv): SubtreeStateContributor {
         copied.push(row.id);
       }
       for (const l of data.labels) {
-        const to = ctx.renamed(String(l.pid));
+        const from = String(l.pid);
+        const to = ctx.renamed(from);
         if (to === undefined) continue;
-        const cur = (await db.selectFrom(T.labels).selectAll().where('pid', '=', String(l.pid)).executeTakeFirst()) as
-          | Record<string, unknown>
+        const cur = (await db.selectFrom(T.labels).select('labels').where('pid', '=', from).executeTakeFirst()) as
+          | { labels: unknown }
           | undefined;
         await db
           .insertInto(T.labels)
-          .values({ ...(cur ?? l), pid: to, updated_at: now })
+          .values({ pid: to, labels: (cur ?? l).labels, updated_at: now })
           .execute();
+        // The copy observed what the original observed, at the capture and since (sources never go down).
+        const current = (await db.selectFrom(T.sources).select('oid').where('pid', '=', from).execute()) as { oid: string }[];
+        const oids = new Set([...capturedSources(data, from), ...current.map((r) => r.oid)]);
+        const rows = [...oids].sort().map((oid) => ({ pid: to, oid }));
+        for (let i = 0; i < rows.length; i += 400)
+          await db
+            .insertInto(T.sources)
+            .values(rows.slice(i, i + 400))
+            .execute();
       }
       for (const m of data.manifests) {
         const to = ctx.renamed(String(m.pid));

@@ -63,6 +63,23 @@ export function countRowsRead(sqlite: Database.Database, table: string): { rows:
   return counter;
 }
 
+/** Sums the bytes of the values bound to statements that write (wraps `prepare` of a better-sqlite3 connection). */
+export function countBytesWritten(sqlite: Database.Database): { bytes: number } {
+  const counter = { bytes: 0 };
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    const stmt = prepare(source);
+    if (stmt.reader) return stmt;
+    const run = stmt.run.bind(stmt);
+    stmt.run = ((...params: unknown[]) => {
+      for (const p of params.flat()) counter.bytes += typeof p === 'string' ? Buffer.byteLength(p) : 8;
+      return run(...params);
+    }) as typeof stmt.run;
+    return stmt;
+  }) as typeof sqlite.prepare;
+  return counter;
+}
+
 export async function createTestStore(
   opts: { file?: string; sqlite?: Database.Database; clock?: FakeClock; engine?: AuthorityEngine; migrate?: boolean } = {},
 ): Promise<TestStore> {

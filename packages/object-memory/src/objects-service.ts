@@ -28,7 +28,7 @@ import type { ObjectRecord } from './internal/records.js';
 import { omDb } from './internal/schema.js';
 import { requireFreeName, storeObject } from './internal/store-object.js';
 import { DEFAULT_VIEW_TOKEN_BUDGET, planView, type ObjectViewManifestEntry, type RootCandidate } from './internal/view-plan.js';
-import { addRoot, ensureView, getView, setViewFilters, viewRoots, type ViewFilter } from './internal/view-repo.js';
+import { addRoot, ensureView, getView, setViewFilters, viewRootObjects, viewRoots, type ViewFilter } from './internal/view-repo.js';
 import { insertLink, linksFrom as linksFromRepo } from './internal/link-repo.js';
 import { releaseEnded as releaseEndedImpl } from './internal/release.js';
 import { resources } from '@libos/sdk';
@@ -173,7 +173,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     return requirePayload(deps.payloads, record, scope.runtime);
   }
 
-  const available = (r: ObjectRecord) => r.lifecycle === 'live' && deps.payloads.has(r.oid);
+  const available = (r: Pick<ObjectRecord, 'oid' | 'lifecycle'>) => r.lifecycle === 'live' && deps.payloads.has(r.oid);
 
   async function describe(oid: string) {
     const r = await getObject(db, oid);
@@ -257,17 +257,16 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
 
   async function renderView(pid: string, opts: { readonly tokenBudget?: number } = {}): Promise<ObjectRenderedView> {
     const view = await getView(db, pid);
-    const roots = view === null ? [] : await viewRoots(db, view.viewId);
+    const roots = view === null ? [] : await viewRootObjects(db, view.viewId);
     const authority = scope.authorityFor(pid);
     const candidates: RootCandidate[] = [];
-    for (const root of roots) {
-      const decision = await authority.check(resources.object(root.oid), 'materialize');
-      const r = await getObject(db, root.oid);
+    for (const { oid, object: r } of roots) {
+      const decision = await authority.check(resources.object(oid), 'materialize');
       const version = r?.version ?? null;
-      if (!decision.allowed) candidates.push({ oid: root.oid, version, unavailable: 'capability_denied' });
+      if (!decision.allowed) candidates.push({ oid, version, unavailable: 'capability_denied' });
       else if (r === null || (r.lifecycle !== 'live' && r.lifecycle !== 'payload_unavailable'))
-        candidates.push({ oid: root.oid, version, unavailable: 'missing' });
-      else if (!available(r)) candidates.push({ oid: root.oid, version, unavailable: 'payload_unavailable' });
+        candidates.push({ oid, version, unavailable: 'missing' });
+      else if (!available(r)) candidates.push({ oid, version, unavailable: 'payload_unavailable' });
       else
         candidates.push({
           oid: r.oid,
@@ -282,6 +281,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
           updatedSeq: r.updatedSeq,
           labels: r.labels,
           payload: deps.payloads.get(r.oid) as JsonValue,
+          payloadText: deps.payloads.canonical(r.oid)?.text,
         });
     }
     const plan = planView(candidates, view?.filters ?? [], opts.tokenBudget ?? DEFAULT_VIEW_TOKEN_BUDGET);

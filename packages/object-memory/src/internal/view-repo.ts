@@ -1,4 +1,6 @@
 import { LibosError, newId, preparedQuery } from '@libos/sdk';
+import type { DataLabels } from '@libos/sdk';
+import type { LifecycleState, ObjectMetadata, ObjectRecord } from '../object-record.js';
 import type { OmDb } from './schema.js';
 
 /** A MemoryView filter: fields AND-ed, filters OR-ed. */
@@ -30,6 +32,30 @@ const VIEW_OF = preparedQuery(1, (db: OmDb, [pid]) => db.selectFrom('om_views').
 const ROOTS_OF = preparedQuery(1, (db: OmDb, [viewId]) =>
   db.selectFrom('om_view_roots').selectAll().where('view_id', '=', viewId!).orderBy('position', 'asc'),
 );
+
+/** Every root of a view with the columns of its Object a render needs, in one statement (no per-root lookup). */
+const ROOT_OBJECTS_OF = preparedQuery(1, (db: OmDb, [viewId]) =>
+  db
+    .selectFrom('om_view_roots as r')
+    .leftJoin('om_objects as o', 'o.oid', 'r.oid')
+    .select(['r.oid as root_oid', 'r.capability_id', 'o.oid as object_oid', 'o.namespace', 'o.name', 'o.type', 'o.version'])
+    .select(['o.metadata', 'o.labels', 'o.lifecycle_state', 'o.updated_at', 'o.updated_seq'])
+    .where('r.view_id', '=', viewId!)
+    .orderBy('r.position', 'asc'),
+);
+
+/** What a MemoryView render reads of a root's Object (no provenance, which grows with what its creator read). */
+export type RootObject = Pick<
+  ObjectRecord,
+  'oid' | 'namespace' | 'name' | 'type' | 'version' | 'metadata' | 'labels' | 'lifecycle' | 'updatedAt' | 'updatedSeq'
+>;
+
+/** A root of a view and its Object, or null when no Object has that oid. */
+export interface ViewRootObject {
+  readonly oid: string;
+  readonly capabilityId: string | null;
+  readonly object: RootObject | null;
+}
 
 export async function getView(db: OmDb, pid: string): Promise<ViewRecord | null> {
   const row = (await db.executeQuery(VIEW_OF(db, [pid]))).rows[0];
@@ -75,6 +101,33 @@ export async function setViewFilters(db: OmDb, viewId: string, filters: readonly
 export async function viewRoots(db: OmDb, viewId: string): Promise<ViewRoot[]> {
   const { rows } = await db.executeQuery(ROOTS_OF(db, [viewId]));
   return rows.map((r) => ({ oid: r.oid, position: Number(r.position), capabilityId: r.capability_id }));
+}
+
+/**
+ * The roots of a view in order, each with its Object, in one statement: a render of a view with many roots (every
+ * published tool result is one) used to look each Object up on its own.
+ */
+export async function viewRootObjects(db: OmDb, viewId: string): Promise<ViewRootObject[]> {
+  const { rows } = await db.executeQuery(ROOT_OBJECTS_OF(db, [viewId]));
+  return rows.map((r) => ({
+    oid: r.root_oid,
+    capabilityId: r.capability_id,
+    object:
+      r.object_oid === null
+        ? null
+        : {
+            oid: r.object_oid,
+            namespace: r.namespace!,
+            name: r.name!,
+            type: r.type!,
+            version: Number(r.version),
+            metadata: JSON.parse(r.metadata!) as ObjectMetadata,
+            labels: JSON.parse(r.labels!) as DataLabels,
+            lifecycle: r.lifecycle_state as LifecycleState,
+            updatedAt: r.updated_at!,
+            updatedSeq: Number(r.updated_seq),
+          },
+  }));
 }
 
 /** Appends `oid` as the last root unless it is already a root. Returns true when added. */

@@ -118,6 +118,19 @@ describe('Object Memory hot path: statements per call', () => {
     expect(await roots()).toEqual([{ oid: expect.stringMatching(/^obj_/), position: 0 }]);
   });
 
+  test('[OM-69.1] rendering a view of 200 roots issues two statements: the view, then its roots with their Objects', async () => {
+    const objects = createObjectsService(ctx, deps);
+    for (let i = 0; i < 199; i++) await objects.createForProcess(PID, { type: 'observation', name: `o${i}`, payload: { i } });
+    statements = [];
+    const view = await objects.renderView(PID, { tokenBudget: 1_000_000 });
+    expect(view.manifest).toHaveLength(200);
+    expect(view.manifest.every((m) => m.disposition === 'included')).toBe(true);
+    expect(statements.map((s) => s.sql.split(' ').slice(0, 4).join(' '))).toEqual([
+      'select * from "om_views"',
+      'select "r"."oid" as "root_oid",',
+    ]);
+  });
+
   test('the name lookup is one probe of the live-name index, not a scan of the namespace', async () => {
     await sqlOf(readMemoryObjectTool(deps), { name: 'ledger' });
     const lookup = statements[0]!;

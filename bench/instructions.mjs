@@ -2,7 +2,8 @@
 // counted by valgrind's callgrind, for comparing two builds on a machine whose wall clock is too noisy to tell a few
 // percent apart. Not a figure of `npm run bench`: instructions are not time (a syscall or a cache miss counts little),
 // but they barely depend on the machine's load, so a change that does less work shows here. Each op kind runs twice
-// under `node --jitless` (compiled code would differ between runs) and `--no-experimental-fetch` (touching `fetch`
+// under `node --jitless` (compiled code would differ between runs), `--expose-gc` (the child collects before and
+// after its ops, so both runs enter them with the same heap) and `--no-experimental-fetch` (touching `fetch`
 // needs WebAssembly, which --jitless turns off) with `BENCH_INSTR_N` ops (defaults in SIZES); the difference is
 // divided by the difference of ops, so start-up and the runtime's open cancel out. Prints one line per op kind:
 // `INSTR <op> <instructions per op>`. See bench/README.md.
@@ -20,6 +21,7 @@ function instructions(op, n, ledgers) {
     '--callgrind-out-file=/dev/null',
     process.execPath,
     '--jitless',
+    '--expose-gc',
     '--no-experimental-fetch',
     child,
     op,

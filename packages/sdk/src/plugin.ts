@@ -150,6 +150,12 @@ export interface OwnershipResolver {
    * until one of them is written; without it, every check asks again.
    */
   readonly tables?: readonly string[];
+  /**
+   * True when `ownerOf` reads only rows named by `body`'s key (`where oid = ?`), so rows inserted later never change
+   * an owner it found: a found owner then stays cached until a row of `tables` is updated or deleted (`foundRows`),
+   * not whenever one is inserted. A lookup that finds nothing is never cached this way.
+   */
+  readonly keyed?: boolean;
   /** Everything of this kind `owner` owns, oldest first (listing a subject's grants, fork duplication). */
   ownedBy(store: unknown, owner: string): Promise<readonly OwnedResource[]>;
 }

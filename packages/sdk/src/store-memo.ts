@@ -34,3 +34,18 @@ export function memoRead<T>(
 ): Promise<T> {
   return scope.memo ? scope.memo.read(key, tables, load) : load();
 }
+
+/**
+ * A memo dependency on the rows of `table` that a lookup by key found: an INSERT of new rows leaves it valid, while an
+ * UPDATE, DELETE, REPLACE or upsert of the table (or anything the adapter cannot classify) makes it stale. Only for a
+ * value read from rows named by their key and found there: a lookup that found nothing, or a scan, depends on the
+ * whole table (an insert may add the row it looks for).
+ *
+ * @example
+ * declare const findOwner: () => Promise<{ owner: string }>;
+ * const owner = await memoRead(scope, [foundRows('om_objects')], `owner:${oid}`, findOwner);
+ */
+export const foundRows = (table: string): string => `${table}${FOUND_ROWS_SUFFIX}`;
+
+/** What `foundRows` appends to a table's name; a store adapter bumps both names for every write but an insert. */
+export const FOUND_ROWS_SUFFIX = '#found';

@@ -1,4 +1,4 @@
-import { LibosError, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
+import { foundRows, LibosError, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
 import type { CapabilityRecord } from '../capability-record.js';
 import { parseResource, RESOURCE_KIND_PATTERN, type ParsedResource } from '../resource.js';
 import { parseRights } from '../rights.js';
@@ -88,10 +88,37 @@ export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: Par
 export function ownerOf(resolver: OwnershipResolver, db: Db, body: string): Promise<OwnedResource | null> {
   const load = () => resolver.ownerOf(db, body);
   if (!resolver.tables) return load();
-  return readThrough(db, resolver.tables, `owner:${resolver.kind}:${body}`, async () => {
+  const key = `owner:${resolver.kind}:${body}`;
+  if (resolver.keyed) return readFound(db, resolver.tables.map(foundRows), key, load);
+  return readThrough(db, resolver.tables, key, async () => {
     const owned = await load();
     return owned ? Object.freeze(owned) : null;
   });
+}
+
+/** Thrown inside a memo load so that nothing is cached for a key lookup that found nothing. */
+const NOT_FOUND = new Error('owner-grants: not found (never escapes readFound)');
+
+/**
+ * A keyed resolver's owner through the memo on `foundRows` of its tables: an owner found stays cached while rows are
+ * only inserted (a new Object elsewhere), and a lookup that found nothing is never cached (an insert may add it).
+ */
+async function readFound(
+  db: Db,
+  tables: readonly string[],
+  key: string,
+  load: () => Promise<OwnedResource | null>,
+): Promise<OwnedResource | null> {
+  try {
+    return await readThrough(db, tables, key, async () => {
+      const owned = await load();
+      if (owned === null) throw NOT_FOUND;
+      return Object.freeze(owned);
+    });
+  } catch (err) {
+    if (err === NOT_FOUND) return null;
+    throw err;
+  }
 }
 
 /** Every implicit owner record `subject` holds, minus those a stored row replaces (`storedIds`). */

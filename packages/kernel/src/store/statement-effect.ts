@@ -5,12 +5,13 @@
  * not recognised: the memo then drops every entry, which is always safe).
  *
  * @example
- * statementEffect('update "processes" set "status" = ? where "pid" = ?'); // { kind: 'table', table: 'processes' }
+ * statementEffect('update "processes" set "status" = ? where "pid" = ?'); // { kind: 'table', table: 'processes', onlyInserts: false }
  */
 export type StatementEffect =
   | { readonly kind: 'none' }
-  | { readonly kind: 'table'; readonly table: string }
-  | { readonly kind: 'tables'; readonly tables: readonly string[] }
+  /** `onlyInserts`: the statement can only add rows (INSERT, INSERT OR IGNORE, ON CONFLICT DO NOTHING), never change one. */
+  | { readonly kind: 'table'; readonly table: string; readonly onlyInserts: boolean }
+  | { readonly kind: 'tables'; readonly tables: readonly string[]; readonly onlyInserts: true }
   | { readonly kind: 'all' };
 
 const NONE: StatementEffect = { kind: 'none' };
@@ -20,9 +21,14 @@ const WRITE =
 // PostgreSQL's session statements (`set search_path`, `show`, `listen`, `lock`) change no rows either.
 const HARMLESS = /^\s*(?:select|begin|commit|end|savepoint|release|explain|set|show|listen|unlisten|notify|lock)\b/i;
 
+// An insert that cannot change a row already there: not REPLACE, INSERT OR REPLACE, nor an upsert (a `do update`
+// anywhere in the text counts, which errs towards a change).
+const INSERT_ONLY = /^\s*insert(?:\s+or\s+ignore)?\s+into\b/i;
+const UPSERT = /\bdo\s+update\b/i;
+
 export function statementEffect(sql: string): StatementEffect {
   const w = WRITE.exec(sql);
-  if (w) return { kind: 'table', table: (w[1] ?? w[2] ?? w[3])! };
+  if (w) return { kind: 'table', table: (w[1] ?? w[2] ?? w[3])!, onlyInserts: INSERT_ONLY.test(sql) && !UPSERT.test(sql) };
   if (HARMLESS.test(sql)) return NONE;
   if (/^\s*with\b/i.test(sql)) return withEffect(sql);
   return ALL;
@@ -43,5 +49,5 @@ function withEffect(sql: string): StatementEffect {
     if (!into) return ALL;
     tables.add(into[1]!);
   }
-  return tables.size === 0 ? NONE : { kind: 'tables', tables: [...tables] };
+  return tables.size === 0 ? NONE : { kind: 'tables', tables: [...tables], onlyInserts: true };
 }

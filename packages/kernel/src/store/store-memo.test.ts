@@ -1,3 +1,4 @@
+import { foundRows } from '@libos/sdk';
 import { describe, expect, it } from 'vitest';
 import { statementEffect } from './statement-effect.js';
 import { MEMO_CAPACITY, MEMO_EVICTED_AT_ONCE, TableMemo } from './store-memo.js';
@@ -60,6 +61,25 @@ describe('TableMemo', () => {
     expect(c.count).toBe(2);
   });
 
+  it('[K-9.16] an entry on foundRows(t) survives an insert into t; an update, a delete or a rollback drops it', async () => {
+    const memo = new TableMemo();
+    const found = counter();
+    const scan = counter();
+    const read = () => memo.read('owner:o1', [foundRows('om_objects')], found.load);
+    const list = () => memo.read('all', ['om_objects'], scan.load);
+    await read();
+    await list();
+    memo.wrote('om_objects', true);
+    expect(await read()).toBe(1);
+    expect(await list()).toBe(2); // a scan may see the new row
+    memo.wrote('om_objects');
+    expect(await read()).toBe(2);
+    memo.wroteAll();
+    expect(await read()).toBe(3);
+    memo.wrote('om_namespaces');
+    expect(await read()).toBe(3);
+  });
+
   it('[K-9.3] write-through caches the value the writer left; other keys on the table stay invalid', async () => {
     const memo = new TableMemo();
     const other = counter();
@@ -80,11 +100,16 @@ describe('statementEffect', () => {
     ['savepoint libos_sp_0', { kind: 'none' }],
     ['release libos_sp_0', { kind: 'none' }],
     ['with "x" as (select 1) select * from "x"', { kind: 'none' }],
-    ['insert into "events" ("id") values (?)', { kind: 'table', table: 'events' }],
-    ['insert or ignore into "llm_texts" ("sha256") values (?)', { kind: 'table', table: 'llm_texts' }],
-    ['update "processes" set "status" = ?', { kind: 'table', table: 'processes' }],
-    ['delete from "pending_actions" where "pid" = ?', { kind: 'table', table: 'pending_actions' }],
-    ['replace into cap_meta (key, value) values (?, ?)', { kind: 'table', table: 'cap_meta' }],
+    ['insert into "events" ("id") values (?)', { kind: 'table', table: 'events', onlyInserts: true }],
+    ['insert or ignore into "llm_texts" ("sha256") values (?)', { kind: 'table', table: 'llm_texts', onlyInserts: true }],
+    ['update "processes" set "status" = ?', { kind: 'table', table: 'processes', onlyInserts: false }],
+    ['delete from "pending_actions" where "pid" = ?', { kind: 'table', table: 'pending_actions', onlyInserts: false }],
+    ['replace into cap_meta (key, value) values (?, ?)', { kind: 'table', table: 'cap_meta', onlyInserts: false }],
+    ['insert or replace into "cap_meta" ("key") values (?)', { kind: 'table', table: 'cap_meta', onlyInserts: false }],
+    [
+      'insert into "cap_budget_accounts" ("pid") values ($1) on conflict ("pid") do update set "spent" = $2',
+      { kind: 'table', table: 'cap_budget_accounts', onlyInserts: false },
+    ],
     ['rollback', { kind: 'all' }],
     ['rollback to libos_sp_3', { kind: 'all' }],
     ['create table "t" ("a" text)', { kind: 'all' }],
@@ -92,13 +117,13 @@ describe('statementEffect', () => {
     ['pragma wal_checkpoint(TRUNCATE)', { kind: 'all' }],
     ['select "gen" from "processes" where "pid" = $1 for update', { kind: 'none' }],
     ['set search_path to libos', { kind: 'none' }],
-    ['insert into "events" ("id") values ($1) returning "seq"', { kind: 'table', table: 'events' }],
-    ['insert into "llm_texts" ("sha256") values ($1) on conflict do nothing', { kind: 'table', table: 'llm_texts' }],
+    ['insert into "events" ("id") values ($1) returning "seq"', { kind: 'table', table: 'events', onlyInserts: true }],
+    ['insert into "llm_texts" ("sha256") values ($1) on conflict do nothing', { kind: 'table', table: 'llm_texts', onlyInserts: true }],
     ['alter table "events" drop constraint "events_id_key"', { kind: 'all' }],
     [
       'with e as (insert into "events" ("id") values ($1) returning "id"), a as (insert into "audit_records" ("id") values ($2) ' +
         'returning "id") select "id" from e union all select "id" from a',
-      { kind: 'tables', tables: ['events', 'audit_records'] },
+      { kind: 'tables', tables: ['events', 'audit_records'], onlyInserts: true },
     ],
     ['with e as (insert into "events" ("id") values ($1) returning "id") update "processes" set "gen" = 1', { kind: 'all' }],
     ['with e as (insert into "events" ("id") values ($1) on conflict do update set "id" = $1) select 1', { kind: 'all' }],

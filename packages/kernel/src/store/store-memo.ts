@@ -1,4 +1,4 @@
-import type { StoreMemo } from '@libos/sdk';
+import { foundRows, type StoreMemo } from '@libos/sdk';
 
 /** Entries kept at most; the oldest go first (a runtime with more hot rows than this reads some twice). */
 export const MEMO_CAPACITY = 20_000;
@@ -45,9 +45,16 @@ export class TableMemo implements StoreMemo {
     this.#put(key, { value, epoch: this.#epoch, tables, gens: tables.map((t) => this.#gens.get(t) ?? 0) });
   }
 
-  /** A statement wrote `table`: every entry read from it is stale. */
-  wrote(table: string): void {
+  /**
+   * A statement wrote `table`: every entry read from it is stale; unless the statement only inserted rows
+   * (`onlyInserts`), so are those that depend on rows found in it by key (`foundRows`).
+   */
+  wrote(table: string, onlyInserts = false): void {
     this.#gens.set(table, (this.#gens.get(table) ?? 0) + 1);
+    if (!onlyInserts) {
+      const found = foundRows(table);
+      this.#gens.set(found, (this.#gens.get(found) ?? 0) + 1);
+    }
   }
 
   /** Writes that name no one table (ROLLBACK, ROLLBACK TO, DDL, a restore): every entry is stale. */

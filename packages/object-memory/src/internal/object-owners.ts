@@ -28,6 +28,8 @@ function owned(row: { oid: string; owner_id: string; immutable: number; created_
 export const objectOwners: OwnershipResolver = {
   kind: 'object',
   tables: ['om_objects'],
+  // By oid, the primary key: creating other Objects never changes an owner found (only an update or delete does).
+  keyed: true,
   async ownerOf(store, oid) {
     const db = omDb(store);
     const row = (await db.executeQuery(OWNER_OF(db, [oid]))).rows[0];

@@ -232,10 +232,10 @@ function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
     case 'none':
       return undefined;
     case 'table':
-      return () => memo.wrote(effect.table);
+      return () => memo.wrote(effect.table, effect.onlyInserts);
     case 'tables':
       return () => {
-        for (const t of effect.tables) memo.wrote(t);
+        for (const t of effect.tables) memo.wrote(t, effect.onlyInserts);
       };
     case 'all':
       return () => memo.wroteAll();

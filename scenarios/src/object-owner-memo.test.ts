@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { capabilities } from '@libos/capabilities';
+import { openRuntime, type Runtime } from '@libos/kernel';
+import { objectMemory } from '@libos/object-memory';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// K-9.16 on a real SQLite file store: an Object's owner, found by its oid, stays in the store memo while other
+// Objects are created, and an update of the Object's row is seen by the very next check. The owner lookups are
+// counted where the kernel runs them, on better-sqlite3's statements (a file store, so SQLite only).
+
+const SKILL = 'agent-libos-object-memory';
+const OWNER_LOOKUP = /^select "oid", "owner_id", "immutable", "created_at" from "om_objects" where "oid" = \?$/;
+
+const runtimes: Runtime[] = [];
+const dirs: string[] = [];
+let restore: (() => void) | undefined;
+afterEach(async () => {
+  restore?.();
+  restore = undefined;
+  for (const rt of runtimes.splice(0)) await rt.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** Counts, per oid, the owner lookups every better-sqlite3 connection opened from now on runs. */
+function countOwnerLookups(): Map<string, number> {
+  const counts = new Map<string, number>();
+  const proto = Database.prototype as unknown as { prepare(this: Database.Database, source: string): Database.Statement };
+  const prepare = proto.prepare;
+  proto.prepare = function (this: Database.Database, source: string) {
+    const stmt = prepare.call(this, source);
+    if (!OWNER_LOOKUP.test(source)) return stmt;
+    for (const method of ['all', 'get', 'iterate'] as const) {
+      const run = (stmt[method] as (...args: unknown[]) => unknown).bind(stmt);
+      (stmt as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        const oid = String((args.flat() as unknown[])[0]);
+        counts.set(oid, (counts.get(oid) ?? 0) + 1);
+        return run(...args);
+      };
+    }
+    return stmt;
+  };
+  restore = () => {
+    proto.prepare = prepare;
+  };
+  return counts;
+}
+
+async function open(): Promise<Runtime> {
+  const dir = mkdtempSync(join(tmpdir(), 'libos-owner-memo-'));
+  dirs.push(dir);
+  const rt = await openRuntime({ path: join(dir, 'store.db'), plugins: [capabilities(), objectMemory()] });
+  runtimes.push(rt);
+  return rt;
+}
+
+async function ok(rt: Runtime, pid: string, tool: string, args: Record<string, unknown>) {
+  const r = await rt.call(pid, tool, args);
+  if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
+  return r.payload as { oid: string };
+}
+
+describe('an Object owner found by key (K-9.16)', () => {
+  it('[K-9.16] stays cached while other Objects are created; an append (an update of its row) drops it', async () => {
+    const lookups = countOwnerLookups();
+    const rt = await open();
+    const { pid } = await rt.spawn({ goal: 'g' });
+    await rt.activateSkill(pid, SKILL);
+    const { oid } = await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
+    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    const warm = lookups.get(oid) ?? 0;
+    expect(warm).toBeGreaterThan(0); // the owner was looked up at least once
+    for (let i = 0; i < 5; i++) await ok(rt, pid, 'create_memory_object', { type: 'observation', name: `o${i}`, payload: i });
+    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    expect(lookups.get(oid) ?? 0).toBe(warm);
+    await ok(rt, pid, 'append_memory_object', { name: 'ledger', entry: 1 });
+    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    expect(lookups.get(oid) ?? 0).toBeGreaterThan(warm);
+  });
+
+  it('[K-9.16] a change of owner in the store is seen by the next check: the old owner is refused, the new allowed', async () => {
+    const rt = await open();
+    const a = (await rt.spawn({ goal: 'a' })).pid;
+    const b = (await rt.spawn({ goal: 'b' })).pid;
+    for (const pid of [a, b]) await rt.activateSkill(pid, SKILL);
+    const { oid } = await ok(rt, a, 'create_memory_object', { type: 'plan', name: 'p', payload: 1 });
+    const decide = (pid: string) => rt.transaction((scope) => rt.authority.authorize(scope, pid, `object:${oid}`, 'read'));
+    expect((await decide(a)).allowed).toBe(true);
+    expect((await decide(b)).allowed).toBe(false);
+    await ok(rt, a, 'create_memory_object', { type: 'plan', name: 'q', payload: 2 }); // an insert: a stays cached
+    await rt.transaction((scope) =>
+      (scope.store as import('kysely').Kysely<any>) // eslint-disable-line @typescript-eslint/no-explicit-any
+        .updateTable('om_objects')
+        .set({ owner_id: b })
+        .where('oid', '=', oid)
+        .execute(),
+    );
+    expect((await decide(a)).allowed).toBe(false);
+    expect((await decide(b)).allowed).toBe(true);
+  });
+});

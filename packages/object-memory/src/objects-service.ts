@@ -18,7 +18,7 @@ import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
 import { requirePayload } from './internal/object-access.js';
-import { findObjectByName, getObject, listVisibleObjects, lookupName, writeAppend } from './internal/object-repo.js';
+import { findObjectByName, getObject, lifecyclesAndLabels, listVisibleObjects, lookupName, writeAppend } from './internal/object-repo.js';
 import { MAX_PAYLOAD_SIZE } from './bounds.js';
 import { tokenEstimate } from './internal/metadata.js';
 import { writePayload } from './internal/payload-writes.js';
@@ -125,9 +125,10 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     }
     const parents = [...new Set(input.parentOids ?? [])];
     const parentLabels: DataLabels[] = [];
+    const found = await lifecyclesAndLabels(db, parents);
     for (const parent of parents) {
-      const record = await getObject(db, parent);
-      if (record === null || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
+      const record = found.get(parent);
+      if (record === undefined || (record.lifecycle !== 'live' && record.lifecycle !== 'payload_unavailable')) {
         throw new LibosError('parent_not_found', `parentOids: no live Object ${JSON.stringify(parent)}`, {
           details: { field: 'parentOids', oid: parent },
         });

@@ -24,6 +24,38 @@ export async function getObject(db: OmDb, oid: string): Promise<ObjectRecord | n
   return row === undefined ? null : objectFromRow(row);
 }
 
+/** Parents looked up at once: a statement per 256 (a tool result is parented by every Object its process read). */
+const PARENTS_AT_ONCE = 256;
+const PARENTS_BY_SIZE = new Map<number, ReturnType<typeof compileParents>>();
+
+function compileParents(n: number) {
+  return preparedQuery(n, (db: OmDb, oids) =>
+    db.selectFrom('om_objects').select(['oid', 'lifecycle_state', 'labels']).where('oid', 'in', oids.slice(0, n)),
+  );
+}
+
+/**
+ * The lifecycle and labels of each of `oids` that exists, by oid, in one statement per 256 (each statement compiled
+ * once per store for each power-of-two size, the list padded with its first oid).
+ */
+export async function lifecyclesAndLabels(
+  db: OmDb,
+  oids: readonly string[],
+): Promise<Map<string, { readonly lifecycle: LifecycleState; readonly labels: DataLabels }>> {
+  const out = new Map<string, { readonly lifecycle: LifecycleState; readonly labels: DataLabels }>();
+  for (let i = 0; i < oids.length; i += PARENTS_AT_ONCE) {
+    const part = oids.slice(i, i + PARENTS_AT_ONCE);
+    const size = 2 ** Math.ceil(Math.log2(part.length));
+    let q = PARENTS_BY_SIZE.get(size);
+    if (!q) PARENTS_BY_SIZE.set(size, (q = compileParents(size)));
+    const args = part.concat(Array.from({ length: size - part.length }, () => part[0]!));
+    for (const r of (await db.executeQuery(q(db, args))).rows) {
+      out.set(r.oid, { lifecycle: r.lifecycle_state as LifecycleState, labels: JSON.parse(r.labels) as DataLabels });
+    }
+  }
+  return out;
+}
+
 /** The live (or payload-unavailable) Object holding `name` in `namespace`, or null. */
 export async function findObjectByName(db: OmDb, namespace: string, name: string): Promise<ObjectRecord | null> {
   const row = await db

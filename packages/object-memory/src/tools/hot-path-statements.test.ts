@@ -131,6 +131,23 @@ describe('Object Memory hot path: statements per call', () => {
     ]);
   });
 
+  test('[OM-77.1] a host create with 300 parents looks them up in two statements, and a missing one is still named', async () => {
+    const objects = createObjectsService(ctx, deps);
+    const parents: string[] = [];
+    for (let i = 0; i < 300; i++)
+      parents.push((await objects.createForProcess(PID, { type: 'observation', name: `p${i}`, payload: i })).oid);
+    statements = [];
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'child', payload: 1, parentOids: parents });
+    const sql = statements.map((s) => s.sql);
+    expect(sql.filter((s) => /^select "oid", "lifecycle_state", "labels" from "om_objects"/.test(s))).toHaveLength(2);
+    expect(sql.filter((s) => s.startsWith('select * from "om_objects"'))).toEqual([]);
+    const row = await db.selectFrom('om_objects').select('provenance').where('name', '=', 'child').executeTakeFirstOrThrow();
+    expect(JSON.parse(row.provenance).parent_oids).toEqual(expect.arrayContaining(parents));
+    const missing = 'obj_ffffffffffffffff';
+    const created = objects.createForProcess(PID, { type: 'plan', name: 'orphan', payload: 1, parentOids: [...parents, missing] });
+    await expect(created).rejects.toMatchObject({ code: 'parent_not_found', details: { oid: missing } });
+  });
+
   test('the name lookup is one probe of the live-name index, not a scan of the namespace', async () => {
     await sqlOf(readMemoryObjectTool(deps), { name: 'ledger' });
     const lookup = statements[0]!;

@@ -81,6 +81,19 @@ describe('MemoryView planning', () => {
     expect(JSON.parse(whole).payload).toEqual(payload);
   });
 
+  test('[OM-69.1] a render kept for a payload value follows its envelope: a new version, title or name renders anew', () => {
+    const payload = Object.freeze({ v: 'same value' });
+    const textOf = (extra: Partial<Extract<RootCandidate, { namespace: string }>>) =>
+      planView([root('o1', 'plan', payload, extra)], [], 8_000).included[0]!.text;
+    const first = textOf({ version: 1, title: null });
+    expect(textOf({ version: 1, title: null })).toBe(first);
+    expect(JSON.parse(textOf({ version: 2, title: null })).version).toBe(2);
+    expect(JSON.parse(textOf({ version: 2, title: 'null' })).title).toBe('null');
+    expect(JSON.parse(textOf({ version: 2, title: null, name: 'renamed' })).name).toBe('renamed');
+    expect(JSON.parse(textOf({ version: 1, title: null }))).toEqual(JSON.parse(first));
+    expect(JSON.parse(planView([root('o1', 'plan', { v: 'other' })], [], 8_000).included[0]!.text).payload).toEqual({ v: 'other' });
+  });
+
   test('plan_first: goal, task, plan, step, rest; newest first within a rank; output in root order', () => {
     const roots = [root('a', 'observation'), root('b', 'step'), root('c', 'goal'), root('d', 'plan'), root('e', 'plan')];
     const tokens = estimateTokens(renderRoot(roots[0] as never));

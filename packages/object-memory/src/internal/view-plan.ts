@@ -70,6 +70,33 @@ export function renderRoot(root: RenderableRoot): string {
   );
 }
 
+/** A root's render and what it was rendered from besides the payload. */
+interface Rendered {
+  readonly envelope: string;
+  readonly text: string;
+  readonly tokens: number;
+  readonly sha: string;
+}
+
+/**
+ * Renders, by payload value: the payload store's values are deep-frozen, so one value is one content, and a view
+ * renders the same roots turn after turn (every published tool result stays one). Entries go with their payloads.
+ */
+const RENDERED = new WeakMap<object, Rendered>();
+
+/** `renderRoot` with its tokens and digest, reused while the payload value and the envelope's fields are the same. */
+function renderedRoot(root: RenderableRoot): Rendered {
+  const payload = root.payload;
+  const keyed = payload !== null && typeof payload === 'object';
+  const envelope = keyed ? JSON.stringify([root.oid, root.version, root.namespace, root.name, root.type, root.title, root.summary]) : '';
+  const hit = keyed ? RENDERED.get(payload) : undefined;
+  if (hit !== undefined && hit.envelope === envelope) return hit;
+  const text = renderRoot(root);
+  const rendered: Rendered = { envelope, text, tokens: estimateTokens(text), sha: sha256Hex(text) };
+  if (keyed) RENDERED.set(payload, rendered);
+  return rendered;
+}
+
 /** True when the root passes the filters: none means all; filters are OR-ed, a filter's fields AND-ed. */
 export function matchesFilters(root: RenderableRoot, filters: readonly ViewFilter[]): boolean {
   if (filters.length === 0) return true;
@@ -126,9 +153,7 @@ export function planView(candidates: readonly RootCandidate[], filters: readonly
   ranked.sort((a, b) => rankOf(a.type) - rankOf(b.type) || b.updatedAt.localeCompare(a.updatedAt) || b.updatedSeq - a.updatedSeq);
   let used = 0;
   for (const root of ranked) {
-    const text = renderRoot(root);
-    const tokens = estimateTokens(text);
-    const sha = sha256Hex(text);
+    const { text, tokens, sha } = renderedRoot(root);
     if (used + tokens <= tokenBudget) {
       used += tokens;
       rendered.set(root.oid, { text, tokens, labels: root.labels });

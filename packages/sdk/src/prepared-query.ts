@@ -53,3 +53,26 @@ export function preparedQuery<H extends object, C extends CompiledLike>(
     return { ...compiled, parameters };
   };
 }
+
+/**
+ * `preparedQuery` for a statement whose shape depends on a size (the length of an `in` list, the rows of a multi-row
+ * insert): one prepared query per size, made on first use, each compiled once per store adapter.
+ *
+ * @example
+ * const byOids = preparedQueryPerSize(
+ *   (n) => n,
+ *   (h: typeof db, oids) => h.selectFrom('om_objects').selectAll().where('oid', 'in', oids),
+ * );
+ * const { rows } = await db.executeQuery(byOids(2)(db, ['obj_1', 'obj_2']));
+ */
+export function preparedQueryPerSize<H extends object, C extends CompiledLike>(
+  arity: (size: number) => number,
+  build: (handle: H, args: readonly string[], size: number) => { compile(): C },
+): (size: number) => (handle: H, args: readonly unknown[]) => C {
+  const bySize = new Map<number, (handle: H, args: readonly unknown[]) => C>();
+  return (size) => {
+    let query = bySize.get(size);
+    if (!query) bySize.set(size, (query = preparedQuery<H, C>(arity(size), (handle, args) => build(handle, args, size))));
+    return query;
+  };
+}

@@ -1,4 +1,4 @@
-import { preparedQuery, type Effect, type Right } from '@libos/sdk';
+import { preparedQuery, preparedQueryPerSize, type Effect, type Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
 import { changed, parseJsonColumn, readThrough, T, type Db } from './store.js';
@@ -145,27 +145,23 @@ export function grantsCovering(db: Db, subject: string, resource: ParsedResource
   });
 }
 
-/** The query of `grantsCovering`, compiled once per store for each number of patterns (and with or without `alsoId`). */
-const COVERING = new Map<string, ReturnType<typeof compileCovering>>();
-function coveringQuery(patterns: number, withId: boolean): ReturnType<typeof compileCovering> {
-  const key = `${patterns}:${withId}`;
-  let q = COVERING.get(key);
-  if (!q) COVERING.set(key, (q = compileCovering(patterns, withId)));
-  return q;
-}
-
-function compileCovering(patterns: number, withId: boolean) {
-  return preparedQuery(1 + patterns + (withId ? 1 : 0), (db: Db, args) =>
-    db
-      .selectFrom(T.grants)
-      .selectAll()
-      .where('subject', '=', args[0]!)
-      .where('resource', 'in', args.slice(1, 1 + patterns))
-      .where((eb) => (withId ? eb.or([eb('status', '=', 'active'), eb('id', '=', args[1 + patterns]!)]) : eb('status', '=', 'active')))
-      .orderBy('issued_at')
-      .orderBy('id'),
+/** The query of `grantsCovering` for each number of patterns, with or without `alsoId`, compiled once per store. */
+const coveringBy = (withId: boolean) =>
+  preparedQueryPerSize(
+    (patterns) => 1 + patterns + (withId ? 1 : 0),
+    (db: Db, args, patterns) =>
+      db
+        .selectFrom(T.grants)
+        .selectAll()
+        .where('subject', '=', args[0]!)
+        .where('resource', 'in', args.slice(1, 1 + patterns))
+        .where((eb) => (withId ? eb.or([eb('status', '=', 'active'), eb('id', '=', args[1 + patterns]!)]) : eb('status', '=', 'active')))
+        .orderBy('issued_at')
+        .orderBy('id'),
   );
-}
+const COVERING = coveringBy(false);
+const COVERING_WITH_ID = coveringBy(true);
+const coveringQuery = (patterns: number, withId: boolean) => (withId ? COVERING_WITH_ID : COVERING)(patterns);
 
 export async function allGrantsOf(db: Db, subject: string): Promise<CapabilityRecord[]> {
   const rows = (await db

@@ -1,4 +1,4 @@
-import { canonicalJson, LibosError, preparedQuery, runGuarded, sha256Hex } from '@libos/sdk';
+import { canonicalJson, LibosError, preparedQuery, preparedQueryPerSize, runGuarded, sha256Hex } from '@libos/sdk';
 import type { Insertable } from 'kysely';
 import type { LlmRequest, LlmResponse } from '../llm/provider.js';
 import type { KernelStore, LlmCallsTable } from '../store/kernel-database.js';
@@ -82,23 +82,16 @@ async function storedRequest(db: KernelStore, c: LlmCallInput): Promise<unknown>
 
 /** Texts inserted by one statement (128 parameters); a first prompt brings ~30 new ones, a later one a few. */
 const TEXTS_AT_ONCE = 64;
-const INSERT_TEXTS = new Map<number, ReturnType<typeof compileInsertTexts>>();
 
 /** The insert of `n` texts (ON CONFLICT absorbs one already stored), compiled once per store for each `n`. */
-function insertTexts(n: number): ReturnType<typeof compileInsertTexts> {
-  let q = INSERT_TEXTS.get(n);
-  if (!q) INSERT_TEXTS.set(n, (q = compileInsertTexts(n)));
-  return q;
-}
-
-function compileInsertTexts(n: number) {
-  return preparedQuery(2 * n, (db: KernelStore, args) =>
+const insertTexts = preparedQueryPerSize(
+  (n) => 2 * n,
+  (db: KernelStore, args, n) =>
     db
       .insertInto('llm_texts')
       .values(Array.from({ length: n }, (_, i) => ({ sha256: args[2 * i]!, text: args[2 * i + 1]! })))
       .onConflict((oc) => oc.column('sha256').doNothing()),
-  );
-}
+);
 
 /**
  * Inserts the texts not known to be stored (K-15.28): those `committed` holds went to `llm_texts` in a transaction

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import { preparedQuery } from '@libos/sdk';
+import { preparedQuery, preparedQueryPerSize } from '@libos/sdk';
 import { describe, expect, it } from 'vitest';
 
 interface Db {
@@ -50,5 +50,27 @@ describe('preparedQuery', () => {
     expect(r.numAffectedRows).toBe(1n);
     expect(await db.selectFrom('t').select('note').where('id', '=', 'b').executeTakeFirst()).toEqual({ note: null });
     await db.destroy();
+  });
+});
+
+describe('preparedQueryPerSize', () => {
+  it('[K-9.8] is, for each size, the query built anew with that many values; one prepared query per size', () => {
+    const byIds = preparedQueryPerSize(
+      (n) => 1 + n,
+      (db: Kysely<Db>, [kind, ...ids], n) => {
+        expect(ids).toHaveLength(n);
+        return byKindAndIds(db, kind!, ids);
+      },
+    );
+    expect(byIds(2)).toBe(byIds(2));
+    expect(byIds(3)).not.toBe(byIds(2));
+    for (const db of [sqlite(), postgres()]) {
+      for (const ids of [['a'], ['a', 'b'], ['c', 'd', 'e', 'f']]) {
+        const fresh = byKindAndIds(db, 'k', ids).compile();
+        const bound = byIds(ids.length)(db, ['k', ...ids]);
+        expect(bound.sql).toBe(fresh.sql);
+        expect(bound.parameters).toEqual(fresh.parameters);
+      }
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { preparedQuery, type DataLabels } from '@libos/sdk';
+import { preparedQuery, preparedQueryPerSize, type DataLabels } from '@libos/sdk';
 import { sql } from 'kysely';
 import type { ObjectMetadata } from './metadata.js';
 import { objectFromRow, type ObjectRecord, type Provenance } from './records.js';
@@ -26,13 +26,10 @@ export async function getObject(db: OmDb, oid: string): Promise<ObjectRecord | n
 
 /** Parents looked up at once: a statement per 256 (a tool result is parented by every Object its process read). */
 const PARENTS_AT_ONCE = 256;
-const PARENTS_BY_SIZE = new Map<number, ReturnType<typeof compileParents>>();
-
-function compileParents(n: number) {
-  return preparedQuery(n, (db: OmDb, oids) =>
-    db.selectFrom('om_objects').select(['oid', 'lifecycle_state', 'labels']).where('oid', 'in', oids.slice(0, n)),
-  );
-}
+const PARENTS = preparedQueryPerSize(
+  (n) => n,
+  (db: OmDb, oids) => db.selectFrom('om_objects').select(['oid', 'lifecycle_state', 'labels']).where('oid', 'in', oids),
+);
 
 /**
  * The lifecycle and labels of each of `oids` that exists, by oid, in one statement per 256 (each statement compiled
@@ -46,10 +43,8 @@ export async function lifecyclesAndLabels(
   for (let i = 0; i < oids.length; i += PARENTS_AT_ONCE) {
     const part = oids.slice(i, i + PARENTS_AT_ONCE);
     const size = 2 ** Math.ceil(Math.log2(part.length));
-    let q = PARENTS_BY_SIZE.get(size);
-    if (!q) PARENTS_BY_SIZE.set(size, (q = compileParents(size)));
     const args = part.concat(Array.from({ length: size - part.length }, () => part[0]!));
-    for (const r of (await db.executeQuery(q(db, args))).rows) {
+    for (const r of (await db.executeQuery(PARENTS(size)(db, args))).rows) {
       out.set(r.oid, { lifecycle: r.lifecycle_state as LifecycleState, labels: JSON.parse(r.labels) as DataLabels });
     }
   }

@@ -2,6 +2,7 @@ import { LibosError } from '@libos/sdk';
 import { appendTarget } from './append.js';
 import { canonicalize, canonicalLength, quotedLength, type Canonical } from './canonical.js';
 import type { JsonValue } from './json-value.js';
+import { deepFreeze } from './deep-freeze.js';
 import { jsonSize, stringSize } from './size.js';
 
 /** What a payload measures: SIZE (every byte bound) and the code points of its CANON (token estimate). */
@@ -146,12 +147,4 @@ export class PayloadCell {
     }
     this.tails = new Map();
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value as object)) deepFreeze(v);
-  }
-  return value;
 }

@@ -1,6 +1,7 @@
 import { LibosError, newId, preparedQuery } from '@libos/sdk';
 import type { DataLabels } from '@libos/sdk';
 import type { LifecycleState, ObjectMetadata, ObjectRecord } from '../object-record.js';
+import { deepFreeze } from './deep-freeze.js';
 import type { OmDb } from './schema.js';
 
 /** A MemoryView filter: fields AND-ed, filters OR-ed. */
@@ -49,6 +50,22 @@ export type RootObject = Pick<
   ObjectRecord,
   'oid' | 'namespace' | 'name' | 'type' | 'version' | 'metadata' | 'labels' | 'lifecycle' | 'updatedAt' | 'updatedSeq'
 >;
+
+/** Parsed metadata and labels by their JSON text: one text is one value, so an entry is never stale. */
+const PARSED = new Map<string, unknown>();
+/** Texts kept parsed at most (a render of a view with more roots than this parses some again); emptied when full. */
+const PARSED_CAPACITY = 8_192;
+
+/** `JSON.parse(text)`, deep-frozen and shared with every render that meets the same text. */
+function parsedColumn<T>(text: string): T {
+  let value = PARSED.get(text);
+  if (value === undefined) {
+    if (PARSED.size >= PARSED_CAPACITY) PARSED.clear();
+    value = deepFreeze(JSON.parse(text) as unknown);
+    PARSED.set(text, value);
+  }
+  return value as T;
+}
 
 /** A root of a view and its Object, or null when no Object has that oid. */
 export interface ViewRootObject {
@@ -121,8 +138,8 @@ export async function viewRootObjects(db: OmDb, viewId: string): Promise<ViewRoo
             name: r.name!,
             type: r.type!,
             version: Number(r.version),
-            metadata: JSON.parse(r.metadata!) as ObjectMetadata,
-            labels: JSON.parse(r.labels!) as DataLabels,
+            metadata: parsedColumn<ObjectMetadata>(r.metadata!),
+            labels: parsedColumn<DataLabels>(r.labels!),
             lifecycle: r.lifecycle_state as LifecycleState,
             updatedAt: r.updated_at!,
             updatedSeq: Number(r.updated_seq),

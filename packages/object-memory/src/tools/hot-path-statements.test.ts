@@ -4,6 +4,7 @@ import { DEFAULT_LABELS, sqliteMigrationKit, type Authority, type Decision, type
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
 import { migrations } from '../internal/migrations.js';
+import { getView, viewRootObjects } from '../internal/view-repo.js';
 import { createObjectsService } from '../objects-service.js';
 import { createPayloadStore } from '../payload-store.js';
 import { appendMemoryObjectTool } from './append-memory-object.js';
@@ -129,6 +130,20 @@ describe('Object Memory hot path: statements per call', () => {
       'select * from "om_views"',
       'select "r"."oid" as "root_oid",',
     ]);
+  });
+
+  test('[OM-69.1] roots read again share their parsed metadata and labels, frozen, until the row changes', async () => {
+    const viewId = (await getView(db, PID))!.viewId;
+    const [first] = await viewRootObjects(db, viewId);
+    const [again] = await viewRootObjects(db, viewId);
+    expect(again!.object!.metadata).toBe(first!.object!.metadata);
+    expect(again!.object!.labels).toBe(first!.object!.labels);
+    expect(Object.isFrozen(first!.object!.metadata.tags)).toBe(true);
+    const metadata = JSON.stringify({ ...first!.object!.metadata, title: 'changed' });
+    await db.updateTable('om_objects').set({ metadata }).where('oid', '=', first!.oid).execute();
+    const [changed] = await viewRootObjects(db, viewId);
+    expect(changed!.object!.metadata.title).toBe('changed');
+    expect(changed!.object!.labels).toBe(first!.object!.labels);
   });
 
   test('[OM-77.1] a host create with 300 parents looks them up in two statements, and a missing one is still named', async () => {

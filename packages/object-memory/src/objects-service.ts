@@ -282,7 +282,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
           updatedSeq: r.updatedSeq,
           labels: r.labels,
           payload: deps.payloads.get(r.oid) as JsonValue,
-          payloadText: deps.payloads.canonical(r.oid)?.text,
+          payloadText: () => deps.payloads.canonical(r.oid)?.text,
         });
     }
     const plan = planView(candidates, view?.filters ?? [], opts.tokenBudget ?? DEFAULT_VIEW_TOKEN_BUDGET);

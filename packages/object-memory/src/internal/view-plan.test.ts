@@ -77,7 +77,7 @@ describe('MemoryView planning', () => {
       payload,
     });
     expect(renderRoot(r)).toBe(whole);
-    expect(renderRoot({ ...r, payloadText: canonicalText(payload) })).toBe(whole);
+    expect(renderRoot({ ...r, payloadText: () => canonicalText(payload) })).toBe(whole);
     expect(JSON.parse(whole).payload).toEqual(payload);
   });
 
@@ -92,6 +92,20 @@ describe('MemoryView planning', () => {
     expect(JSON.parse(textOf({ version: 2, title: null, name: 'renamed' })).name).toBe('renamed');
     expect(JSON.parse(textOf({ version: 1, title: null }))).toEqual(JSON.parse(first));
     expect(JSON.parse(planView([root('o1', 'plan', { v: 'other' })], [], 8_000).included[0]!.text).payload).toEqual({ v: 'other' });
+  });
+
+  test("[OM-69.1] a render kept for a payload value does not ask for the payload's CANON again", () => {
+    const payload = Object.freeze({ v: 'kept' });
+    let asked = 0;
+    const payloadText = () => {
+      asked += 1;
+      return canonicalText(payload);
+    };
+    const render = () => planView([root('o9', 'plan', payload, { payloadText })], [], 8_000).included[0]!.text;
+    const first = render();
+    expect(render()).toBe(first);
+    expect(asked).toBe(1);
+    expect(JSON.parse(first).payload).toEqual({ v: 'kept' });
   });
 
   test('plan_first: goal, task, plan, step, rest; newest first within a rank; output in root order', () => {

@@ -20,7 +20,8 @@ const adapterOf = (handle: object): object | undefined =>
 /**
  * A hot query built and compiled once per store adapter (its dialect, SQLite or PostgreSQL, and its kysely plugins),
  * then bound to new arguments: building and compiling a kysely query costs more than running a hot statement. `build`
- * gets one placeholder per argument and must use each as a whole value (not inside an `in` list or a computed text).
+ * gets one placeholder per argument and must use each as a whole value: one element of an `in` list is fine, a whole
+ * list passed as one argument is not (its length is part of the SQL: use `preparedQueryPerSize`), nor is a computed text.
  * The result is a compiled query for `handle.executeQuery`, so every dialect runs it and every store adapter sees it.
  *
  * @example

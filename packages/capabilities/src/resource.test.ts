@@ -13,6 +13,16 @@ describe('resources', () => {
     expect(() => parseResource(42)).toThrowError(/must be a string/);
   });
 
+  it('[CAP-2] a text parsed again gives the same answer: a kept parse for good text, the same error for bad', () => {
+    const first = parseResource(' a:x//y/ ');
+    expect(parseResource(' a:x//y/ ')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    for (let i = 0; i < 2; i++) expect(() => parseResource('a:b*c')).toThrowError(expect.objectContaining({ code: 'resource_invalid' }));
+    // more distinct texts than are kept: every one still parses to its own canonical form
+    for (let i = 0; i < 10_000; i++) expect(parseResource(`k:r${i}//`).canonical).toBe(`k:r${i}`);
+    expect(parseResource(' a:x//y/ ').canonical).toBe('a:x/y');
+  });
+
   it('names the bad value in the error', () => {
     expect(() => parseResource('fs:ws:src*')).toThrowError(/"fs:ws:src\*"/);
   });

@@ -27,6 +27,13 @@ function invalid(value: unknown, why: string): LibosError {
 }
 
 /**
+ * Parsed resources by the text they were parsed from: every check parses its resource and every candidate grant's,
+ * turn after turn (a MemoryView checks each of its roots). Values are frozen; a text that fails is never kept.
+ */
+const PARSED = new Map<string, ParsedResource>();
+const PARSED_CAPACITY = 8_192;
+
+/**
  * Parses and canonicalizes a resource: trims, collapses `//`, drops a trailing `/`.
  * Wildcards are terminal only (`kind:*`, `kind:B:*`, `kind:B/*`). Throws `resource_invalid` naming the value.
  *
@@ -36,6 +43,15 @@ function invalid(value: unknown, why: string): LibosError {
  */
 export function parseResource(value: unknown): ParsedResource {
   if (typeof value !== 'string') throw invalid(value, 'must be a string "kind:body"');
+  const known = PARSED.get(value);
+  if (known !== undefined) return known;
+  const parsed = parseResourceText(value);
+  if (PARSED.size >= PARSED_CAPACITY) PARSED.clear();
+  PARSED.set(value, parsed);
+  return parsed;
+}
+
+function parseResourceText(value: string): ParsedResource {
   const text = value.trim();
   if (text.length === 0) throw invalid(value, 'must not be empty');
   if (text.length > RESOURCE_MAX_LENGTH) throw invalid(value, `must be at most ${RESOURCE_MAX_LENGTH} characters (got ${text.length})`);

@@ -135,9 +135,10 @@ export async function activeGrantsOf(db: Db, subject: string, kind?: string): Pr
  * the record `alsoId` in any status (a stored row that replaces an implicit owner record). Oldest first.
  */
 export function grantsCovering(db: Db, subject: string, resource: ParsedResource, alsoId?: string): Promise<CapabilityRecord[]> {
-  const covering = coveringResources(resource);
-  const key = `grants:${subject}\n${covering.join('\n')}\n${alsoId ?? ''}`;
+  // The covering patterns are a function of the canonical resource: the key names that, and a hit builds none.
+  const key = `grants:${subject}\n${resource.canonical}\n${alsoId ?? ''}`;
   return readThrough(db, [T.grants], key, async () => {
+    const covering = coveringResources(resource);
     const args = alsoId === undefined ? [subject, ...covering] : [subject, ...covering, alsoId];
     const rows = (await db.executeQuery(coveringQuery(covering.length, alsoId !== undefined)(db, args))).rows as GrantRow[];
     // Shared through the memo: frozen, so no reader changes what the next one reads.

@@ -63,6 +63,22 @@ export function ownerRecord(kind: string, owned: OwnedResource): CapabilityRecor
   });
 }
 
+/**
+ * Implicit owner records by the owner answer they were built from. Answers that come from the store memo are frozen
+ * and shared while the memo keeps them, and one answer is for one resource (its memo key names kind and body), so a
+ * record is built once per answer instead of once per check (a MemoryView checks every root on every turn).
+ */
+const OWNER_RECORDS = new WeakMap<OwnedResource, CapabilityRecord>();
+
+/** `ownerRecord` for the exact `resource` whose owner is `owned` (as `ownerOf` answered), kept per frozen answer. */
+export function ownerRecordOf(resource: ParsedResource, owned: OwnedResource): CapabilityRecord {
+  const kept = OWNER_RECORDS.get(owned);
+  if (kept !== undefined && kept.resource === resource.canonical) return kept;
+  const record = ownerRecord(resource.kind, { ...owned, body: resource.root });
+  if (Object.isFrozen(owned)) OWNER_RECORDS.set(owned, record);
+  return record;
+}
+
 /** The resolver and the id of the implicit record for an exact resource of an owned kind, or null. */
 export function ownedTarget(
   owners: OwnerResolvers,
@@ -78,7 +94,7 @@ export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: Par
   const target = ownedTarget(owners, resource);
   if (!target) return null;
   const owned = await ownerOf(target.resolver, db, resource.root);
-  return owned ? ownerRecord(resource.kind, { ...owned, body: resource.root }) : null;
+  return owned ? ownerRecordOf(resource, owned) : null;
 }
 
 /**

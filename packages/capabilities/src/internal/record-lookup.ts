@@ -2,7 +2,7 @@ import type { CapabilityRecord } from '../capability-record.js';
 import { isExpired } from '../expiry.js';
 import { parseResource, type ParsedResource } from '../resource.js';
 import { getGrant, grantsCovering } from './grant-store.js';
-import { OWNER_CAP_PREFIX, ownedTarget, ownerOf, ownerRecord, resolveOwner, type OwnerResolvers } from './owner-grants.js';
+import { OWNER_CAP_PREFIX, ownedTarget, ownerOf, ownerRecordOf, resolveOwner, type OwnerResolvers } from './owner-grants.js';
 import type { Db } from './store.js';
 
 /** A record by id: the stored row, else the implicit owner record its `cap_own:` id names, else null. */
@@ -64,7 +64,7 @@ export async function coveringRecords(
   if (!target || rows.some((r) => r.id === target.id)) return active;
   const owned = await ownerOf(target.resolver, db, resource.root);
   if (!owned || owned.owner !== subject) return active;
-  const implicit = ownerRecord(resource.kind, { ...owned, body: resource.root });
+  const implicit = ownerRecordOf(resource, owned);
   const at = active.findIndex((r) => r.issuedAt > implicit.issuedAt || (r.issuedAt === implicit.issuedAt && r.id > implicit.id));
   return at < 0 ? [...active, implicit] : [...active.slice(0, at), implicit, ...active.slice(at)];
 }

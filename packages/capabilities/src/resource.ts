@@ -28,10 +28,12 @@ function invalid(value: unknown, why: string): LibosError {
 
 /**
  * Parsed resources by the text they were parsed from: every check parses its resource and every candidate grant's,
- * turn after turn (a MemoryView checks each of its roots). Values are frozen; a text that fails is never kept.
+ * turn after turn (a MemoryView checks each of its roots). Values are frozen; a text that fails is never kept. Past
+ * `PARSED_MOST_CHARS` characters of kept texts (texts may be 2,048 long) the cache starts over.
  */
 const PARSED = new Map<string, ParsedResource>();
-const PARSED_CAPACITY = 8_192;
+const PARSED_MOST_CHARS = 1 << 20;
+let parsedChars = 0;
 
 /**
  * Parses and canonicalizes a resource: trims, collapses `//`, drops a trailing `/`.
@@ -46,8 +48,12 @@ export function parseResource(value: unknown): ParsedResource {
   const known = PARSED.get(value);
   if (known !== undefined) return known;
   const parsed = parseResourceText(value);
-  if (PARSED.size >= PARSED_CAPACITY) PARSED.clear();
+  if (parsedChars + value.length > PARSED_MOST_CHARS) {
+    PARSED.clear();
+    parsedChars = 0;
+  }
   PARSED.set(value, parsed);
+  parsedChars += value.length;
   return parsed;
 }
 

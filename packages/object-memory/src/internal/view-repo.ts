@@ -53,16 +53,24 @@ export type RootObject = Pick<
 
 /** Parsed metadata and labels by their JSON text: one text is one value, so an entry is never stale. */
 const PARSED = new Map<string, unknown>();
-/** Texts kept parsed at most (a render of a view with more roots than this parses some again); emptied when full. */
-const PARSED_CAPACITY = 8_192;
+/**
+ * Characters of text kept parsed at most, then the cache starts over (a render of a view with more text than this
+ * parses some again). Bounded by characters, not entries: one metadata text may be 131,072 bytes.
+ */
+const PARSED_MOST_CHARS = 1 << 22;
+let parsedChars = 0;
 
 /** `JSON.parse(text)`, deep-frozen and shared with every render that meets the same text. */
-function parsedColumn<T>(text: string): T {
+export function parsedColumn<T>(text: string): T {
   let value = PARSED.get(text);
   if (value === undefined) {
-    if (PARSED.size >= PARSED_CAPACITY) PARSED.clear();
+    if (parsedChars + text.length > PARSED_MOST_CHARS) {
+      PARSED.clear();
+      parsedChars = 0;
+    }
     value = deepFreeze(JSON.parse(text) as unknown);
     PARSED.set(text, value);
+    parsedChars += text.length;
   }
   return value as T;
 }

@@ -80,6 +80,21 @@ describe('TableMemo', () => {
     expect(await read()).toBe(3);
   });
 
+  it('[K-9.16] ran(effect) of a statement: a read or an insert keeps a found row, an update drops it, a rollback all', async () => {
+    const memo = new TableMemo();
+    const found = counter();
+    const read = () => memo.read('owner:o1', [foundRows('om_objects')], found.load);
+    await read();
+    memo.ran(statementEffect('select * from "om_objects" where "oid" = ?'));
+    memo.ran(statementEffect('insert into "om_objects" ("oid") values (?)'));
+    memo.ran(statementEffect('with x as (select 1) insert into "om_objects" ("oid") select ?'));
+    expect(await read()).toBe(1);
+    memo.ran(statementEffect('update "om_objects" set "version" = ? where "oid" = ?'));
+    expect(await read()).toBe(2);
+    memo.ran(statementEffect('rollback to savepoint "sp"'));
+    expect(await read()).toBe(3);
+  });
+
   it('[K-9.3] write-through caches the value the writer left; other keys on the table stay invalid', async () => {
     const memo = new TableMemo();
     const other = counter();

@@ -1,4 +1,5 @@
 import { foundRows, type StoreMemo } from '@libos/sdk';
+import type { StatementEffect } from './statement-effect.js';
 
 /** Entries kept at most; the oldest go first (a runtime with more hot rows than this reads some twice). */
 export const MEMO_CAPACITY = 20_000;
@@ -55,6 +56,16 @@ export class TableMemo implements StoreMemo {
       const found = foundRows(table);
       this.#gens.set(found, (this.#gens.get(found) ?? 0) + 1);
     }
+  }
+
+  /**
+   * A statement with `effect` ran: what it wrote is stale (`wrote` per table it writes, `wroteAll` when it names none).
+   * Both store adapters call this for every statement they run.
+   */
+  ran(effect: StatementEffect): void {
+    if (effect.kind === 'table') this.wrote(effect.table, effect.onlyInserts);
+    else if (effect.kind === 'tables') for (const t of effect.tables) this.wrote(t, effect.onlyInserts);
+    else if (effect.kind === 'all') this.wroteAll();
   }
 
   /** Writes that name no one table (ROLLBACK, ROLLBACK TO, DDL, a restore): every entry is stale. */

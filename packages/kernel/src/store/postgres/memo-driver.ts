@@ -215,9 +215,7 @@ export class MemoDriver implements Driver {
       if (this.#effects.size >= EFFECT_CACHE_SIZE) this.#effects.delete(this.#effects.keys().next().value!);
       this.#effects.set(sql, effect);
     }
-    if (effect.kind === 'table') this.#memo.wrote(effect.table, effect.onlyInserts);
-    else if (effect.kind === 'tables') for (const t of effect.tables) this.#memo.wrote(t, effect.onlyInserts);
-    else if (effect.kind === 'all') this.#memo.wroteAll();
+    this.#memo.ran(effect);
     return effect.kind;
   }
 }

@@ -225,21 +225,10 @@ interface StoreStatement {
   iterate(parameters: readonly unknown[]): IterableIterator<unknown>;
 }
 
-/** What running a statement tells the memo, decided once when it is prepared (`statement-effect.ts`). */
+/** What running a statement tells the memo, decided once when it is prepared (`statement-effect.ts`); none for a read. */
 function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
   const effect = statementEffect(sql);
-  switch (effect.kind) {
-    case 'none':
-      return undefined;
-    case 'table':
-      return () => memo.wrote(effect.table, effect.onlyInserts);
-    case 'tables':
-      return () => {
-        for (const t of effect.tables) memo.wrote(t, effect.onlyInserts);
-      };
-    case 'all':
-      return () => memo.wroteAll();
-  }
+  return effect.kind === 'none' ? undefined : () => memo.ran(effect);
 }
 
 /** What the redo log needs to see of a statement (`group-commit.ts`): none for a read. */

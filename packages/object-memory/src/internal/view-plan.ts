@@ -73,9 +73,13 @@ export function renderRoot(root: RenderableRoot): string {
   );
 }
 
-/** A root's render and what it was rendered from besides the payload. */
+/** The fields of a root that its envelope shows besides the payload. */
+const ENVELOPE_FIELDS = ['oid', 'version', 'namespace', 'name', 'type', 'title', 'summary'] as const;
+type Envelope = Pick<RenderableRoot, (typeof ENVELOPE_FIELDS)[number]>;
+
+/** A root's render and the envelope fields it was rendered with. */
 interface Rendered {
-  readonly envelope: string;
+  readonly envelope: Envelope;
   readonly text: string;
   readonly tokens: number;
   readonly sha: string;
@@ -91,10 +95,10 @@ const RENDERED = new WeakMap<object, Rendered>();
 function renderedRoot(root: RenderableRoot): Rendered {
   const payload = root.payload;
   const keyed = payload !== null && typeof payload === 'object';
-  const envelope = keyed ? JSON.stringify([root.oid, root.version, root.namespace, root.name, root.type, root.title, root.summary]) : '';
   const hit = keyed ? RENDERED.get(payload) : undefined;
-  if (hit !== undefined && hit.envelope === envelope) return hit;
+  if (hit !== undefined && ENVELOPE_FIELDS.every((f) => hit.envelope[f] === root[f])) return hit;
   const text = renderRoot(root);
+  const envelope = Object.fromEntries(ENVELOPE_FIELDS.map((f) => [f, root[f]])) as Envelope;
   const rendered: Rendered = { envelope, text, tokens: estimateTokens(text), sha: sha256Hex(text) };
   if (keyed) RENDERED.set(payload, rendered);
   return rendered;

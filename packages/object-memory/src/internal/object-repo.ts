@@ -1,6 +1,7 @@
 import { preparedQuery, preparedQueryPerSize, type DataLabels } from '@libos/sdk';
 import { sql } from 'kysely';
 import type { ObjectMetadata } from './metadata.js';
+import { parsedColumn } from './parsed-column.js';
 import { objectFromRow, type ObjectRecord, type Provenance } from './records.js';
 import type { LifecycleState, ObjectTable, OmDb, OwnerKind } from './schema.js';
 
@@ -45,7 +46,7 @@ export async function lifecyclesAndLabels(
     const size = 2 ** Math.ceil(Math.log2(part.length));
     const args = part.concat(Array.from({ length: size - part.length }, () => part[0]!));
     for (const r of (await db.executeQuery(PARENTS(size)(db, args))).rows) {
-      out.set(r.oid, { lifecycle: r.lifecycle_state as LifecycleState, labels: JSON.parse(r.labels) as DataLabels });
+      out.set(r.oid, { lifecycle: r.lifecycle_state as LifecycleState, labels: parsedColumn<DataLabels>(r.labels) });
     }
   }
   return out;

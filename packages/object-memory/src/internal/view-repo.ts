@@ -1,7 +1,7 @@
 import { LibosError, newId, preparedQuery } from '@libos/sdk';
 import type { DataLabels } from '@libos/sdk';
 import type { LifecycleState, ObjectMetadata, ObjectRecord } from '../object-record.js';
-import { deepFreeze } from './deep-freeze.js';
+import { parsedColumn } from './parsed-column.js';
 import type { OmDb } from './schema.js';
 
 /** A MemoryView filter: fields AND-ed, filters OR-ed. */
@@ -50,30 +50,6 @@ export type RootObject = Pick<
   ObjectRecord,
   'oid' | 'namespace' | 'name' | 'type' | 'version' | 'metadata' | 'labels' | 'lifecycle' | 'updatedAt' | 'updatedSeq'
 >;
-
-/** Parsed metadata and labels by their JSON text: one text is one value, so an entry is never stale. */
-const PARSED = new Map<string, unknown>();
-/**
- * Characters of text kept parsed at most, then the cache starts over (a render of a view with more text than this
- * parses some again). Bounded by characters, not entries: one metadata text may be 131,072 bytes.
- */
-const PARSED_MOST_CHARS = 1 << 22;
-let parsedChars = 0;
-
-/** `JSON.parse(text)`, deep-frozen and shared with every render that meets the same text. */
-export function parsedColumn<T>(text: string): T {
-  let value = PARSED.get(text);
-  if (value === undefined) {
-    if (parsedChars + text.length > PARSED_MOST_CHARS) {
-      PARSED.clear();
-      parsedChars = 0;
-    }
-    value = deepFreeze(JSON.parse(text) as unknown);
-    PARSED.set(text, value);
-    parsedChars += text.length;
-  }
-  return value as T;
-}
 
 /** A root of a view and its Object, or null when no Object has that oid. */
 export interface ViewRootObject {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parsedColumn } from './view-repo.js';
+import { parsedColumn } from './parsed-column.js';
 
 describe('parsedColumn', () => {
   test('[OM-69.1] a text parsed again is the same frozen value; past the kept characters each text still parses', () => {

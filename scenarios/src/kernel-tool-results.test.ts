@@ -81,3 +81,38 @@ it('process_exit publishes no result: nobody is left to read it', async () => {
   const results = await rt.transaction(async (scope) => scope.service<ObjectMemoryService>('objects').listObjects({ ownerPid: p.pid }));
   expect(results.filter((o) => o.type === 'tool_result')).toEqual([]);
 });
+
+it('[OM-77.2] an Object released after the process read it does not fail its later calls, and stays in their provenance', async () => {
+  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+  const reader = await rt.spawn({ goal: 'read what the child left' });
+  const child = await rt.spawn({ goal: 'leave something' });
+  await rt.activateSkill(reader.pid, 'agent-libos-object-memory');
+  const left = (await rt.transaction((scope) =>
+    scope.service<ObjectMemoryService>('objects').createForProcess(child.pid, { type: 'observation', name: 'left', payload: 1 }),
+  ))!;
+  await rt.grant(reader.pid, `object_namespace:${left.namespace}`, ['read']);
+  await rt.grant(reader.pid, `object:${left.oid}`, ['read']);
+  await rt.grant(reader.pid, 'clock:now', ['read']);
+  expect((await rt.call(reader.pid, 'read_memory_object', { name: 'left', namespace: left.namespace })).ok).toBe(true);
+  await rt.signal(child.pid, 'terminate', 'done with it'); // its Objects are released
+  const inspect = (oid: string) => rt.transaction((scope) => scope.service<ObjectMemoryService>('objects').inspect(oid));
+  expect((await inspect(left.oid))?.lifecycle).toBe('released');
+
+  const provider = new ScriptedProvider({
+    processes: {
+      [reader.pid]: [[{ tool: 'get_current_time', args: {} }], [{ tool: 'process_exit', args: { payload: { seen: 1 } } }]],
+    },
+  });
+  const report = await rt.run({ provider });
+  const calls = report.results.filter((q) => q.pid === reader.pid).flatMap((q) => q.results);
+  expect(calls.map((c) => (c.ok ? 'ok' : c.error.code))).toEqual(['ok', 'ok']);
+  const published = (await rt.transaction(async (scope) => {
+    const svc = scope.service<ObjectMemoryService>('objects');
+    const roots = await svc.viewRoots(reader.pid);
+    return Promise.all(roots.map((r) => svc.inspect(r.oid)));
+  }))!.find((o) => o?.name === `tool_result:${calls[0]!.call_id}`);
+  expect(published?.provenance.parent_oids).toContain(left.oid);
+  const exited = await rt.process(reader.pid);
+  const summary = await inspect((exited.outcome as { result_oid: string }).result_oid);
+  expect(summary?.provenance.parent_oids).toContain(left.oid);
+});

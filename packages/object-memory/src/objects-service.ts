@@ -1,5 +1,6 @@
 // Long file: the ObjectsService implementation, one method per service operation over the same store helpers.
 import {
+  isId,
   LibosError,
   newId,
   type DataLabels,
@@ -105,6 +106,29 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await scope.events.emit('object_namespace_created', { namespace, parent_namespace: parent, created_by: 'runtime' });
   }
 
+  /**
+   * The Object ids of a host create's `sourceOids` that `parents` does not already name, unique, in order. Nothing
+   * is looked up (see `HostObjectInput.sourceOids`); an entry that is not a string is `invalid_arguments`.
+   */
+  function observedSources(sourceOids: readonly string[] | undefined, parents: readonly string[]): string[] {
+    if (sourceOids === undefined || sourceOids.length === 0) return [];
+    if (!Array.isArray(sourceOids)) {
+      throw new LibosError('invalid_arguments', 'sourceOids: must be an array of ids', { details: { field: 'sourceOids' } });
+    }
+    const named = new Set(parents);
+    const out: string[] = [];
+    for (const [i, oid] of sourceOids.entries()) {
+      if (typeof oid !== 'string') {
+        throw new LibosError('invalid_arguments', `sourceOids[${i}]: must be a string id`, { details: { field: 'sourceOids' } });
+      }
+      if (isId(oid, 'obj') && !named.has(oid)) {
+        named.add(oid);
+        out.push(oid);
+      }
+    }
+    return out;
+  }
+
   async function createForProcess(ownerPid: string, input: HostObjectInput): Promise<ObjectRef> {
     const type = requireObjectType(input.type);
     const payload = requireJson(input.payload, 'payload');
@@ -135,6 +159,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       }
       parentLabels.push(record.labels);
     }
+    const observed = observedSources(input.sourceOids, parents);
     const hostLabels = Object.fromEntries(Object.entries(input.labels ?? {}).filter(([, v]) => v !== undefined));
     const own: DataLabels = { ...parsed.declared, ...hostLabels };
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
@@ -150,7 +175,13 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       immutable,
       metadata: parsed.descriptive,
       labels,
-      provenance: { created_from_action: 'host.create_for_process', parent_oids: parents, source_refs: [], source_operation_ids: [] },
+      provenance: {
+        created_from_action: 'host.create_for_process',
+        parent_oids: observed.length === 0 ? parents : [...parents, ...observed],
+        source_refs: [],
+        source_operation_ids: [],
+      },
+      checkedParents: parents,
       ownerKind: input.owner?.kind ?? 'process',
       ownerId: input.owner?.id ?? ownerPid,
       createdBy: 'runtime',

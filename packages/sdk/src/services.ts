@@ -31,7 +31,22 @@ export interface HostObjectInput {
   readonly namespace?: string;
   readonly immutable?: boolean;
   readonly metadata?: Readonly<Record<string, unknown>>;
+  /** Objects the new one is derived from: each must be live (`parent_not_found`), and its labels flow into the new one. */
   readonly parentOids?: readonly string[];
+  /**
+   * Objects the creating flow observed (`FlowContext.sources()`): recorded in provenance beside `parentOids`, neither
+   * looked up nor checked, since one may have been released after it was read (a child's result, say) and the flow's
+   * labels, which the caller passes as `labels`, already cover what was read. A process reads many Objects and
+   * publishes a result every turn, so a create costs nothing per observed source but its place in provenance.
+   *
+   * Only Object ids are kept (a flow's sources may name messages and other things too).
+   *
+   * @example
+   * declare const objects: ObjectsService;
+   * declare const pid: string, labels: DataLabels, observed: readonly string[]; // a call's ctx.flow.labels(), .sources()
+   * await objects.createForProcess(pid, { type: 'summary', payload: { ok: true }, labels, sourceOids: observed });
+   */
+  readonly sourceOids?: readonly string[];
   readonly labels?: Partial<DataLabels>;
   /** Attach the new handle as a root of the owner's MemoryView (default true). */
   readonly attachToView?: boolean;

@@ -24,7 +24,7 @@ const base = {
 };
 
 describe('the one tool-result publisher', () => {
-  it('publishes a result whole, immutable, in the tool-results namespace, parented only by Object ids', async () => {
+  it('publishes a result whole, immutable, in the tool-results namespace, handing on what it observed as sources', async () => {
     const { created, scope } = recordingScope();
     await publishToolResult(scope, { ...base, result: { a: 1 }, sourceOids: ['obj_00000000000000aa', 'msg_1'] });
     expect(created).toEqual([
@@ -37,7 +37,7 @@ describe('the one tool-result publisher', () => {
           ensureNamespace: true,
           immutable: true,
           payload: { tool: 't', call_id: 'call_1', payload: { a: 1 } },
-          parentOids: ['obj_00000000000000aa'],
+          sourceOids: ['obj_00000000000000aa', 'msg_1'],
         }),
       },
     ]);

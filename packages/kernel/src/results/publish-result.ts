@@ -9,7 +9,6 @@ import {
   type ToolResultInput,
 } from '@libos/sdk';
 import { namespaces } from '@libos/sdk';
-import { idPattern } from '@libos/sdk';
 
 /** Results larger than this (JSON chars) are published as a digest and a preview, not whole. */
 export const MAX_PUBLISHED_RESULT_CHARS = 100_000;
@@ -20,12 +19,10 @@ export const RESULT_PREVIEW_CHARS = 4_000;
 /** Where published results live: a child of the process scope, so they never crowd the model's own listing. */
 export const toolResultsNamespace = (pid: string): string => namespaces.toolResults(pid);
 
-/** Only Object ids become parent Objects (a flow's sources may name messages and other things too). */
-const OBJECT_ID = idPattern('obj');
-
 /**
  * Publishes a tool's result as an immutable `tool_result` Object in the pid's tool-results namespace, labelled with
- * what the call observed and parented by the Objects it read; a large result as its digest and a preview.
+ * what the call observed, its provenance naming the Objects it read (unchecked: one may have been released since);
+ * a large result as its digest and a preview.
  */
 export async function publishToolResult(scope: ServiceScope, input: ToolResultInput): Promise<ObjectRef> {
   const result = input.result ?? null;
@@ -46,7 +43,7 @@ export async function publishToolResult(scope: ServiceScope, input: ToolResultIn
     immutable: true,
     metadata: { title: input.title },
     labels: input.labels,
-    parentOids: input.sourceOids.filter((oid) => OBJECT_ID.test(oid)),
+    sourceOids: input.sourceOids,
     ...(input.attachToView !== undefined ? { attachToView: input.attachToView } : {}),
     ...(input.owner ? { owner: input.owner } : {}),
   });

@@ -44,6 +44,11 @@ export interface StoreObjectInput {
   readonly metadata: ParsedMetadata['descriptive'];
   readonly labels: DataLabels;
   readonly provenance: Provenance;
+  /**
+   * The parents the creator named and that were checked (live, readable): the audit names these and counts the rest
+   * of `provenance.parent_oids` (the flow's observed sources), which grow with everything the process read.
+   */
+  readonly checkedParents: readonly string[];
   readonly ownerKind: OwnerKind;
   readonly ownerId: string;
   readonly createdBy: string;
@@ -112,7 +117,8 @@ export async function storeObject(
       name: input.name,
       type: input.type,
       immutable: input.immutable,
-      parent_oids: input.provenance.parent_oids,
+      parent_oids: input.checkedParents,
+      observed_sources: input.provenance.parent_oids.length - input.checkedParents.length,
       labels: input.labels,
     },
   });

@@ -135,6 +135,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           source_refs: [],
           source_operation_ids: [ctx.callId],
         },
+        checkedParents: explicit,
         ownerKind: 'process',
         ownerId: ctx.pid,
         createdBy: ctx.pid,

@@ -163,6 +163,28 @@ describe('Object Memory hot path: statements per call', () => {
     await expect(created).rejects.toMatchObject({ code: 'parent_not_found', details: { oid: missing } });
   });
 
+  test('[OM-77.2] a host create records its sourceOids unchecked: 300 sources, one released, need no lookup', async () => {
+    const audits: { details?: Record<string, unknown> }[] = [];
+    ctx = { ...ctx, audit: { record: async (entry) => void audits.push(entry) } };
+    const objects = createObjectsService(ctx, deps);
+    const sources: string[] = [];
+    for (let i = 0; i < 300; i++)
+      sources.push((await objects.createForProcess(PID, { type: 'observation', name: `s${i}`, payload: i })).oid);
+    const parent = (await objects.createForProcess(PID, { type: 'observation', name: 'parent', payload: 0 })).oid;
+    await db.updateTable('om_objects').set({ lifecycle_state: 'released' }).where('oid', '=', sources[7]!).execute();
+    statements = [];
+    audits.length = 0;
+    const sourceOids = [...sources, sources[0]!, parent, 'msg_0000000000000001'];
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'child', payload: 1, parentOids: [parent], sourceOids });
+    const lookups = statements.filter((s) => /^select "oid", "lifecycle_state", "labels" from "om_objects"/.test(s.sql));
+    expect(lookups.map((s) => s.parameters)).toEqual([[parent]]);
+    const row = await db.selectFrom('om_objects').select('provenance').where('name', '=', 'child').executeTakeFirstOrThrow();
+    expect(JSON.parse(row.provenance).parent_oids).toEqual([parent, ...sources]);
+    expect(audits[0]!.details).toMatchObject({ parent_oids: [parent], observed_sources: 300 });
+    const bad = objects.createForProcess(PID, { type: 'plan', name: 'bad', payload: 1, sourceOids: [5 as unknown as string] });
+    await expect(bad).rejects.toMatchObject({ code: 'invalid_arguments', details: { field: 'sourceOids' } });
+  });
+
   test('the name lookup is one probe of the live-name index, not a scan of the namespace', async () => {
     await sqlOf(readMemoryObjectTool(deps), { name: 'ledger' });
     const lookup = statements[0]!;

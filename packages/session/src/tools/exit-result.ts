@@ -1,6 +1,5 @@
 import { LibosError, SERVICE_NAMES, type DataLabels, type ObjectsService, type ToolContext } from '@libos/sdk';
 import { resources } from '@libos/sdk';
-import { isId } from '@libos/sdk';
 
 /** The result inputs of an exit. */
 export interface ExitResultInput {
@@ -54,7 +53,7 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
   }
   if (args.payload === undefined && args.message === undefined) return null;
   const objects = hasObjects();
-  const derived = await derivedFrom(ctx, objects);
+  const derived = await derivedFrom(ctx);
   const [payload, title] = args.payload !== undefined ? [args.payload, 'final result'] : [{ message: args.message }, 'exit message'];
   const input = { type: 'summary', payload, immutable: true, metadata: { title }, attachToView: false, ...derived };
   return (await objects.createForProcess(ctx.pid, input)).oid;
@@ -62,11 +61,10 @@ export async function resolveExitResult(ctx: ToolContext, args: ExitResultInput)
 
 /**
  * A summary is written from everything the process observed: it carries the flow's labels (never below them, so a
- * secret child never hands its parent a normal result) and names the still-live Objects it observed as parents.
+ * secret child never hands its parent a normal result) and its provenance names every Object it observed, released
+ * since or not (never drop true provenance).
  */
-async function derivedFrom(ctx: ToolContext, objects: ObjectsService): Promise<{ labels: DataLabels; parentOids: string[] }> {
+async function derivedFrom(ctx: ToolContext): Promise<{ labels: DataLabels; sourceOids: readonly string[] }> {
   const labels = await ctx.flow.labels(); // loads the process's sources too
-  const parentOids: string[] = [];
-  for (const oid of ctx.flow.sources()) if (isId(oid, 'obj') && (await objects.describe(oid))) parentOids.push(oid);
-  return { labels, parentOids };
+  return { labels, sourceOids: ctx.flow.sources() };
 }

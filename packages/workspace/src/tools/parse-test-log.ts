@@ -9,15 +9,12 @@ import { MAX_PATH_CHARS } from '../internal/path-text.js';
 import { parseTestLogText } from '../test-logs/parse-log.js';
 import { TEST_LOG_FORMATS } from '../test-logs/test-report.js';
 import { namespaces } from '@libos/sdk';
-import { idPattern } from '@libos/sdk';
 
 /** Where `parse_test_log` keeps its `test_result` Objects: a child of the process scope. */
 export const testResultsNamespace = (pid: string): string => namespaces.testResults(pid);
 
 /** Largest log given inline, in characters (a larger one is read from a file). */
 export const MAX_INLINE_LOG_CHARS = 900_000;
-
-const OBJECT_ID = idPattern('obj');
 
 /**
  * `parse_test_log`: reads a test runner's log (Jest/Vitest JSON, TAP, pytest, JUnit XML; detected by default),
@@ -70,7 +67,7 @@ export const parseTestLog = (cfg: WorkspaceConfig) =>
         immutable: true,
         metadata: { title: `tests: ${report.passed} passed, ${report.failed} failed, ${report.skipped} skipped (${report.format})` },
         labels: await ctx.flow.labels(),
-        parentOids: ctx.flow.sources().filter((o) => OBJECT_ID.test(o)),
+        sourceOids: ctx.flow.sources(),
         attachToView: false,
       });
       return { oid: ref.oid, namespace: ref.namespace, name: ref.name, ok, ...report };

@@ -528,4 +528,30 @@ describe('fork', () => {
     const f = await ok(rt, pid, 'fork_checkpoint', { checkpoint_id: cp.checkpoint_id });
     expect(await sources(f.root_pid as string)).toEqual(await sources(pid));
   });
+
+  it('[OM-77.3] a fork copies provenance in full: a copied result names all it observed, not a chain into the original', async () => {
+    const { rt } = await open();
+    const pid = await checkpointAgent(rt);
+    const create = (input: Json) =>
+      rt.transaction((scope) => (scope.service('objects') as Json).createForProcess(pid, input)) as Promise<Json>;
+    const notes: string[] = [];
+    for (let i = 0; i < 3; i++) notes.push((await create({ type: 'observation', name: `n${i}`, payload: i, attachToView: false })).oid);
+    const results: string[] = [];
+    for (let i = 1; i <= 3; i++)
+      results.push((await create({ type: 'tool_result', name: `r${i}`, payload: i, sourceOids: notes.slice(0, i) })).oid);
+    const stored = async (oid: string) => {
+      const row = (await rt.transaction((scope) =>
+        (scope.store as Json).selectFrom('om_objects').select('provenance').where('oid', '=', oid).executeTakeFirstOrThrow(),
+      )) as { provenance: string };
+      return JSON.parse(row.provenance);
+    };
+    expect(await stored(results[2]!)).toMatchObject({ parent_oids: [notes[2]], parents_from: results[1] });
+    const cp = await checkpoint(rt, pid);
+    await rt.grant(pid, `checkpoint:${cp.checkpoint_id}`, ['execute']);
+    const f = await ok(rt, pid, 'fork_checkpoint', { checkpoint_id: cp.checkpoint_id });
+    const copies = f.report.objects.forked_objects as Record<string, string>;
+    const copy = await stored(copies[results[2]!]!);
+    expect(copy.parents_from).toBeUndefined();
+    expect([...copy.parent_oids].sort()).toEqual(notes.map((n) => copies[n]).sort());
+  });
 });

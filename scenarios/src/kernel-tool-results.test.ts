@@ -116,3 +116,39 @@ it('[OM-77.2] an Object released after the process read it does not fail its lat
   const summary = await inspect((exited.outcome as { result_oid: string }).result_oid);
   expect(summary?.provenance.parent_oids).toContain(left.oid);
 });
+
+it('[OM-77.3] a process that reads one more Object each turn stores each source about once, and inspect still names all', async () => {
+  rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory(), session()], config: { ids: sequentialIds() } });
+  const p = await rt.spawn({ goal: 'read forty notes' });
+  await rt.activateSkill(p.pid, 'agent-libos-object-memory');
+  const notes = (await rt.transaction(async (scope) => {
+    const objects = scope.service<ObjectMemoryService>('objects');
+    const made = [];
+    for (let i = 0; i < 40; i++)
+      made.push(await objects.createForProcess(p.pid, { type: 'observation', name: `n${i}`, payload: i, attachToView: false }));
+    return made;
+  }))!;
+  const turns = notes.map((n) => [{ tool: 'read_memory_object', args: { name: n.name } }]);
+  const report = await rt.run({ provider: new ScriptedProvider({ processes: { [p.pid]: turns } }), maxQuanta: 40 });
+  const callIds = report.results.flatMap((q) => q.results.map((c) => (c.ok ? c.call_id : c.error.code)));
+  expect(callIds).toHaveLength(40);
+  const results = (await rt.transaction(async (scope) => {
+    const svc = scope.service<ObjectMemoryService>('objects');
+    const stored = await scope.store
+      .selectFrom('om_objects' as never)
+      .select(['name', 'provenance'] as never)
+      .where('type' as never, '=', 'tool_result' as never)
+      .execute();
+    const byName = new Map((stored as { name: string; provenance: string }[]).map((r) => [r.name, JSON.parse(r.provenance)]));
+    const inspected = await Promise.all((await svc.viewRoots(p.pid)).map((r) => svc.inspect(r.oid)));
+    return callIds.map((id) => ({
+      stored: byName.get(`tool_result:${id}`).parent_oids.length as number,
+      full: inspected.find((o) => o?.name === `tool_result:${id}`)!.provenance.parent_oids,
+    }));
+  }))!;
+  // Result k observed notes 0..k: inspect names them all; the store holds what was new, a whole list every 17th.
+  const oids = notes.map((n) => n.oid);
+  expect(results.map((r) => [...r.full].sort())).toEqual(oids.map((_, k) => oids.slice(0, k + 1).sort()));
+  const stored = results.reduce((n, r) => n + r.stored, 0);
+  expect(stored).toBeLessThan(150); // whole lists every time: 820
+});

@@ -24,6 +24,12 @@ export interface Provenance {
   readonly parent_oids: readonly string[];
   readonly source_refs: readonly string[];
   readonly source_operation_ids: readonly string[];
+  /**
+   * An earlier Object of the same process whose parents, in full, are parents of this one too (OM-77.3): a published
+   * result names only what its process observed since its previous result. `inspect` returns provenance in full
+   * (parents merged, without this field); a listing returns it as stored.
+   */
+  readonly parents_from?: string;
 }
 
 /** An Object row with its JSON columns parsed. */

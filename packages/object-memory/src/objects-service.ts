@@ -18,6 +18,7 @@ import { allSeenAfterReopen, seenAfterReopen } from './internal/lazy-sweep.js';
 import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
+import { fullProvenance } from './internal/observed-chain.js';
 import { requirePayload } from './internal/object-access.js';
 import { findObjectByName, getObject, lifecyclesAndLabels, listVisibleObjects, lookupName, writeAppend } from './internal/object-repo.js';
 import { MAX_PAYLOAD_SIZE } from './bounds.js';
@@ -165,6 +166,9 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
     const immutable = input.immutable ?? true;
     const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object, scope.runtime), namespace, name);
+    const instance = scope.runtime?.instanceId;
+    const chain = observed.length > 0 && deps.chains && instance ? deps.chains.plan(instance, ownerPid, oid, observed) : undefined;
+    const fresh = chain?.fresh ?? observed;
     await storeObject(scope, deps.payloads, {
       oid,
       namespace,
@@ -177,17 +181,21 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       labels,
       provenance: {
         created_from_action: 'host.create_for_process',
-        parent_oids: observed.length === 0 ? parents : [...parents, ...observed],
+        parent_oids: fresh.length === 0 ? parents : [...parents, ...fresh],
         source_refs: [],
         source_operation_ids: [],
+        ...(chain?.parentsFrom !== undefined ? { parents_from: chain.parentsFrom } : {}),
       },
       checkedParents: parents,
+      observedSources: observed.length,
       ownerKind: input.owner?.kind ?? 'process',
       ownerId: input.owner?.id ?? ownerPid,
       createdBy: 'runtime',
       attachTo: input.attachToView === false ? null : ownerPid,
       action: 'object.create_for_process',
     });
+    // Only an Object whose parents are all observed, and that never changes, may carry a later one's (OM-77.3).
+    if (chain && parents.length === 0 && immutable) scope.afterCommit(chain.remember);
     return { oid, namespace, name, type, version: 1 };
   }
 
@@ -284,7 +292,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
 
   async function inspect(oid: string): Promise<ObjectDescription | null> {
     const r = await seenAfterReopen(db, deps.payloads, await getObject(db, oid), scope.runtime);
-    return r === null ? null : { ...r, payloadAvailable: available(r) };
+    return r === null ? null : { ...r, provenance: await fullProvenance(db, r.provenance), payloadAvailable: available(r) };
   }
 
   async function renderView(pid: string, opts: { readonly tokenBudget?: number } = {}): Promise<ObjectRenderedView> {

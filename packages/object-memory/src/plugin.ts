@@ -12,6 +12,7 @@ import { createMemoryObjectTool } from './tools/create-memory-object.js';
 import { listMemoryNamespaceTool } from './tools/list-memory-namespace.js';
 import { readMemoryObjectTool } from './tools/read-memory-object.js';
 import { VERSION } from './version.js';
+import { ObservedChains } from './internal/observed-chain.js';
 
 export interface ObjectMemoryOptions {
   /** Where payloads live (default: a fresh in-memory store owned by this plugin instance). */
@@ -31,7 +32,7 @@ export type ObjectMemoryPlugin = Plugin & { readonly payloadStore: PayloadStore 
  * const rt = await openRuntime({ path: ':memory:', plugins: [capabilities(), objectMemory()] });
  */
 export function objectMemory(options: ObjectMemoryOptions = {}): ObjectMemoryPlugin {
-  const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore() };
+  const deps: ObjectMemoryDeps = { payloads: options.payloadStore ?? createPayloadStore(), chains: new ObservedChains() };
   const plugin = definePlugin({
     name: '@libos/object-memory',
     version: VERSION,

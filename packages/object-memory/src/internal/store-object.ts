@@ -45,10 +45,12 @@ export interface StoreObjectInput {
   readonly labels: DataLabels;
   readonly provenance: Provenance;
   /**
-   * The parents the creator named and that were checked (live, readable): the audit names these and counts the rest
-   * of `provenance.parent_oids` (the flow's observed sources), which grow with everything the process read.
+   * The parents the creator named and that were checked (live, readable): the audit names these and counts the
+   * flow's observed sources (`observedSources`), which grow with everything the process read.
    */
   readonly checkedParents: readonly string[];
+  /** How many Objects the creating flow observed (in provenance, in full or through `parents_from`). */
+  readonly observedSources: number;
   readonly ownerKind: OwnerKind;
   readonly ownerId: string;
   readonly createdBy: string;
@@ -118,7 +120,7 @@ export async function storeObject(
       type: input.type,
       immutable: input.immutable,
       parent_oids: input.checkedParents,
-      observed_sources: input.provenance.parent_oids.length - input.checkedParents.length,
+      observed_sources: input.observedSources,
       labels: input.labels,
     },
   });

@@ -22,6 +22,8 @@ import {
   type ViewTable,
 } from './schema.js';
 import { writePayload } from './payload-writes.js';
+import { fullProvenance } from './observed-chain.js';
+import type { Provenance } from '../object-record.js';
 import { sql } from 'kysely';
 import { ID_BODY_SOURCE, namespaces as nsNames, resources } from '@libos/sdk';
 
@@ -284,6 +286,7 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
           .execute();
       }
       const copied: string[] = [];
+      const expanded = new Map<string, readonly string[]>(); // full parents of chained Objects (OM-77.3), shared
       for (const o of d.objects) {
         const ns = forkedNs(o.namespace);
         if (ns === undefined || !VISIBLE.includes(o.lifecycle_state)) continue;
@@ -292,7 +295,8 @@ export function objectsState(payloads: PayloadStore): SubtreeStateContributor {
         const ownerId = o.owner_kind === 'object_task' ? nsPid : rename(o.owner_id);
         const ownerKind = o.owner_kind === 'object_task' ? 'process' : o.owner_kind;
         const has = o.lifecycle_state === 'live' && ctx.blobs.has(blobRef(o.oid));
-        const provenance = JSON.parse(o.provenance) as { parent_oids?: string[] };
+        // A copy names its parents in full: the Object a `parents_from` chain names may not be copied.
+        const provenance = await fullProvenance(db, JSON.parse(o.provenance) as Provenance, expanded);
         await db
           .insertInto('om_objects')
           .values({

@@ -136,6 +136,7 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
           source_operation_ids: [ctx.callId],
         },
         checkedParents: explicit,
+        observedSources: observed.length,
         ownerKind: 'process',
         ownerId: ctx.pid,
         createdBy: ctx.pid,

@@ -1,0 +1,113 @@
+import { LibosError, preparedQuery } from '@libos/sdk';
+import type { Provenance } from '../object-record.js';
+import type { OmDb } from './schema.js';
+
+/**
+ * Links a chain may have before a create writes its observed sources in full again: reading a provenance in full
+ * costs at most this many point reads, and a chain's storage is about `1 / CHAIN_MOST` of writing every list whole.
+ */
+export const CHAIN_MOST = 16;
+
+/** Processes whose last link one runtime keeps (the least recently published goes first; it then starts anew). */
+const PROCESSES_MOST = 1_024;
+
+/** The last Object a process published with observed sources: what it observed (all of it), and its chain depth. */
+interface Link {
+  readonly oid: string;
+  readonly observed: ReadonlySet<string>;
+  readonly depth: number;
+}
+
+/** How a create writes its observed sources: the ones no earlier Object carries, and that Object (if any). */
+export interface ChainedSources {
+  readonly fresh: readonly string[];
+  readonly parentsFrom?: string;
+  /** Records the new Object as the process's last link; call it once the create has committed. */
+  readonly remember: () => void;
+}
+
+/**
+ * Observed sources written once per process rather than once per Object (issue 9; OM-77.3). A process observes ever
+ * more Objects and publishes a result every turn, and each result's provenance names everything observed: written
+ * whole, a process that read N Objects stored N entries per result, so its store grew with N² and every read of
+ * such a row walked its overflow pages. A result instead names what its process observed since its previous
+ * result, and that result (`provenance.parents_from`), whose own parents, in full, are its parents too.
+ *
+ * A link is kept per runtime instance and pid, in memory, and only once its create committed; an Object is chained
+ * to it only when it observed everything the link did (so a chain never claims a source its Object did not see), at
+ * most `CHAIN_MOST` deep. Forgetting a link (reopen, another host, eviction) only means the next list is whole.
+ *
+ * @example
+ * const chains = new ObservedChains();
+ * const first = chains.plan('rt1', 'pid_a', 'obj_1', ['obj_x']);   // fresh ['obj_x'], no parentsFrom
+ * first.remember();
+ * chains.plan('rt1', 'pid_a', 'obj_2', ['obj_x', 'obj_y']);       // fresh ['obj_y'], parentsFrom 'obj_1'
+ */
+export class ObservedChains {
+  readonly #links = new Map<string, Link>();
+
+  /** How the Object `oid` of `pid`, created in runtime `instance`, writes `observed` (unique Object ids). */
+  plan(instance: string, pid: string, oid: string, observed: readonly string[]): ChainedSources {
+    const key = `${instance} ${pid}`;
+    const all = new Set(observed);
+    const last = this.#links.get(key);
+    const chained = last !== undefined && last.depth < CHAIN_MOST && last.observed.size <= all.size && subset(last.observed, all);
+    const depth = chained ? last.depth + 1 : 0;
+    const remember = () => {
+      this.#links.delete(key);
+      this.#links.set(key, { oid, observed: all, depth });
+      if (this.#links.size > PROCESSES_MOST) this.#links.delete(this.#links.keys().next().value!);
+    };
+    if (!chained) return { fresh: observed, remember };
+    return { fresh: observed.filter((o) => !last.observed.has(o)), parentsFrom: last.oid, remember };
+  }
+}
+
+function subset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const x of a) if (!b.has(x)) return false;
+  return true;
+}
+
+const PROVENANCE_OF = preparedQuery(1, (db: OmDb, [oid]) => db.selectFrom('om_objects').select('provenance').where('oid', '=', oid!));
+
+/**
+ * A provenance with its parents in full: its own `parent_oids`, then those of the Objects its `parents_from` chain
+ * names (at most `CHAIN_MOST` point reads), unique, without `parents_from`. `known` keeps the full parents of the
+ * chain's Objects for later calls (a fork expands many Objects of one chain). A chain that names an Object the
+ * store lacks is `store_corrupt`: Object rows are never deleted.
+ *
+ * @example
+ * declare const db: OmDb, stored: Provenance; // an Object's provenance as stored
+ * const p = await fullProvenance(db, stored); // p.parent_oids: everything the Object was derived from
+ */
+export async function fullProvenance(db: OmDb, provenance: Provenance, known = new Map<string, readonly string[]>()): Promise<Provenance> {
+  if (provenance.parents_from === undefined) return provenance;
+  const { parents_from: _from, ...rest } = provenance;
+  return { ...rest, parent_oids: [...new Set([...provenance.parent_oids, ...(await parentsOf(db, provenance.parents_from, known))])] };
+}
+
+async function parentsOf(db: OmDb, oid: string, known: Map<string, readonly string[]>): Promise<readonly string[]> {
+  const chain: { oid: string; own: readonly string[] }[] = [];
+  let next: string | undefined = oid;
+  let tail: readonly string[] = [];
+  while (next !== undefined) {
+    const kept = known.get(next);
+    if (kept !== undefined) {
+      tail = kept;
+      break;
+    }
+    if (chain.length > CHAIN_MOST || chain.some((c) => c.oid === next)) {
+      throw new LibosError('store_corrupt', `provenance of ${oid}: its parents_from chain does not end within ${CHAIN_MOST} links`);
+    }
+    const row = (await db.executeQuery(PROVENANCE_OF(db, [next]))).rows[0];
+    if (row === undefined) throw new LibosError('store_corrupt', `provenance of ${oid}: parents_from names ${next}, which has no row`);
+    const p = JSON.parse(row.provenance) as Provenance;
+    chain.push({ oid: next, own: p.parent_oids });
+    next = p.parents_from;
+  }
+  for (let i = chain.length - 1; i >= 0; i--) {
+    tail = [...new Set([...chain[i]!.own, ...tail])];
+    known.set(chain[i]!.oid, tail);
+  }
+  return tail;
+}

@@ -67,6 +67,9 @@ export interface ObjectMemoryService extends ObjectsService {
   setViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void>;
 }
 
+/** The Object ids of each frozen `sourceOids` list a create was given (a flow's list, the same until it grows). */
+const OBSERVED_OF = new WeakMap<readonly string[], readonly string[]>();
+
 /**
  * Builds the `objects` service bound to one scope (one store transaction).
  *
@@ -111,11 +114,15 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
    * The Object ids of a host create's `sourceOids` that `parents` does not already name, unique, in order. Nothing
    * is looked up (see `HostObjectInput.sourceOids`); an entry that is not a string is `invalid_arguments`.
    */
-  function observedSources(sourceOids: readonly string[] | undefined, parents: readonly string[]): string[] {
+  function observedSources(sourceOids: readonly string[] | undefined, parents: readonly string[]): readonly string[] {
     if (sourceOids === undefined || sourceOids.length === 0) return [];
     if (!Array.isArray(sourceOids)) {
       throw new LibosError('invalid_arguments', 'sourceOids: must be an array of ids', { details: { field: 'sourceOids' } });
     }
+    // A flow hands out the same frozen list until its process observes something new: filter it once.
+    const keep = parents.length === 0 && Object.isFrozen(sourceOids);
+    const kept = keep ? OBSERVED_OF.get(sourceOids) : undefined;
+    if (kept !== undefined) return kept;
     const named = new Set(parents);
     const out: string[] = [];
     for (const [i, oid] of sourceOids.entries()) {
@@ -127,6 +134,7 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
         out.push(oid);
       }
     }
+    if (keep) OBSERVED_OF.set(sourceOids, Object.freeze(out));
     return out;
   }
 

@@ -25,6 +25,16 @@ describe('ObservedChains', () => {
     expect(chains.plan('rt2', 'pid_a', 'obj_r5', oids(0, 5)).parentsFrom).toBeUndefined();
   });
 
+  test('[OM-77.3] the same list again (nothing observed since) chains with nothing new', () => {
+    const chains = new ObservedChains();
+    const list = Object.freeze(oids(0, 4));
+    chains.plan('rt', 'pid_a', 'obj_r1', list).remember();
+    const again = chains.plan('rt', 'pid_a', 'obj_r2', list);
+    expect(again).toMatchObject({ fresh: [], parentsFrom: 'obj_r1' });
+    again.remember();
+    expect(chains.plan('rt', 'pid_a', 'obj_r3', oids(0, 5))).toMatchObject({ fresh: oids(4, 5), parentsFrom: 'obj_r2' });
+  });
+
   test('[OM-77.3] a flow that did not observe everything the last link did starts a new chain', () => {
     const chains = new ObservedChains();
     chains.plan('rt', 'pid_a', 'obj_r1', oids(0, 3)).remember();

@@ -14,6 +14,8 @@ const PROCESSES_MOST = 1_024;
 /** The last Object a process published with observed sources: what it observed (all of it), and its chain depth. */
 interface Link {
   readonly oid: string;
+  /** The list it was planned with (a frozen one is handed out again until its process observes more). */
+  readonly list: readonly string[];
   readonly observed: ReadonlySet<string>;
   readonly depth: number;
 }
@@ -49,17 +51,19 @@ export class ObservedChains {
   /** How the Object `oid` of `pid`, created in runtime `instance`, writes `observed` (unique Object ids). */
   plan(instance: string, pid: string, oid: string, observed: readonly string[]): ChainedSources {
     const key = `${instance} ${pid}`;
-    const all = new Set(observed);
     const last = this.#links.get(key);
-    const chained = last !== undefined && last.depth < CHAIN_MOST && last.observed.size <= all.size && subset(last.observed, all);
+    const same = last?.list === observed; // nothing observed since: no set to build, nothing new
+    const all = same ? last.observed : new Set(observed);
+    const chained =
+      last !== undefined && last.depth < CHAIN_MOST && (same || (last.observed.size <= all.size && subset(last.observed, all)));
     const depth = chained ? last.depth + 1 : 0;
     const remember = () => {
       this.#links.delete(key);
-      this.#links.set(key, { oid, observed: all, depth });
+      this.#links.set(key, { oid, list: observed, observed: all, depth });
       if (this.#links.size > PROCESSES_MOST) this.#links.delete(this.#links.keys().next().value!);
     };
     if (!chained) return { fresh: observed, remember };
-    return { fresh: observed.filter((o) => !last.observed.has(o)), parentsFrom: last.oid, remember };
+    return { fresh: same ? [] : observed.filter((o) => !last.observed.has(o)), parentsFrom: last.oid, remember };
   }
 }
 

@@ -181,6 +181,18 @@ describe('Object Memory hot path: statements per call', () => {
     const row = await db.selectFrom('om_objects').select('provenance').where('name', '=', 'child').executeTakeFirstOrThrow();
     expect(JSON.parse(row.provenance).parent_oids).toEqual([parent, ...sources]);
     expect(audits[0]!.details).toMatchObject({ parent_oids: [parent], observed_sources: 300 });
+    // A list is filtered once while it is frozen (a flow's); one the caller may still change is read every time.
+    const provenanceOf = async (name: string) =>
+      JSON.parse((await db.selectFrom('om_objects').select('provenance').where('name', '=', name).executeTakeFirstOrThrow()).provenance);
+    const open = [sources[0]!];
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'open1', payload: 1, sourceOids: open });
+    open.push(sources[1]!);
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'open2', payload: 1, sourceOids: open });
+    expect((await provenanceOf('open2')).parent_oids).toEqual(sources.slice(0, 2));
+    const frozen = Object.freeze([sources[2]!, 'msg_0000000000000002']);
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'frozen1', payload: 1, sourceOids: frozen });
+    await objects.createForProcess(PID, { type: 'tool_result', name: 'frozen2', payload: 1, sourceOids: frozen });
+    expect((await provenanceOf('frozen2')).parent_oids).toEqual([sources[2]]);
     const bad = objects.createForProcess(PID, { type: 'plan', name: 'bad', payload: 1, sourceOids: [5 as unknown as string] });
     await expect(bad).rejects.toMatchObject({ code: 'invalid_arguments', details: { field: 'sourceOids' } });
   });

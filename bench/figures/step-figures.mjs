@@ -1,8 +1,10 @@
 // Agent-step figures: our step against the hand-written durable loop and against LangGraph.js (one interleaved
-// run of the three), then the WAL bytes our step writes against the hand loop's.
+// run of the three), the WAL bytes our step writes against the hand loop's, and a turn of a process that observed
+// 1,000 Objects against one that observed none.
 import { join } from 'node:path';
 import { interleave, msPerOp, msPerOpWithSetup, oneWarmRound, sideBySide } from '../lib/measure.mjs';
-import { flushShare, keepWal, openBenchRuntime, prepareStep, runStep } from '../lib/libos.mjs';
+import { ScriptedProvider } from '@libos/kernel';
+import { flushShare, keepWal, openBenchRuntime, prepareStep, runStep, spawnChecked } from '../lib/libos.mjs';
 import { langGraphAgent } from '../lib/langgraph-step.mjs';
 import { bytesWritten, handLoop } from '../lib/sqlite-floor.mjs';
 
@@ -38,6 +40,58 @@ export async function stepFigures(ctx) {
     await rt.close();
   }
   await walFigure(ctx);
+  await sourcesFigure(ctx);
+}
+
+/** Objects the observing side's process has read before its timed turns. */
+const OBSERVED = 1_000;
+
+/**
+ * A process that has observed `observed` Objects (created host-side for `holder`, so its exit releases none of them,
+ * then marked read through its flow, as a read does), runnable, with `turns` scripted `get_current_time` turns and
+ * then `process_exit`.
+ */
+async function observingProcess(rt, holder, observed, turns) {
+  const pid = await spawnChecked(rt, { objects: true });
+  await rt.transaction(async (scope) => {
+    const objects = scope.service('objects');
+    const oids = [];
+    for (let i = 0; i < observed; i++) {
+      const input = { type: 'observation', name: `seen-${pid}-${i}`, payload: { i }, attachToView: false };
+      oids.push((await objects.createForProcess(holder, input)).oid);
+    }
+    if (oids.length > 0) await rt.authority.flow(scope, pid).taint({}, oids);
+  });
+  const script = [...Array.from({ length: turns }, () => [{ tool: 'get_current_time', args: {} }]), [{ tool: 'process_exit', args: {} }]];
+  return { pid, provider: new ScriptedProvider({ processes: { [pid]: script } }) };
+}
+
+/**
+ * ms per quantum of a process that has observed 1,000 Objects vs one that observed none: each turn publishes its
+ * result as an Object whose provenance names what the process observed (OM-77.2, OM-77.3).
+ */
+async function sourcesFigure(ctx) {
+  const rt = await openBenchRuntime(join(ctx.dir, 'sources.db'));
+  try {
+    const turns = ctx.n(20);
+    const holder = await spawnChecked(rt);
+    await rt.signal(holder, 'pause'); // holds the observed Objects; never scheduled
+    const perQuantum = (observed) => async () => {
+      const { pid, provider } = await observingProcess(rt, holder, observed, turns);
+      rt.flush();
+      const t0 = performance.now();
+      const r = await rt.run({ provider });
+      if (r.quanta !== turns + 1 || r.results.some((q) => q.pid !== pid || q.results.some((x) => !x.ok))) {
+        throw new Error(`observing process ${pid}: expected ${turns + 1} clean quanta of its own, got ${r.quanta}`);
+      }
+      return (performance.now() - t0) / r.quanta + flushShare(rt, r.quanta);
+    };
+    const r = await sideBySide(oneWarmRound(ctx), perQuantum(OBSERVED), perQuantum(0));
+    const detail = `ms per quantum (${turns} get_current_time turns and an exit a block) after observing ${OBSERVED} Objects vs none`;
+    ctx.report('turn_1000_sources_vs_0', r, '<=1.3', detail);
+  } finally {
+    await rt.close();
+  }
 }
 
 /**

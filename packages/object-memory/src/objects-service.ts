@@ -1,6 +1,5 @@
 // Long file: the ObjectsService implementation, one method per service operation over the same store helpers.
 import {
-  isId,
   LibosError,
   newId,
   type DataLabels,
@@ -18,7 +17,7 @@ import { allSeenAfterReopen, seenAfterReopen } from './internal/lazy-sweep.js';
 import { parseHostMetadata } from './internal/metadata.js';
 import { getNamespace, insertNamespace } from './internal/namespace-repo.js';
 import { normalizeName, normalizeNamespace, pathParent, processNamespace } from './internal/names.js';
-import { fullProvenance } from './internal/observed-chain.js';
+import { fullProvenance, observedParents } from './internal/observed-chain.js';
 import { requirePayload } from './internal/object-access.js';
 import { findObjectByName, getObject, lifecyclesAndLabels, listVisibleObjects, lookupName, writeAppend } from './internal/object-repo.js';
 import { MAX_PAYLOAD_SIZE } from './bounds.js';
@@ -67,9 +66,6 @@ export interface ObjectMemoryService extends ObjectsService {
   setViewFilters(pid: string, filters: readonly ViewFilter[]): Promise<void>;
 }
 
-/** The Object ids of each frozen `sourceOids` list a create was given (a flow's list, the same until it grows). */
-const OBSERVED_OF = new WeakMap<readonly string[], readonly string[]>();
-
 /**
  * Builds the `objects` service bound to one scope (one store transaction).
  *
@@ -110,34 +106,6 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
     await scope.events.emit('object_namespace_created', { namespace, parent_namespace: parent, created_by: 'runtime' });
   }
 
-  /**
-   * The Object ids of a host create's `sourceOids` that `parents` does not already name, unique, in order. Nothing
-   * is looked up (see `HostObjectInput.sourceOids`); an entry that is not a string is `invalid_arguments`.
-   */
-  function observedSources(sourceOids: readonly string[] | undefined, parents: readonly string[]): readonly string[] {
-    if (sourceOids === undefined || sourceOids.length === 0) return [];
-    if (!Array.isArray(sourceOids)) {
-      throw new LibosError('invalid_arguments', 'sourceOids: must be an array of ids', { details: { field: 'sourceOids' } });
-    }
-    // A flow hands out the same frozen list until its process observes something new: filter it once.
-    const keep = parents.length === 0 && Object.isFrozen(sourceOids);
-    const kept = keep ? OBSERVED_OF.get(sourceOids) : undefined;
-    if (kept !== undefined) return kept;
-    const named = new Set(parents);
-    const out: string[] = [];
-    for (const [i, oid] of sourceOids.entries()) {
-      if (typeof oid !== 'string') {
-        throw new LibosError('invalid_arguments', `sourceOids[${i}]: must be a string id`, { details: { field: 'sourceOids' } });
-      }
-      if (isId(oid, 'obj') && !named.has(oid)) {
-        named.add(oid);
-        out.push(oid);
-      }
-    }
-    if (keep) OBSERVED_OF.set(sourceOids, Object.freeze(out));
-    return out;
-  }
-
   async function createForProcess(ownerPid: string, input: HostObjectInput): Promise<ObjectRef> {
     const type = requireObjectType(input.type);
     const payload = requireJson(input.payload, 'payload');
@@ -168,15 +136,12 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       }
       parentLabels.push(record.labels);
     }
-    const observed = observedSources(input.sourceOids, parents);
     const hostLabels = Object.fromEntries(Object.entries(input.labels ?? {}).filter(([, v]) => v !== undefined));
     const own: DataLabels = { ...parsed.declared, ...hostLabels };
     const labels = requireValidLabels(mergeLabels(own, parentLabels), 'labels');
     const immutable = input.immutable ?? true;
     const holder = requireFreeName(await seenAfterReopen(db, deps.payloads, lookup.object, scope.runtime), namespace, name);
-    const instance = scope.runtime?.instanceId;
-    const chain = observed.length > 0 && deps.chains && instance ? deps.chains.plan(instance, ownerPid, oid, observed) : undefined;
-    const fresh = chain?.fresh ?? observed;
+    const observed = observedParents(scope, deps.chains, { pid: ownerPid, oid, parents, sourceOids: input.sourceOids, immutable });
     await storeObject(scope, deps.payloads, {
       oid,
       namespace,
@@ -189,21 +154,20 @@ export function createObjectsService(scope: ServiceScope, deps: ObjectMemoryDeps
       labels,
       provenance: {
         created_from_action: 'host.create_for_process',
-        parent_oids: fresh.length === 0 ? parents : [...parents, ...fresh],
+        parent_oids: observed.parentOids,
         source_refs: [],
         source_operation_ids: [],
-        ...(chain?.parentsFrom !== undefined ? { parents_from: chain.parentsFrom } : {}),
+        ...(observed.parentsFrom !== undefined ? { parents_from: observed.parentsFrom } : {}),
       },
       checkedParents: parents,
-      observedSources: observed.length,
+      observedSources: observed.count,
       ownerKind: input.owner?.kind ?? 'process',
       ownerId: input.owner?.id ?? ownerPid,
       createdBy: 'runtime',
       attachTo: input.attachToView === false ? null : ownerPid,
       action: 'object.create_for_process',
     });
-    // Only an Object whose parents are all observed, and that never changes, may carry a later one's (OM-77.3).
-    if (chain && parents.length === 0 && immutable) scope.afterCommit(chain.remember);
+    observed.stored();
     return { oid, namespace, name, type, version: 1 };
   }
 

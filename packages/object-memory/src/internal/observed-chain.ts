@@ -1,4 +1,4 @@
-import { LibosError, preparedQuery } from '@libos/sdk';
+import { isId, LibosError, preparedQuery, type ServiceScope } from '@libos/sdk';
 import type { Provenance } from '../object-record.js';
 import type { OmDb } from './schema.js';
 
@@ -65,6 +65,86 @@ export class ObservedChains {
     if (!chained) return { fresh: observed, remember };
     return { fresh: same ? [] : observed.filter((o) => !last.observed.has(o)), parentsFrom: last.oid, remember };
   }
+}
+
+/** The Object ids of each frozen source list a create was given (a flow's list, the same until it grows). */
+const OBJECTS_OF = new WeakMap<readonly string[], readonly string[]>();
+
+/**
+ * The Object ids of `sourceOids` that `parents` does not already name, unique, in order (a flow's sources may name
+ * messages and other things too). Nothing is looked up; an entry that is not a string is `invalid_arguments`.
+ */
+function observedObjects(sourceOids: readonly string[] | undefined, parents: readonly string[]): readonly string[] {
+  if (sourceOids === undefined || sourceOids.length === 0) return [];
+  if (!Array.isArray(sourceOids)) {
+    throw new LibosError('invalid_arguments', 'sourceOids: must be an array of ids', { details: { field: 'sourceOids' } });
+  }
+  // A flow hands out the same frozen list until its process observes something new: filter it once.
+  const keep = parents.length === 0 && Object.isFrozen(sourceOids);
+  const kept = keep ? OBJECTS_OF.get(sourceOids) : undefined;
+  if (kept !== undefined) return kept;
+  const named = new Set(parents);
+  const out: string[] = [];
+  for (const [i, oid] of sourceOids.entries()) {
+    if (typeof oid !== 'string') {
+      throw new LibosError('invalid_arguments', `sourceOids[${i}]: must be a string id`, { details: { field: 'sourceOids' } });
+    }
+    if (isId(oid, 'obj') && !named.has(oid)) {
+      named.add(oid);
+      out.push(oid);
+    }
+  }
+  if (keep) OBJECTS_OF.set(sourceOids, Object.freeze(out));
+  return out;
+}
+
+/** What a create stores of where its Object came from: its checked parents and what its flow observed. */
+export interface ObservedParents {
+  /** `provenance.parent_oids`: the checked parents, then the observed Objects no earlier link carries. */
+  readonly parentOids: readonly string[];
+  /** `provenance.parents_from`, when the create chains to the process's previous Object. */
+  readonly parentsFrom?: string;
+  /** How many Objects the flow observed in all (the audit's `observed_sources`). */
+  readonly count: number;
+  /** Call once the Object is stored: it becomes the process's last link when its transaction commits. */
+  readonly stored: () => void;
+}
+
+/**
+ * The parents a create of `oid` for `pid` stores (OM-77.2, OM-77.3): `parents` (checked by the caller) and the
+ * Objects among `sourceOids` (never checked), chained to the process's previous Object when `chains` has one for
+ * this runtime instance. Only an immutable Object without named parents becomes a link: a later Object may then
+ * claim all its parents as its own observed ones.
+ *
+ * @example
+ * declare const scope: ServiceScope, chains: ObservedChains, sources: readonly string[]; // sources: flow.sources()
+ * const o = observedParents(scope, chains, { pid: 'pid_a', oid: 'obj_new', parents: [], sourceOids: sources, immutable: true });
+ * // provenance: { parent_oids: o.parentOids, parents_from: o.parentsFrom, ... }; once the Object is stored: o.stored();
+ */
+export function observedParents(
+  scope: ServiceScope,
+  chains: ObservedChains | undefined,
+  input: {
+    readonly pid: string;
+    readonly oid: string;
+    readonly parents: readonly string[];
+    readonly sourceOids: readonly string[] | undefined;
+    readonly immutable: boolean;
+  },
+): ObservedParents {
+  const observed = observedObjects(input.sourceOids, input.parents);
+  const instance = scope.runtime?.instanceId;
+  const chain = observed.length > 0 && chains && instance ? chains.plan(instance, input.pid, input.oid, observed) : undefined;
+  const fresh = chain?.fresh ?? observed;
+  const link = chain !== undefined && input.parents.length === 0 && input.immutable;
+  return {
+    parentOids: fresh.length === 0 ? input.parents : [...input.parents, ...fresh],
+    ...(chain?.parentsFrom !== undefined ? { parentsFrom: chain.parentsFrom } : {}),
+    count: observed.length,
+    stored: () => {
+      if (link) scope.afterCommit(chain.remember);
+    },
+  };
 }
 
 function subset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { omDb } from '../internal/schema.js';
 import { objectMemoryToolTests } from '../internal/testing/tool-test-kit.js';
 
 const kit = objectMemoryToolTests();
@@ -303,5 +304,32 @@ itself`, async () => {
     const parents = (await inspect(L.oid)).provenance.parent_oids;
     expect(parents).toContain(o4.oid);
     expect(parents).not.toContain(L.oid);
+  });
+
+  test('[OM-77.3] a model create (and an append) lists Objects only, no message ids, and chains to the last create', async () => {
+    await open();
+    const P = await agent();
+    const Q = await agent();
+    const o1 = await create(Q, { type: 'evidence', name: 'o1', payload: 1 });
+    const o2 = await create(Q, { type: 'evidence', name: 'o2', payload: 2 });
+    for (const o of [o1, o2]) await kit.t.grant(P, `object:${o.oid}`, ['read']);
+    await kit.t.grant(P, `object_namespace:process:${Q}`, ['read']);
+    await read(P, { name: 'o1', namespace: `process:${Q}` });
+    await kit.t.runtime.transaction((scope) => kit.t.runtime.authority.flow(scope, P).taint({}, ['msg_00000000000000aa']));
+    const c1 = await create(P, { type: 'claim', payload: 1 });
+    await read(P, { name: 'o2', namespace: `process:${Q}` });
+    const c2 = await create(P, { type: 'claim', payload: 2 });
+    const stored = async (oid: string) =>
+      kit.t.runtime.transaction(async (scope) => {
+        const row = await omDb(scope.store).selectFrom('om_objects').select('provenance').where('oid', '=', oid).executeTakeFirstOrThrow();
+        return JSON.parse(row.provenance);
+      });
+    expect(await stored(c1.oid)).toMatchObject({ parent_oids: [o1.oid] });
+    expect(await stored(c2.oid)).toMatchObject({ parent_oids: [o2.oid], parents_from: c1.oid });
+    expect((await inspect(c2.oid)).provenance.parent_oids).toEqual([o2.oid, o1.oid]);
+    // An append lists Objects only too.
+    const L = await ledger(P);
+    await append(P, { name: 'ledger', entry: 'e' });
+    expect((await inspect(L.oid)).provenance.parent_oids).not.toContain('msg_00000000000000aa');
   });
 });

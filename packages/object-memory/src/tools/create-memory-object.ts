@@ -8,6 +8,7 @@ import { parseModelMetadata } from '../internal/metadata.js';
 import { normalizeName, resolveNamespace } from '../internal/names.js';
 import { requireRight } from '../internal/object-access.js';
 import { getObject, lookupName } from '../internal/object-repo.js';
+import { observedParents } from '../internal/observed-chain.js';
 import { OBJECT_TYPES, requireObjectType } from '../object-types.js';
 import { omDb } from '../internal/schema.js';
 import { jsonSize } from '../internal/size.js';
@@ -119,6 +120,13 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         parentLabels.push(record.labels);
       }
       labels = requireValidLabels(mergeLabels(labels, parentLabels), 'labels');
+      const lineage = observedParents(ctx, deps.chains, {
+        pid: ctx.pid,
+        oid,
+        parents: explicit,
+        sourceOids: observed,
+        immutable: args.immutable,
+      });
       await storeObject(ctx, deps.payloads, {
         oid,
         namespace,
@@ -131,18 +139,20 @@ export const createMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         labels,
         provenance: {
           created_from_action: 'llm.create_memory_object',
-          parent_oids: [...new Set([...explicit, ...observed])],
+          parent_oids: lineage.parentOids,
           source_refs: [],
           source_operation_ids: [ctx.callId],
+          ...(lineage.parentsFrom !== undefined ? { parents_from: lineage.parentsFrom } : {}),
         },
         checkedParents: explicit,
-        observedSources: observed.length,
+        observedSources: lineage.count,
         ownerKind: 'process',
         ownerId: ctx.pid,
         createdBy: ctx.pid,
         attachTo: ctx.pid,
         action: 'object.create',
       });
+      lineage.stored();
       await ctx.flow.taint(labels);
       return { oid, namespace, name, type };
     },

@@ -43,6 +43,18 @@ describe('ObservedChains', () => {
     expect(other.fresh).toEqual([...oids(1, 3), ...oids(5, 6)]);
   });
 
+  test('[OM-77.3] links are bounded by count and by the ids they hold: the least recently used goes first', () => {
+    const chains = new ObservedChains({ linksMost: 2, idsMost: 10 });
+    chains.plan('rt', 'pid_a', 'obj_a1', oids(0, 6)).remember();
+    chains.plan('rt', 'pid_b', 'obj_b1', oids(0, 6)).remember(); // 12 ids: pid_a's link goes
+    expect(chains.plan('rt', 'pid_a', 'obj_a2', oids(0, 6)).parentsFrom).toBeUndefined();
+    expect(chains.plan('rt', 'pid_b', 'obj_b2', oids(0, 6)).parentsFrom).toBe('obj_b1');
+    const small = new ObservedChains({ linksMost: 2 });
+    for (const pid of ['pid_a', 'pid_b', 'pid_c']) small.plan('rt', pid, `obj_${pid}`, oids(0, 1)).remember();
+    expect(small.plan('rt', 'pid_a', 'obj_x', oids(0, 1)).parentsFrom).toBeUndefined();
+    expect(small.plan('rt', 'pid_c', 'obj_y', oids(0, 1)).parentsFrom).toBe('obj_pid_c');
+  });
+
   test(`[OM-77.3] a chain is at most ${CHAIN_MOST} links deep: then the list is written whole again`, () => {
     const chains = new ObservedChains();
     const depths: boolean[] = [];

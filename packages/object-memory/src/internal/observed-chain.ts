@@ -8,15 +8,18 @@ import type { OmDb } from './schema.js';
  */
 export const CHAIN_MOST = 16;
 
-/** Processes whose last link one runtime keeps (the least recently published goes first; it then starts anew). */
-const PROCESSES_MOST = 1_024;
+/**
+ * Links one runtime keeps, and the observed ids they hold in all (a link holds its list, shared with the flow that
+ * handed it out): past either, the least recently used link goes, and its process's next list is whole.
+ */
+const LINKS_MOST = 1_024;
+const IDS_MOST = 1 << 20;
 
-/** The last Object a process published with observed sources: what it observed (all of it), and its chain depth. */
+/** The last Object a process published with observed sources: the list it was planned with, and its chain depth. */
 interface Link {
   readonly oid: string;
-  /** The list it was planned with (a frozen one is handed out again until its process observes more). */
+  /** Every Object it observed (a frozen list is handed out again until its process observes more). */
   readonly list: readonly string[];
-  readonly observed: ReadonlySet<string>;
   readonly depth: number;
 }
 
@@ -47,24 +50,52 @@ export interface ChainedSources {
  */
 export class ObservedChains {
   readonly #links = new Map<string, Link>();
+  readonly #linksMost: number;
+  readonly #idsMost: number;
+  #ids = 0;
+
+  constructor({ linksMost = LINKS_MOST, idsMost = IDS_MOST }: { linksMost?: number; idsMost?: number } = {}) {
+    this.#linksMost = linksMost;
+    this.#idsMost = idsMost;
+  }
 
   /** How the Object `oid` of `pid`, created in runtime `instance`, writes `observed` (unique Object ids). */
   plan(instance: string, pid: string, oid: string, observed: readonly string[]): ChainedSources {
     const key = `${instance} ${pid}`;
     const last = this.#links.get(key);
-    const same = last?.list === observed; // nothing observed since: no set to build, nothing new
-    const all = same ? last.observed : new Set(observed);
-    const chained =
-      last !== undefined && last.depth < CHAIN_MOST && (same || (last.observed.size <= all.size && subset(last.observed, all)));
-    const depth = chained ? last.depth + 1 : 0;
-    const remember = () => {
-      this.#links.delete(key);
-      this.#links.set(key, { oid, list: observed, observed: all, depth });
-      if (this.#links.size > PROCESSES_MOST) this.#links.delete(this.#links.keys().next().value!);
-    };
-    if (!chained) return { fresh: observed, remember };
-    return { fresh: same ? [] : observed.filter((o) => !last.observed.has(o)), parentsFrom: last.oid, remember };
+    const fresh = last !== undefined && last.depth < CHAIN_MOST ? freshSince(last.list, observed) : undefined;
+    const depth = fresh === undefined ? 0 : last!.depth + 1;
+    const remember = () => this.#keep(key, { oid, list: observed, depth });
+    return fresh === undefined ? { fresh: observed, remember } : { fresh, parentsFrom: last!.oid, remember };
   }
+
+  #keep(key: string, link: Link): void {
+    const old = this.#links.get(key);
+    if (old !== undefined) {
+      this.#links.delete(key);
+      this.#ids -= old.list.length;
+    }
+    this.#links.set(key, link);
+    this.#ids += link.list.length;
+    while (this.#links.size > this.#linksMost || (this.#ids > this.#idsMost && this.#links.size > 1)) {
+      const [oldest, gone] = this.#links.entries().next().value!;
+      this.#links.delete(oldest);
+      this.#ids -= gone.list.length;
+    }
+  }
+}
+
+/**
+ * What `now` observed beyond `before`, or undefined when `now` lacks something `before` has (its Object may not
+ * claim `before`'s sources). The same list again (nothing observed since) costs nothing; a changed one, a set of each.
+ */
+function freshSince(before: readonly string[], now: readonly string[]): readonly string[] | undefined {
+  if (before === now) return [];
+  if (before.length > now.length) return undefined;
+  const seen = new Set(now);
+  for (const o of before) if (!seen.has(o)) return undefined;
+  const had = new Set(before);
+  return now.filter((o) => !had.has(o));
 }
 
 /** The Object ids of each frozen source list a create was given (a flow's list, the same until it grows). */
@@ -145,11 +176,6 @@ export function observedParents(
       if (link) scope.afterCommit(chain.remember);
     },
   };
-}
-
-function subset(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  for (const x of a) if (!b.has(x)) return false;
-  return true;
 }
 
 const PROVENANCE_OF = preparedQuery(1, (db: OmDb, [oid]) => db.selectFrom('om_objects').select('provenance').where('oid', '=', oid!));

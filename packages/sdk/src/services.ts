@@ -34,10 +34,11 @@ export interface HostObjectInput {
   /** Objects the new one is derived from: each must be live (`parent_not_found`), and its labels flow into the new one. */
   readonly parentOids?: readonly string[];
   /**
-   * Objects the creating flow observed (`FlowContext.sources()`): recorded in provenance beside `parentOids`, neither
+   * Objects the creating flow observed (`FlowContext.sources()`): recorded in provenance after `parentOids`, neither
    * looked up nor checked, since one may have been released after it was read (a child's result, say) and the flow's
    * labels, which the caller passes as `labels`, already cover what was read. A process reads many Objects and
-   * publishes a result every turn, so a create costs nothing per observed source but its place in provenance.
+   * publishes a result every turn, so a create lists only those its process's previous Object does not already carry
+   * and names that Object (`provenance.parents_from`; the objects service's `inspect` shows the parents in full).
    *
    * Only Object ids are kept (a flow's sources may name messages and other things too).
    *

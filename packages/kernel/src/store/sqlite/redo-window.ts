@@ -2,10 +2,10 @@
 export const REDO_WINDOW_BYTES = 32 * 1024;
 
 /**
- * The last 32 KB of a redo log's record texts, in order: the dictionary a deflated record is compressed against
- * (a unit repeats most of the units before it: the same columns, ids, prompts). The writer and the reader each keep
- * one and push every record's text into it, so both hold the same bytes at every record. Pushing copies the text
- * once; the buffer is compacted only when full.
+ * The last 32 KB of a redo log's record texts, in order: the dictionary a record deflated on its own was compressed
+ * against by writers before K-9.18 (which pushed every record's text into one). Only a reader keeps one now, for such
+ * logs, pushing every record's text as those writers did. Pushing copies the text once; the buffer is compacted only
+ * when full.
  */
 export class RedoWindow {
   #buf = Buffer.allocUnsafe(2 * REDO_WINDOW_BYTES);

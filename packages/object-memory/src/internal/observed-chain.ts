@@ -104,8 +104,11 @@ const OBJECTS_OF = new WeakMap<readonly string[], readonly string[]>();
 /**
  * The Object ids of `sourceOids` that `parents` does not already name, unique, in order (a flow's sources may name
  * messages and other things too). Nothing is looked up; an entry that is not a string is `invalid_arguments`.
+ *
+ * @example
+ * observedObjects(['obj_0000000000000001', 'msg_0000000000000002'], []); // ['obj_0000000000000001']
  */
-function observedObjects(sourceOids: readonly string[] | undefined, parents: readonly string[]): readonly string[] {
+export function observedObjects(sourceOids: readonly string[] | undefined, parents: readonly string[]): readonly string[] {
   if (sourceOids === undefined || sourceOids.length === 0) return [];
   if (!Array.isArray(sourceOids)) {
     throw new LibosError('invalid_arguments', 'sourceOids: must be an array of ids', { details: { field: 'sourceOids' } });
@@ -131,12 +134,13 @@ function observedObjects(sourceOids: readonly string[] | undefined, parents: rea
 
 /** What a create stores of where its Object came from: its checked parents and what its flow observed. */
 export interface ObservedParents {
-  /** `provenance.parent_oids`: the checked parents, then the observed Objects no earlier link carries. */
-  readonly parentOids: readonly string[];
-  /** `provenance.parents_from`, when the create chains to the process's previous Object. */
-  readonly parentsFrom?: string;
   /** How many Objects the flow observed in all (the audit's `observed_sources`). */
   readonly count: number;
+  /**
+   * The Object's provenance: `parent_oids` the checked parents, then the observed Objects no earlier link carries;
+   * `parents_from` the process's previous Object when the create chains to it.
+   */
+  provenance(action: string, operationIds: readonly string[]): Provenance;
   /** Call once the Object is stored: it becomes the process's last link when its transaction commits. */
   readonly stored: () => void;
 }
@@ -150,7 +154,7 @@ export interface ObservedParents {
  * @example
  * declare const scope: ServiceScope, chains: ObservedChains, sources: readonly string[]; // sources: flow.sources()
  * const o = observedParents(scope, chains, { pid: 'pid_a', oid: 'obj_new', parents: [], sourceOids: sources, immutable: true });
- * // provenance: { parent_oids: o.parentOids, parents_from: o.parentsFrom, ... }; once the Object is stored: o.stored();
+ * const provenance = o.provenance('host.create_for_process', []); // then, once the Object is stored: o.stored();
  */
 export function observedParents(
   scope: ServiceScope,
@@ -168,10 +172,17 @@ export function observedParents(
   const chain = observed.length > 0 && chains && instance ? chains.plan(instance, input.pid, input.oid, observed) : undefined;
   const fresh = chain?.fresh ?? observed;
   const link = chain !== undefined && input.parents.length === 0 && input.immutable;
+  const parentOids = fresh.length === 0 ? input.parents : [...input.parents, ...fresh];
+  const from = chain?.parentsFrom !== undefined ? { parents_from: chain.parentsFrom } : {};
   return {
-    parentOids: fresh.length === 0 ? input.parents : [...input.parents, ...fresh],
-    ...(chain?.parentsFrom !== undefined ? { parentsFrom: chain.parentsFrom } : {}),
     count: observed.length,
+    provenance: (action, operationIds) => ({
+      created_from_action: action,
+      parent_oids: parentOids,
+      source_refs: [],
+      source_operation_ids: operationIds,
+      ...from,
+    }),
     stored: () => {
       if (link) scope.afterCommit(chain.remember);
     },

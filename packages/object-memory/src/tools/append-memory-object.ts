@@ -1,6 +1,7 @@
-import { defineTool, isId, LibosError, z } from '@libos/sdk';
+import { defineTool, LibosError, z } from '@libos/sdk';
 import { MAX_ENTRY_SIZE, MAX_PAYLOAD_SIZE } from '../bounds.js';
 import type { ObjectMemoryDeps } from '../internal/deps.js';
+import { observedObjects } from '../internal/observed-chain.js';
 import { requireJson } from '../internal/json-value.js';
 import { mergeLabels, requireValidLabels } from '../internal/labels.js';
 import { tokensForChars } from '../internal/metadata.js';
@@ -95,8 +96,8 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
         );
       }
       const labels = requireValidLabels(mergeLabels(record.labels, [await ctx.flow.labels()]), 'labels');
-      // Objects only (a flow's sources may name messages too), and never the ledger itself (OM-77, OM-77.3).
-      const sources = ctx.flow.sources().filter((oid) => oid !== record.oid && isId(oid, 'obj'));
+      // Objects only, as a create lists them (OM-77.3), and never the ledger itself (OM-77).
+      const sources = observedObjects(ctx.flow.sources(), []).filter((oid) => oid !== record.oid);
       const provenance = { ...record.provenance, parent_oids: [...new Set([...record.provenance.parent_oids, ...sources])] };
       const metadata = { ...record.metadata, token_estimate: tokensForChars(outcome.after.canonicalChars) };
       const written = await writeAppend(db, {

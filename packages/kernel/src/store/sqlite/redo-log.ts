@@ -259,10 +259,12 @@ function recordTexts(path: string, buf: Buffer, window: RedoWindow): Buffer[] {
     stream.push(f);
   }
   inflateStream();
+  // Only a record deflated on its own (a log written before K-9.18) needs the text before it: no other log copies any.
+  const legacy = all.some((f) => f.kind === 'deflated');
   return all.map((f) => {
     const text =
       f.kind === 'streamed' ? streamTexts.get(f)! : f.kind === 'deflated' ? inflated(path, f.payload, window.dictionary) : f.payload;
-    window.push(text);
+    if (legacy) window.push(text);
     return text;
   });
 }

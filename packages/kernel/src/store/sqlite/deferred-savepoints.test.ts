@@ -30,8 +30,9 @@ describe('DeferredSavepoints', () => {
   it('[K-9.14] a write opens the deferred savepoints first, outermost first; their ends are sent after it', () => {
     const { sent, sp } = recording();
     sp.exec('savepoint libos_sp_0');
-    sp.exec('savepoint libos_sp_1');
     sp.beforeWrite(); // an insert is about to run
+    sp.exec('savepoint libos_sp_1');
+    sp.beforeWrite(); // another, in the nested one
     sp.exec('savepoint libos_sp_2'); // opened after the write: deferred again
     sp.exec('release libos_sp_2');
     sp.exec('rollback to libos_sp_1');
@@ -44,6 +45,51 @@ describe('DeferredSavepoints', () => {
       'release libos_sp_1',
       'release libos_sp_0',
     ]);
+  });
+
+  it('[K-9.19] savepoints opened with no write between them share one: the outermost is sent, the others alias it', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint libos_unit'); // a unit of work opens
+    sp.exec('savepoint libos_sp_0'); // its call opens, nothing written yet
+    sp.beforeWrite();
+    expect(sent).toEqual(['savepoint libos_unit']);
+    sp.exec('release libos_sp_0'); // its writes already belong to the unit: nothing to send
+    sp.exec('release libos_unit');
+    expect(sent).toEqual(['savepoint libos_unit', 'release libos_unit']);
+  });
+
+  it('[K-9.19] rolling back to a shared savepoint rolls back to the one it shares; a release inside it is sent', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint u');
+    sp.exec('savepoint a');
+    sp.beforeWrite(); // u sent, a shares it
+    sp.exec('savepoint b');
+    sp.beforeWrite(); // u was written in: b is sent
+    sp.exec('release a'); // ends b with it: b is released, a sends nothing
+    expect(sent).toEqual(['savepoint u', 'savepoint b', 'release b']);
+    sp.exec('savepoint c');
+    sp.beforeWrite(); // u is dirty: c is sent
+    sp.exec('rollback to c');
+    sp.exec('release c');
+    sp.exec('savepoint d');
+    sp.exec('savepoint e');
+    sp.beforeWrite();
+    sp.exec('rollback to e'); // d and e share d
+    expect(sent.slice(3)).toEqual(['savepoint c', 'rollback to c', 'release c', 'savepoint d', 'rollback to d']);
+  });
+
+  it('[K-9.19] after a rollback to it, a sent savepoint is clean: the next one opened in it shares it', () => {
+    const { sent, sp } = recording();
+    sp.exec('savepoint u');
+    sp.beforeWrite();
+    sp.exec('rollback to u'); // u is open and holds nothing now
+    sp.exec('savepoint a');
+    sp.beforeWrite(); // a begins where u does: it shares u
+    sp.exec('rollback to a');
+    sp.exec('release a');
+    sp.exec('release u');
+    expect(sent).toEqual(['savepoint u', 'rollback to u', 'rollback to u', 'release u']);
+    expect(sp.deferred).toBe(0);
   });
 
   it('[K-9.14] ending a sent savepoint ends the deferred ones inside it; reset forgets them', () => {
@@ -75,14 +121,16 @@ describe('DeferredSavepoints', () => {
   });
 
   /** One step of a unit's inner transactions, as `inSavepoint` issues them. */
-  type Op = { kind: 'open' } | { kind: 'write'; v: number } | { kind: 'read' } | { kind: 'end'; ok: boolean };
+  type Op = { kind: 'open' } | { kind: 'write'; v: number } | { kind: 'read' } | { kind: 'end'; ok: boolean } | { kind: 'undo' };
 
-  it('[K-9.14] any nesting of savepoints, writes and rollbacks leaves the rows eager savepoints leave', () => {
+  it('[K-9.14] [K-9.19] any nesting of savepoints, writes and rollbacks leaves the rows eager savepoints leave', () => {
     const op = fc.oneof(
       fc.constant<Op>({ kind: 'open' }),
       fc.integer({ min: 0, max: 99 }).map<Op>((v) => ({ kind: 'write', v })),
       fc.constant<Op>({ kind: 'read' }),
       fc.boolean().map<Op>((ok) => ({ kind: 'end', ok })),
+      // ROLLBACK TO the innermost open savepoint, which stays open (writes and savepoints may follow in it)
+      fc.constant<Op>({ kind: 'undo' }),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 40 }), (ops) => {
@@ -105,6 +153,8 @@ describe('DeferredSavepoints', () => {
               db.prepare('insert into t (v) values (?)').run(o.v);
             } else if (o.kind === 'read') {
               db.prepare('select count(*) from t').get();
+            } else if (o.kind === 'undo') {
+              if (open.length > 0) control(`rollback to ${open.at(-1)!}`);
             } else if (open.length > 0) {
               const name = open.pop()!;
               if (!o.ok) control(`rollback to ${name}`);
@@ -119,7 +169,7 @@ describe('DeferredSavepoints', () => {
         };
         expect(run(true)).toEqual(run(false));
       }),
-      { numRuns: 300 },
+      { numRuns: 1_000 },
     );
   });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TableMemo } from '../store-memo.js';
+import { DeferredSavepoints } from './deferred-savepoints.js';
 import { GroupCommit, type GroupCommitLimits, REDO_MARK_KEY, replayRedoLog, statementRole } from './group-commit.js';
 import { redoLogPath } from './redo-log.js';
 
@@ -96,6 +97,45 @@ describe('group commit', () => {
     const after = connect(path);
     replayRedoLog(after, path);
     expect(rows(after)).toEqual(['kept-1', 'kept-2']);
+  });
+
+  it('[K-9.19] with deferred savepoints, a unit shares its savepoint with its first call; undoing that call undoes it in the log', () => {
+    const { path, db } = store();
+    const sent: string[] = [];
+    // Wired as the store adapter wires them: the unit's own savepoint goes through the deferred savepoints too.
+    const savepoints = new DeferredSavepoints((sql) => {
+      sent.push(sql);
+      run(sql);
+    });
+    const group = new GroupCommit(db, path, new TableMemo(), undefined, (sql) => savepoints.exec(sql));
+    group.enable();
+    const run = (sql: string, params: unknown[] = []) => {
+      const role = statementRole(sql);
+      if (role.kind === 'write') {
+        savepoints.beforeWrite();
+        group.beforeWrite();
+      }
+      db.prepare(sql).run(params);
+      group.ran(role, sql, params);
+    };
+    group.begin();
+    savepoints.exec('savepoint libos_sp_0'); // the unit's first call: nothing written before it
+    run('insert into t (v) values (?)', ['undone']);
+    savepoints.exec('rollback to libos_sp_0');
+    savepoints.exec('release libos_sp_0');
+    run('insert into t (v) values (?)', ['kept']);
+    group.commit();
+    savepoints.reset();
+    group.begin(); // a unit that only reads sends no savepoint at all
+    db.prepare('select count(*) from t').get();
+    group.commit();
+    savepoints.reset();
+    expect(sent).toEqual(['savepoint libos_unit', 'rollback to libos_unit', 'release libos_unit']);
+    expect(rows(db)).toEqual(['kept']);
+    crash(db);
+    const after = connect(path);
+    expect(replayRedoLog(after, path)).toBe(1);
+    expect(rows(after)).toEqual(['kept']);
   });
 
   it('[K-9.7] a flush commits the batch and empties the log; close removes the log file', () => {

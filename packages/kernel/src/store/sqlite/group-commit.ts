@@ -71,11 +71,21 @@ export class GroupCommit {
   #timer: NodeJS.Timeout | undefined;
   #flushWhenIdle = false;
 
-  constructor(sqlite: Database.Database, location: string, memo: TableMemo, limits: GroupCommitLimits = GROUP_COMMIT_LIMITS) {
+  /** Sends the unit's own SAVEPOINT, RELEASE and ROLLBACK TO: the store's `DeferredSavepoints` (K-9.19), or SQLite. */
+  readonly #control: (sql: string) => void;
+
+  constructor(
+    sqlite: Database.Database,
+    location: string,
+    memo: TableMemo,
+    limits: GroupCommitLimits = GROUP_COMMIT_LIMITS,
+    control?: (sql: string) => void,
+  ) {
     this.#sqlite = sqlite;
     this.#location = location;
     this.#memo = memo;
     this.#limits = limits;
+    this.#control = control ?? ((sql) => this.#exec(sql));
   }
 
   /** Whether units are grouped (after `enable`, for a store on disk). */
@@ -96,7 +106,7 @@ export class GroupCommit {
     if (!this.#log) return void this.#exec('begin');
     if (this.#poisoned) throw this.#poisoned;
     if (!this.#sqlite.inTransaction) this.#exec('begin');
-    this.#exec(`savepoint ${UNIT}`);
+    this.#control(`savepoint ${UNIT}`);
     this.#unit = [];
     this.#marks = [];
   }
@@ -117,7 +127,7 @@ export class GroupCommit {
       this.#lastUnit = unit.n;
       this.#pending++;
     }
-    this.#exec(`release ${UNIT}`);
+    this.#control(`release ${UNIT}`);
     this.#afterUnit();
   }
 
@@ -246,8 +256,8 @@ export class GroupCommit {
   #undoUnit(): void {
     this.#memo.wroteAll();
     if (this.#sqlite.inTransaction) {
-      this.#exec(`rollback to ${UNIT}`);
-      this.#exec(`release ${UNIT}`);
+      this.#control(`rollback to ${UNIT}`);
+      this.#control(`release ${UNIT}`);
     } else {
       this.#redoPending(undefined);
     }

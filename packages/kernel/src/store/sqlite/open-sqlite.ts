@@ -92,7 +92,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
     }
   }
   const memo = new TableMemo();
-  const group = new GroupCommit(sqlite, location, memo);
+  const group = new GroupCommit(sqlite, location, memo, undefined, (sql) => savepoints.exec(sql));
   const savepoints = new DeferredSavepoints(
     (sql) => void statements.prepare(sql).run([]),
     () => sqlite.inTransaction,
@@ -165,13 +165,20 @@ class StoreDialect extends SqliteDialect {
         savepoints.reset();
         faultless(() => group.begin());
       }
+      // The unit's own savepoint is one of `savepoints` (K-9.19): they are forgotten once the unit has ended it.
       override async commitTransaction(): Promise<void> {
-        savepoints.reset();
-        faultless(() => group.commit());
+        try {
+          faultless(() => group.commit());
+        } finally {
+          savepoints.reset();
+        }
       }
       override async rollbackTransaction(): Promise<void> {
-        savepoints.reset();
-        faultless(() => group.rollback());
+        try {
+          faultless(() => group.rollback());
+        } finally {
+          savepoints.reset();
+        }
       }
       override async destroy(): Promise<void> {
         try {

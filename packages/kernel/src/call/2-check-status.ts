@@ -1,7 +1,7 @@
 import { LibosError } from '@libos/sdk';
 import { TOOL_CALLABLE_STATUSES } from '../processes/process-record.js';
 import type { ResolvedCall } from './call-state.js';
-import type { CallHook } from './hooks.js';
+import { hooksAt, type CallHook } from './hooks.js';
 
 /** Step 2: the caller's status allows tool calls; then every hook may refuse the call (e.g. unread interrupts). */
 export async function checkStatus(call: ResolvedCall, hooks: readonly CallHook[]): Promise<void> {
@@ -13,5 +13,5 @@ export async function checkStatus(call: ResolvedCall, hooks: readonly CallHook[]
       { details: { pid: call.pid, status } },
     );
   }
-  for (const h of hooks) await h.admit?.(call);
+  for (const h of hooksAt(hooks, 'admit')) await h.admit(call);
 }

@@ -1,7 +1,7 @@
 import { LibosError, sha256Hex } from '@libos/sdk';
 import { parseArguments } from '../broker/parse-arguments.js';
 import { jsonDigest, type ParsedCall, type ResolvedCall } from './call-state.js';
-import type { CallHook } from './hooks.js';
+import { hooksAt, type CallHook } from './hooks.js';
 
 /**
  * Step 3: the arguments parse against the tool's `input` (size-capped), else `invalid_arguments`, and nothing else
@@ -25,5 +25,5 @@ export function parseCallArguments(call: ResolvedCall): ParsedCall {
 
 /** Step 3, once parsed: every hook may refuse the call before it is charged (e.g. a human rejected its approval). */
 export async function admitParsed(call: ParsedCall, hooks: readonly CallHook[]): Promise<void> {
-  for (const h of hooks) await h.admitParsed?.(call);
+  for (const h of hooksAt(hooks, 'admitParsed')) await h.admitParsed(call);
 }

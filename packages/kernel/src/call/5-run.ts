@@ -13,7 +13,7 @@ import {
 } from '@libos/sdk';
 import type { TxScope } from '../store/transaction.js';
 import { isResumption, type ParsedCall } from './call-state.js';
-import type { CallHook } from './hooks.js';
+import { hooksAt, type CallHook } from './hooks.js';
 
 /** What the tool did: returned a payload (checked against its `output`), or asked to wait. */
 export type RunResult =
@@ -107,7 +107,7 @@ export async function runTool(
     call_id: call.callId,
     tool: call.toolName,
   });
-  for (const h of hooks) await h.started?.(call, scope);
+  for (const h of hooksAt(hooks, 'started')) await h.started(call, scope);
   const ctx = toolContext(call, scope, signal, onFailure);
   let out: unknown;
   try {

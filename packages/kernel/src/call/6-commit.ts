@@ -7,7 +7,7 @@ import { inTransaction, type TxScope } from '../store/transaction.js';
 import { charge } from './4-charge.js';
 import { runTool, type FailureWrite } from './5-run.js';
 import { isParsed, isSavedCall, jsonDigest, type CallOutcome, type CallSettlement, type CallState, type ParsedCall } from './call-state.js';
-import type { CallHook } from './hooks.js';
+import { hooksAt, type CallHook } from './hooks.js';
 
 /**
  * One of the call's final savepoints (its result or wait, a parked call, a failure record): when it ends well it is
@@ -17,7 +17,7 @@ const finalWrite = <T>(call: CallState, fn: (scope: TxScope) => Promise<T>): Pro
   inTransaction(call.deps.db, call.deps.scopes, call.pid, call.callId, fn, { last: true });
 
 const settle = async (hooks: readonly CallHook[], call: CallState, scope: TxScope, how: CallSettlement) => {
-  for (const h of hooks) await h.settled?.(call, scope, how);
+  for (const h of hooksAt(hooks, 'settled')) await h.settled(call, scope, how);
 };
 
 /** The audit fields naming a call's arguments: the parsed arguments' digest, or (refused before they parsed) the raw ones'. */
@@ -60,7 +60,7 @@ export async function commitCall(call: ParsedCall, hooks: readonly CallHook[]): 
         return ran;
       }
       const result = jsonDigest(ran.payload);
-      for (const h of hooks) await h.completed?.(call, scope, ran);
+      for (const h of hooksAt(hooks, 'completed')) await h.completed(call, scope, ran);
       await scope.events.emit('tool_completed', { pid, call_id: callId, tool: toolName, result_sha256: result.sha256 });
       const details = { ...argsFields(call), result_sha256: result.sha256, result_bytes: result.bytes, resumed: isSavedCall(call) };
       await scope.audit.record({ action: 'tool.call', target: resources.tool(toolName), decision: 'ok', details });

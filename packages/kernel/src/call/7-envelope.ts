@@ -1,6 +1,6 @@
 import type { ToolCallResult, ToolNotice } from '../broker/tool-result.js';
 import type { CallOutcome, CallState } from './call-state.js';
-import type { CallHook } from './hooks.js';
+import { hooksAt, type CallHook } from './hooks.js';
 
 /**
  * Step 7: the envelope. A result carries the payload and any notices the hooks attach (after the commit); a wait
@@ -15,7 +15,7 @@ export async function envelope(call: CallState, hooks: readonly CallHook[], outc
       return { ok: true, ...head, payload: null, wait: outcome.wait };
     case 'done': {
       const notices: ToolNotice[] = [];
-      for (const h of hooks) if (h.notices) notices.push(...(await h.notices(call)));
+      for (const h of hooksAt(hooks, 'notices')) notices.push(...(await h.notices(call)));
       return { ok: true, ...head, payload: outcome.payload, ...(notices.length ? { notices } : {}) };
     }
   }

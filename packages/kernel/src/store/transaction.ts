@@ -52,7 +52,14 @@ export interface TxScope extends KernelScope {
   readonly callId: string | null;
 }
 
-const json = (v: unknown) => JSON.stringify(v ?? {});
+/** `v` as JSON text, or (not JSON: a cycle, a bigint) the rejected promise `emit` and `record` return for it. */
+function jsonOf(v: unknown): string | Promise<never> {
+  try {
+    return JSON.stringify(v ?? {});
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 /** A record whose `seq` the append buffer fills in when its row is written. */
 type Sequenced<R extends { readonly seq: number }> = Omit<R, 'seq'> & { seq: number };
@@ -64,6 +71,21 @@ const isoOf = (d: Date): string => {
   if (ms !== lastIso.ms) lastIso = { ms, text: d.toISOString() };
   return lastIso.text;
 };
+
+/**
+ * What `emit` and `record` return when nothing is left to wait for: they only buffer a row, and an async function
+ * cost each of a call's eight rows a promise of its own.
+ */
+const DONE: Promise<void> = Promise.resolve();
+
+/** A plugin's handlers of one event type, in order, in the emitting transaction (`PluginHooks.events`). */
+async function runEventHooks(
+  hooks: readonly ((scope: ServiceScope, event: EmittedEvent) => Promise<void>)[],
+  scope: ServiceScope,
+  event: EmittedEvent,
+): Promise<void> {
+  for (const hook of hooks) await hook(scope, event);
+}
 
 function makeScope(
   trx: KernelTransaction,
@@ -84,22 +106,27 @@ function makeScope(
      * An event belongs to the process its data names (`data.pid`), else to the acting process. Its row is buffered;
      * its `seq` is known once the row is written, before the commit its bus emission waits for. Hooks run now.
      */
-    async emit(type, data = {}) {
+    emit(type, data = {}) {
+      const text = jsonOf(data);
+      if (typeof text !== 'string') return text; // data that is not JSON: the emit fails, nothing is buffered
       const row = {
         id: newId('evt'),
         ts: nowIso(),
         pid: typeof data.pid === 'string' ? data.pid : actor.startsWith('pid_') ? actor : null,
         type,
-        data: json(data),
+        data: text,
       };
       const event: Sequenced<RuntimeEvent> = { seq: 0, id: row.id, ts: row.ts, pid: row.pid, type, data };
       appends.event(row, event);
       commits.push(() => f.bus.emit('event', event));
-      for (const hook of f.eventHooks?.get(type) ?? []) await hook(scope, { id: row.id, type, data });
+      const hooks = f.eventHooks?.get(type);
+      return hooks ? runEventHooks(hooks, scope, { id: row.id, type, data }) : DONE;
     },
   };
   const audit: AuditSink = {
-    async record(entry: AuditEntry) {
+    record(entry: AuditEntry) {
+      const details = jsonOf(entry.details);
+      if (typeof details !== 'string') return details;
       const row = {
         id: newId('aud'),
         ts: nowIso(),
@@ -108,7 +135,7 @@ function makeScope(
         target: entry.target ?? null,
         decision: entry.decision ?? null,
         call_id: callId,
-        details: json(entry.details),
+        details,
       };
       const rec: Sequenced<AuditRecord> = {
         seq: 0,
@@ -123,6 +150,7 @@ function makeScope(
       };
       appends.audit(row, rec);
       commits.push(() => f.bus.emit('audit', rec));
+      return DONE;
     },
   };
   const scope: TxScope = {

@@ -2,7 +2,7 @@ import { closeSync, existsSync, ftruncateSync, openSync, readFileSync, unlinkSyn
 import { constants, crc32, inflateRawSync } from 'node:zlib';
 import { LibosError } from '@libos/sdk';
 import { RedoWindow } from './redo-window.js';
-import { SyncDeflate } from './sync-deflate.js';
+import { SyncDeflate } from '../../internal/sync-deflate.js';
 
 /** One write statement of a unit, as it ran: its SQL text and its bound parameters. */
 export interface RedoStatement {

@@ -9,20 +9,22 @@ interface ZlibInternals {
 }
 
 /**
- * One raw-deflate stream (level 1) that compresses record after record synchronously, each ended by a sync flush, so
- * every record may refer back to the 32 KB of text before it without a dictionary being set up again (K-9.18): the
- * redo log's records are many small texts that repeat one another. What is pushed is byte-for-byte the stream an
- * inflater reads when fed the records in order (`inflateRawSync(concatenated, { finishFlush: Z_SYNC_FLUSH })`).
+ * One raw-deflate stream that compresses record after record synchronously, each ended by a sync flush, so every
+ * record may refer back to the 32 KB of text before it without a dictionary being set up again (K-9.18): the redo
+ * log's records are many small texts that repeat one another. What is pushed is byte-for-byte the stream an inflater
+ * reads when fed the records in order (`inflateRawSync(concatenated, { finishFlush: Z_SYNC_FLUSH })`). `whole`
+ * instead deflates one text as a stream of its own, on the same native state (K-9.20).
  *
  * Node has no public API for a synchronous stream that goes on after a flush (`deflateRawSync` starts a new one every
  * call: ~24 µs of set-up, and ~100 µs to load a 32 KB dictionary); this drives the stream's native handle the way
  * Node's own synchronous functions do. `open` returns null where that handle is missing (another runtime), and the
- * caller then writes records as they are.
+ * caller then writes records as they are (or uses `deflateRawSync`).
  *
  * @example
  * const z = SyncDeflate.open();
  * const a = z?.push(Buffer.from('{"n":1}')); // a record's compressed bytes, ending on a flush boundary
  * z?.reset(); // the next push starts a new stream
+ * const b = z?.whole(Buffer.from('text')); // what deflateRawSync('text', { level: 1 }) returns
  */
 export class SyncDeflate {
   readonly #stream: DeflateRaw;
@@ -40,9 +42,9 @@ export class SyncDeflate {
     });
   }
 
-  /** A new stream, or null when this Node does not expose what a synchronous stream needs. */
-  static open(): SyncDeflate | null {
-    const stream = createDeflateRaw({ level: 1 });
+  /** A new stream (zlib `level`, default 1), or null when this Node does not expose what a synchronous stream needs. */
+  static open(level = 1): SyncDeflate | null {
+    const stream = createDeflateRaw({ level });
     const { _handle: handle, _writeState: state } = stream as unknown as ZlibInternals;
     if (typeof handle?.writeSync !== 'function' || !(state instanceof Uint32Array)) {
       stream.close();
@@ -53,18 +55,36 @@ export class SyncDeflate {
 
   /** `input` compressed, continuing the stream, up to a sync-flush boundary (a new Buffer). */
   push(input: Buffer): Buffer {
+    return this.#deflate(input, constants.Z_SYNC_FLUSH);
+  }
+
+  /**
+   * `input` alone as a complete raw-deflate stream, byte for byte what `deflateRawSync(input, { level })` returns,
+   * without the ~256 KB of native state that call allocates and frees each time (K-9.20). The stream starts over
+   * before and after, so it refers to nothing pushed before it.
+   */
+  whole(input: Buffer): Buffer {
+    this.reset();
+    try {
+      return this.#deflate(input, constants.Z_FINISH);
+    } finally {
+      this.reset();
+    }
+  }
+
+  #deflate(input: Buffer, flush: number): Buffer {
     const chunks: Buffer[] = [];
     let inOff = 0;
     let inLen = input.length;
     for (;;) {
-      this.#handle.writeSync(constants.Z_SYNC_FLUSH, input, inOff, inLen, this.#out, 0, this.#out.length);
+      this.#handle.writeSync(flush, input, inOff, inLen, this.#out, 0, this.#out.length);
       if (this.#error) throw this.#error;
       const outLeft = this.#state[0]!;
       const inLeft = this.#state[1]!;
       chunks.push(Buffer.from(this.#out.subarray(0, this.#out.length - outLeft)));
       inOff += inLen - inLeft;
       inLen = inLeft;
-      if (outLeft !== 0) break; // output room to spare: all input taken and flushed
+      if (outLeft !== 0) break; // output room to spare: all input taken and flushed (or the stream finished)
     }
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   }

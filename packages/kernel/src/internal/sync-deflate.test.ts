@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, inflateRawSync } from 'node:zlib';
+import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { SyncDeflate } from './sync-deflate.js';
 
@@ -24,6 +24,19 @@ describe('SyncDeflate', () => {
     const noise = randomBytes(200_000); // incompressible: its output outgrows the 64 KB buffer
     const out = z.push(noise);
     expect(inflate([out])).toEqual(noise);
+    z.close();
+  });
+
+  it('[K-9.20] whole deflates one text alone, byte for byte as deflateRawSync does, whatever was pushed before', () => {
+    const z = SyncDeflate.open(6)!;
+    const text = Buffer.from(`{"recent_events":[${'{"type":"tool_completed","pid":"pid_1"},'.repeat(60)}]}`);
+    z.push(Buffer.from('a stream in the middle of a record '.repeat(50))); // never finished: whole starts over
+    const first = z.whole(text);
+    expect(first).toEqual(deflateRawSync(text, { level: 6 }));
+    expect(inflateRawSync(first)).toEqual(text); // a complete stream: no sync-flush reading needed
+    const noise = randomBytes(150_000); // its output outgrows the 64 KB buffer
+    expect(inflateRawSync(z.whole(noise))).toEqual(noise);
+    expect(z.whole(text)).toEqual(first); // and the state is reused, not spent
     z.close();
   });
 });

@@ -1,6 +1,6 @@
 // The floors: what raw SQLite costs on a connection set up like the kernel's store (locking_mode EXCLUSIVE,
 // journal_mode WAL, synchronous NORMAL), with prepared statements and better-sqlite3's transaction wrapper.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 /** A 1 KB value (1,024 ASCII characters). */
@@ -29,6 +29,63 @@ export function insertFloor(path) {
   let i = 0;
   const tx = db.transaction(() => ins.run(`k${i++}`, ONE_KB));
   return { op: () => tx(), close: () => db.close() };
+}
+
+/** What a checked `get_current_time` call writes, by row: its events' `data` and its audit rows' `details` lengths. */
+const CALL_EVENT_BYTES = [90, 94, 172, 173]; // tool_called, resource.charged, external_read, tool_completed
+const CALL_AUDIT_BYTES = [434, 81, 86, 215]; // capability.authorize, resource.charge, primitive.clock.now, tool.call
+
+/**
+ * The rows a checked call must write, hand-written: its budget account's compare-and-set update, its 4 event rows
+ * and its 4 audit rows (one multi-row insert each), in tables shaped and indexed like the kernel's. `ownTx` runs them
+ * in a transaction of their own (as the 1 KB insert floor does); `grouped` as the kernel's group commit does (K-9.7):
+ * in a savepoint inside a batch, with one ~2 KB redo-log write each, the batch committed every 256. What the contract
+ * itself costs, with no runtime around it: the floor under `call_checked_vs_insert`.
+ */
+export function callWritesFloor(path) {
+  const db = openFloorDb(path);
+  db.exec(`create table if not exists events (seq integer primary key, id text not null, ts text not null, pid text,
+      type text not null, data text not null);
+    create index if not exists events_by_pid on events (pid, seq);
+    create table if not exists audit_records (seq integer primary key, id text not null, ts text not null,
+      actor text not null, action text not null, target text, decision text, call_id text, details text not null);
+    create index if not exists audit_by_actor on audit_records (actor);
+    create table if not exists accounts (pid text primary key, usage text not null, reserved text not null);
+    insert or ignore into accounts values ('pid_1', '{"tool_calls":0}', '{}');`);
+  const rows = (n, cols) => Array.from({ length: n }, () => `(${Array(cols).fill('?').join(', ')})`).join(', ');
+  const events = db.prepare(`insert into events (id, ts, pid, type, data) values ${rows(4, 5)}`);
+  const audit = db.prepare(`insert into audit_records (id, ts, actor, action, target, decision, call_id, details) values ${rows(4, 8)}`);
+  const account = db.prepare('update accounts set usage = ?, reserved = ? where pid = ? and usage = ? and reserved = ?');
+  let n = Number(db.prepare("select json_extract(usage, '$.tool_calls') as n from accounts").get().n);
+  const write = () => {
+    const ts = new Date().toISOString();
+    account.run(`{"tool_calls":${n + 1}}`, '{}', 'pid_1', `{"tool_calls":${n}}`, '{}');
+    n++;
+    events.run(CALL_EVENT_BYTES.flatMap((b, i) => [`evt_${n}_${i}`, ts, 'pid_1', 'tool_called', 'd'.repeat(b)]));
+    audit.run(CALL_AUDIT_BYTES.flatMap((b, i) => [`aud_${n}_${i}`, ts, 'pid_1', 'tool.call', 'tool:x', 'ok', `call_${n}`, 'a'.repeat(b)]));
+  };
+  const ownTx = db.transaction(write);
+  const log = openSync(`${path}-redo`, 'w');
+  const record = Buffer.alloc(2048, 120);
+  const [begin, savepoint, release, commit] = ['begin', 'savepoint u', 'release u', 'commit'].map((q) => db.prepare(q));
+  let batched = 0;
+  const grouped = () => {
+    if (batched === 0) begin.run();
+    savepoint.run();
+    write();
+    writeSync(log, record);
+    release.run();
+    if (++batched === 256) {
+      commit.run();
+      batched = 0;
+    }
+  };
+  const close = () => {
+    if (batched > 0) commit.run();
+    closeSync(log);
+    db.close();
+  };
+  return { ownTx: () => ownTx(), grouped, close };
 }
 
 /**

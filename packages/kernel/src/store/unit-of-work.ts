@@ -1,5 +1,6 @@
 import type { ControlledTransaction } from 'kysely';
 import { commitWithAppends } from './append-buffer.js';
+import { directUnitQueries } from './direct-queries.js';
 import { bindMemo, memoForTransaction } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
@@ -64,6 +65,7 @@ export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) =>
   if (units.has(db)) return fn(db);
   const trx: ControlledTransaction<KernelDatabase> = await db.startTransaction().execute();
   bindMemo(trx, memoForTransaction(db));
+  directUnitQueries(db, trx, () => units.has(trx));
   const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0, depth: 0, endsAfterLast: opts.endsAfterLast === true };
   units.set(trx, unit);
   let failure: { readonly error: unknown } | null = null;

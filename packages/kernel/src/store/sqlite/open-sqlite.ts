@@ -1,9 +1,19 @@
 import { chmodSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, SqliteDriver, type Driver, type KyselyPlugin, type QueryCompiler, type SqliteDialectConfig } from 'kysely';
+import {
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  type Driver,
+  type KyselyPlugin,
+  type QueryCompiler,
+  type QueryResult,
+  type SqliteDialectConfig,
+} from 'kysely';
 import { LibosError } from '@libos/sdk';
 import type { AppendLog, AuditRow, EventRow } from '../append-log.js';
+import { bindDirectQueries } from '../direct-queries.js';
 import { bindMemo } from '../memo-of.js';
 import { TableMemo } from '../store-memo.js';
 import { DeferredSavepoints } from './deferred-savepoints.js';
@@ -101,6 +111,7 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
   const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, savepoints, location), plugins: [...plugins] });
   bindMemo(db, memo);
   const statements = config.database as ReturnType<typeof cachingDatabase>;
+  if (plugins.length === 0) bindDirectQueries(db, (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters));
   return {
     dialect: 'sqlite',
     db,
@@ -222,6 +233,13 @@ function cachingDatabase(sqlite: Database.Database, location: string, memo: Tabl
       sqlite.close();
     },
   };
+}
+
+/** A compiled query run on its prepared statement, with the result kysely's SQLite driver gives (K-9.22). */
+function runCompiled(stmt: StoreStatement, parameters: readonly unknown[]): QueryResult<unknown> {
+  if (stmt.reader) return { rows: stmt.all(parameters) };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
 /** What kysely uses of a prepared statement. */

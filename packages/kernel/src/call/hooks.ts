@@ -40,7 +40,8 @@ const AT_POINT = new WeakMap<readonly CallHook[], Map<HookPoint, readonly CallHo
 /**
  * The hooks of `hooks` that implement `point`, in registration order, found once per hook list: a call awaited every
  * registered hook at every point, and awaiting a hook that has no such method still cost a promise and a turn of the
- * microtask queue (35 of a call's 209 promises).
+ * microtask queue (35 of a call's 209 promises). A hook list is read once, at its first use: pass a new array
+ * rather than changing one already used.
  *
  * @example
  * declare const call: ResolvedCall;

@@ -3,10 +3,10 @@ import { LibosError } from '@libos/sdk';
 import type { LlmMessage } from '../llm/provider.js';
 import { SyncDeflate } from '../internal/sync-deflate.js';
 import type { KernelStore } from '../store/kernel-database.js';
+import { keyedParagraphs, PROMPT_CHUNK_SEPARATOR } from './message-parts.js';
 import { TextKeys, type TextKey } from './text-keys.js';
 
-/** The separator prompts are cut at: a paragraph is the unit stored once (`llm_texts`). */
-export const PROMPT_CHUNK_SEPARATOR = '\n\n';
+export { PROMPT_CHUNK_SEPARATOR } from './message-parts.js';
 
 /** Rows written before K-9.10: each message lists the hex sha256 of every paragraph. Still read. */
 const FORMAT_V1 = 'llm_texts/v1';
@@ -115,6 +115,7 @@ export class SeenTexts {
  * prompt was keyed last turn, while new text (recent events, the memory view) is keyed once and not kept.
  */
 const TEXT_KEYS = new TextKeys();
+const keyOf = (text: string): TextKey => TEXT_KEYS.of(text);
 
 /** Whether `text` (keyed `k`) is stored by key: `seen` before, or every text without `seen`. Its key is remembered. */
 function repeats(text: string, k: TextKey, seen: SeenTexts | undefined): boolean {
@@ -157,8 +158,10 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
       groups.push([inlineEntry(fresh.join(PROMPT_CHUNK_SEPARATOR))]);
       fresh = [];
     };
-    for (const paragraph of m.content.split(PROMPT_CHUNK_SEPARATOR)) {
-      const k = TEXT_KEYS.of(paragraph);
+    const { paragraphs, keys: paragraphKeys } = keyedParagraphs(m, keyOf);
+    for (let i = 0; i < paragraphs.length; i++) {
+      const paragraph = paragraphs[i]!;
+      const k = paragraphKeys[i]!;
       const { key, first } = k;
       const opening = groups.length === 0 && keys.length === 0 && fresh.length === 0; // stands alone
       if (repeats(paragraph, k, seen)) {

@@ -1,4 +1,4 @@
-import { DEFAULT_LABELS, preparedQuery, SERVICE_NAMES, type DataLabels, type ObjectsService } from '@libos/sdk';
+import { DEFAULT_LABELS, preparedQuery, SERVICE_NAMES, type DataLabels, type ImageDefinition, type ObjectsService } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
@@ -8,6 +8,8 @@ import { flushAppends } from '../store/append-buffer.js';
 import type { KernelStore } from '../store/kernel-database.js';
 import { inTransaction } from '../store/transaction.js';
 import { refreshContext, type ContextView } from '../context/context-object.js';
+import type { RegisteredSkill } from '../plugins/registry.js';
+import { joinedFrom, PROMPT_CHUNK_SEPARATOR, type MessagePart } from './message-parts.js';
 
 /** Recent events and tool outcomes shown to the model each turn (turns are stateless). */
 export const RECENT_EVENTS = 20;
@@ -77,12 +79,7 @@ export async function renderPrompt(
   opts: RenderOptions = {},
 ): Promise<RenderedPrompt> {
   const image = deps.registry.images.get(p.imageId);
-  const system =
-    !image || image.promptMode === 'image_only'
-      ? (image?.systemPrompt ?? '')
-      : image.promptMode === 'minimal_runtime'
-        ? `${image.systemPrompt}\n\nYou run as a libOS process; act only through your tools.`
-        : `${KERNEL_PREAMBLE}\n\nImage: ${image.id}\n${image.systemPrompt}`;
+  const system = image ? systemTextOf(image) : '';
 
   // With an LLM context Object the prompt carries it (last, so the stable part leads nothing astray): it holds the
   // MemoryView, the events and the snapshots as append-only entries. An image_only prompt is that Object alone.
@@ -90,25 +87,18 @@ export async function renderPrompt(
     unread,
     ...(opts.viewTokenBudget !== undefined ? { viewTokenBudget: opts.viewTokenBudget } : {}),
   });
-  const sections: string[] = [];
+  // Each section is a part of the user message (K-9.23): the Skill sections are the same strings turn after turn.
+  const parts: MessagePart[] = [];
+  const sections = { push: (text: string, stable = false) => void parts.push({ text, stable }) };
   if (context && image?.promptMode === 'image_only') {
     return finish(deps, p, system, context.text, context.labels, context);
   }
   if (image?.promptMode !== 'image_only') {
     sections.push(`Process: ${p.pid} (image ${p.imageId}, parent ${p.parentPid ?? 'none'}, working directory ${p.workingDirectory})`);
     sections.push(`Goal:\n${p.goal}`);
-    const catalog = [...deps.registry.skills.values()].map(
-      (s) => `- ${s.manifest.name}${p.loadedSkills[s.manifest.name] ? ' (active)' : ''}: ${s.manifest.description}`,
-    );
-    sections.push(`Skill catalog:\n${catalog.join('\n')}`);
-    const loaded = Object.keys(p.loadedSkills)
-      .map((id) => deps.registry.skills.get(id))
-      .filter((s): s is NonNullable<typeof s> => Boolean(s))
-      .map(
-        (s) =>
-          `## ${s.manifest.name}\n${s.manifest.description}\nAllowed tools: ${s.manifest.allowedTools.join(' ')}\n\n${s.manifest.body}`,
-      );
-    sections.push(`Loaded skills:\n${loaded.join('\n\n') || '(none)'}`);
+    const skills = skillSectionsOf(deps.registry.skills, p.loadedSkills);
+    sections.push(skills.catalog, true);
+    sections.push(skills.loaded, true);
     // A notice rides on a tool result, which a stateless turn never sees again: unread mail is restated each turn.
     const mail = unreadMail(unread);
     if (mail) sections.push(mail);
@@ -141,8 +131,61 @@ export async function renderPrompt(
     sections.push(`Recent tool calls (results are Objects in your memory view):\n${lines.join('\n')}`);
   }
   if (context) sections.push(context.text);
-  const user = sections.join('\n\n');
-  return finish(deps, p, system, user, context?.labels ?? view?.labels ?? DEFAULT_LABELS, context);
+  const user = parts.map((part) => part.text).join(PROMPT_CHUNK_SEPARATOR);
+  return finish(deps, p, system, user, context?.labels ?? view?.labels ?? DEFAULT_LABELS, context, parts);
+}
+
+/** The system text of each image, made once: the same string every turn (K-9.23). */
+const SYSTEM_TEXTS = new WeakMap<ImageDefinition, string>();
+
+function systemTextOf(image: ImageDefinition): string {
+  let text = SYSTEM_TEXTS.get(image);
+  if (text === undefined) {
+    text =
+      image.promptMode === 'image_only'
+        ? image.systemPrompt
+        : image.promptMode === 'minimal_runtime'
+          ? `${image.systemPrompt}\n\nYou run as a libOS process; act only through your tools.`
+          : `${KERNEL_PREAMBLE}\n\nImage: ${image.id}\n${image.systemPrompt}`;
+    SYSTEM_TEXTS.set(image, text);
+  }
+  return text;
+}
+
+/** The Skill sections of a prompt: the catalog (active Skills marked) and the loaded Skills' bodies. */
+interface SkillSections {
+  readonly catalog: string;
+  readonly loaded: string;
+}
+
+/** Sets of loaded Skills whose sections are kept per registry (past it the cache starts over). */
+const SKILL_SECTIONS_MOST = 256;
+const SKILL_SECTIONS = new WeakMap<ReadonlyMap<string, RegisteredSkill>, Map<string, SkillSections>>();
+
+/**
+ * The Skill sections for a set of loaded Skills (in their load order), made once per registry and set: the same
+ * strings every turn of every process that has that set loaded (K-9.23). A registry is fixed once the runtime opened.
+ */
+function skillSectionsOf(skills: ReadonlyMap<string, RegisteredSkill>, loadedSkills: Readonly<Record<string, unknown>>): SkillSections {
+  const ids = Object.keys(loadedSkills);
+  const key = ids.join('\n');
+  let bySet = SKILL_SECTIONS.get(skills);
+  if (!bySet) SKILL_SECTIONS.set(skills, (bySet = new Map()));
+  let made = bySet.get(key);
+  if (made) return made;
+  const catalog = [...skills.values()].map(
+    (s) => `- ${s.manifest.name}${loadedSkills[s.manifest.name] ? ' (active)' : ''}: ${s.manifest.description}`,
+  );
+  const loaded = ids
+    .map((id) => skills.get(id))
+    .filter((s): s is NonNullable<typeof s> => Boolean(s))
+    .map(
+      (s) => `## ${s.manifest.name}\n${s.manifest.description}\nAllowed tools: ${s.manifest.allowedTools.join(' ')}\n\n${s.manifest.body}`,
+    );
+  made = { catalog: `Skill catalog:\n${catalog.join('\n')}`, loaded: `Loaded skills:\n${loaded.join('\n\n') || '(none)'}` };
+  if (bySet.size >= SKILL_SECTIONS_MOST) bySet.clear();
+  bySet.set(key, made);
+  return made;
 }
 
 /** The prompt's messages, the visible tools' JSON Schemas and its size (≈ chars / 4). */
@@ -153,6 +196,7 @@ function finish(
   user: string,
   labels: DataLabels,
   context: ContextView | null,
+  parts?: readonly MessagePart[],
 ): RenderedPrompt {
   // The tools' JSON length is JSON.stringify(tools).length: '[' and ']', a comma between entries, each entry's own.
   let toolsLength = p.visibleTools.length === 0 ? 2 : p.visibleTools.length + 1;
@@ -164,8 +208,8 @@ function finish(
   const tokens = Math.ceil((system.length + user.length + toolsLength) / 4);
   return {
     messages: [
-      { role: 'system', content: system },
-      { role: 'user', content: user },
+      joinedFrom({ role: 'system', content: system }, [{ text: system, stable: true }]),
+      parts ? joinedFrom({ role: 'user', content: user }, parts) : { role: 'user', content: user },
     ],
     tools,
     tokens,

@@ -1,3 +1,4 @@
+import { CharBoundedMap } from '../internal/char-bounded-map.js';
 import type { LlmMessage } from '../llm/provider.js';
 import type { TextKey } from './text-keys.js';
 
@@ -7,7 +8,8 @@ export const PROMPT_CHUNK_SEPARATOR = '\n\n';
 /**
  * A section of a message's content as its renderer made it: its text, and whether the renderer hands the very same
  * string again on later turns (`stable`: the system text of an image, the Skill catalog and the loaded Skills of a
- * set of loaded Skills), so its paragraphs' keys can be kept by section.
+ * set of loaded Skills), so its paragraphs' keys can be kept by section. A stable part's text is kept as the memo's
+ * key: it must be a string of its own, never a slice of a bigger one (K-9.13).
  */
 export interface MessagePart {
   readonly text: string;
@@ -38,8 +40,7 @@ interface KeyedPart {
 
 /** Characters of stable parts whose keys are kept (past it the memo starts over: a few MB of Skill text at most). */
 const PARTS_MOST_CHARS = 1 << 21;
-const keyedParts = new Map<string, KeyedPart>();
-let keyedChars = 0;
+const keyedParts = new CharBoundedMap<KeyedPart>(PARTS_MOST_CHARS);
 
 /**
  * Whether `content` splits into exactly the paragraphs of its parts, split one by one: the parts' lengths add up,
@@ -78,14 +79,7 @@ export function keyedParagraphs(m: LlmMessage, keyOf: (paragraph: string) => Tex
     let keyed = part.stable ? keyedParts.get(part.text) : undefined;
     if (!keyed) {
       keyed = split(part.text, keyOf);
-      if (part.stable) {
-        if (keyedChars + part.text.length > PARTS_MOST_CHARS) {
-          keyedParts.clear();
-          keyedChars = 0;
-        }
-        keyedParts.set(part.text, keyed);
-        keyedChars += part.text.length;
-      }
+      if (part.stable) keyedParts.set(part.text, keyed);
     }
     paragraphs.push(...keyed.paragraphs);
     keys.push(...keyed.keys);

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { CharBoundedMap } from '../internal/char-bounded-map.js';
 
 /** A text's `llm_texts` key and the first byte of its digest (where paragraph groups end, `prompt-texts.ts`). */
 export interface TextKey {
@@ -31,12 +32,10 @@ const ownCopy = (text: string): string => ` ${text}`.slice(1);
  * keys.of('Goal:\nship it') === k; // true: remembered
  */
 export class TextKeys {
-  readonly #keys = new Map<string, TextKey>();
-  readonly #mostChars: number;
-  #chars = 0;
+  readonly #keys: CharBoundedMap<TextKey>;
 
   constructor(mostChars: number = MEMO_MOST_CHARS) {
-    this.#mostChars = mostChars;
+    this.#keys = new CharBoundedMap(mostChars);
   }
 
   /** The first 16 bytes of `text`'s SHA-256 in base64url (22 characters; K-9.11) and its first byte. */
@@ -49,13 +48,7 @@ export class TextKeys {
 
   /** Keeps `text`'s key (`of` gave it) for the next `of`; past the character bound the memo starts over first. */
   remember(text: string, key: TextKey): void {
-    if (this.#keys.has(text)) return;
-    if (this.#chars + text.length > this.#mostChars) {
-      this.#keys.clear();
-      this.#chars = 0;
-    }
-    this.#keys.set(ownCopy(text), key);
-    this.#chars += text.length;
+    if (!this.#keys.has(text)) this.#keys.set(ownCopy(text), key);
   }
 
   /** How many texts are remembered (for tests). */

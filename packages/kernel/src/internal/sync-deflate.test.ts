@@ -37,6 +37,7 @@ describe('SyncDeflate', () => {
     const noise = randomBytes(150_000); // its output outgrows the 64 KB buffer
     expect(inflateRawSync(z.whole(noise))).toEqual(noise);
     expect(z.whole(text)).toEqual(first); // and the state is reused, not spent
+    expect(inflate([z.push(text)])).toEqual(text); // a push after a finished stream starts a new one
     z.close();
   });
 });

@@ -32,6 +32,8 @@ export class SyncDeflate {
   readonly #state: Uint32Array;
   #out = Buffer.allocUnsafe(64 * 1024);
   #error: Error | undefined;
+  /** Whether the stream was finished (`whole`): it takes no more input until a reset. */
+  #finished = false;
 
   private constructor(stream: DeflateRaw, handle: NonNullable<ZlibInternals['_handle']>, state: Uint32Array) {
     this.#stream = stream;
@@ -55,21 +57,19 @@ export class SyncDeflate {
 
   /** `input` compressed, continuing the stream, up to a sync-flush boundary (a new Buffer). */
   push(input: Buffer): Buffer {
+    if (this.#finished) this.reset();
     return this.#deflate(input, constants.Z_SYNC_FLUSH);
   }
 
   /**
    * `input` alone as a complete raw-deflate stream, byte for byte what `deflateRawSync(input, { level })` returns,
    * without the ~256 KB of native state that call allocates and frees each time (K-9.20). The stream starts over
-   * before and after, so it refers to nothing pushed before it.
+   * first, so it refers to nothing pushed before it (one reset a text: a reset clears the state's hash table).
    */
   whole(input: Buffer): Buffer {
     this.reset();
-    try {
-      return this.#deflate(input, constants.Z_FINISH);
-    } finally {
-      this.reset();
-    }
+    this.#finished = true;
+    return this.#deflate(input, constants.Z_FINISH);
   }
 
   #deflate(input: Buffer, flush: number): Buffer {
@@ -92,6 +92,7 @@ export class SyncDeflate {
   /** Starts a new stream: the next push refers to nothing before it. */
   reset(): void {
     this.#stream.reset();
+    this.#finished = false;
   }
 
   close(): void {

@@ -91,8 +91,10 @@ export class DeferredSavepoints {
     if (i < open.length) {
       // Shared with the sent savepoint around them when nothing was written in it since it began; else the outermost
       // pending one is sent and the others share it.
+      // An alias names the sent savepoint it shares, so one step finds the sent one around the pending ones.
       let of = i - 1;
-      while (of >= 0 && open[of]!.state === 'alias') of = (open[of] as { of: number }).of;
+      const around = open[of];
+      if (around?.state === 'alias') of = around.of;
       if (of < 0 || this.#dirty) {
         this.run(`savepoint ${open[i]!.name}`);
         open[i] = { name: open[i]!.name, state: 'sent' };

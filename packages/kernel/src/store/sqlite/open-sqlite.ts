@@ -19,6 +19,7 @@ import { TableMemo } from '../store-memo.js';
 import { DeferredSavepoints } from './deferred-savepoints.js';
 import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from './group-commit.js';
 import { statementEffect } from '../statement-effect.js';
+import { objectRows, SchemaGeneration } from './row-objects.js';
 import { SqliteStoreCompiler } from './sqlite-compiler.js';
 import { asStoreFault } from './store-faults.js';
 import { assertLibosStoreFile, assertLibosTables, assertWritable, openError } from './store-file.js';
@@ -214,13 +215,15 @@ export const STATEMENT_CACHE_SIZE = 512;
  */
 function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo, group: GroupCommit, savepoints: DeferredSavepoints) {
   const cache = new Map<string, StoreStatement>();
+  const schema = new SchemaGeneration();
   return {
     prepare(sql: string): StoreStatement {
       const hit = cache.get(sql);
       if (hit) return hit;
       let stmt: StoreStatement;
       try {
-        stmt = storeStatement(sqlite.prepare(sql), location, memoNotice(sql, memo), redoTracker(sql, group, savepoints));
+        const notice = memoNotice(sql, memo, schema);
+        stmt = storeStatement(sqlite.prepare(sql), location, schema, notice, redoTracker(sql, group, savepoints));
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -250,10 +253,20 @@ interface StoreStatement {
   iterate(parameters: readonly unknown[]): IterableIterator<unknown>;
 }
 
-/** What running a statement tells the memo, decided once when it is prepared (`statement-effect.ts`); none for a read. */
-function memoNotice(sql: string, memo: TableMemo): (() => void) | undefined {
+/**
+ * What running a statement tells the memo, decided once when it is prepared (`statement-effect.ts`); none for a read.
+ * One that may change anything (DDL, a rollback) also bumps the schema's generation (`row-objects.ts`).
+ */
+function memoNotice(sql: string, memo: TableMemo, schema: SchemaGeneration): (() => void) | undefined {
   const effect = statementEffect(sql);
-  return effect.kind === 'none' ? undefined : () => memo.ran(effect);
+  if (effect.kind === 'none') return undefined;
+  if (effect.kind === 'all') {
+    return () => {
+      schema.bump();
+      memo.ran(effect);
+    };
+  }
+  return () => memo.ran(effect);
 }
 
 /** What the redo log needs to see of a statement (`group-commit.ts`): none for a read. */
@@ -281,18 +294,25 @@ function redoTracker(sql: string, group: GroupCommit, savepoints: DeferredSavepo
 /**
  * A statement whose store faults (full disk, read-only, corrupt) throw as their LibosError, naming the file; a
  * statement that writes tells the memo first (`notice`), so no cached read outlives the rows it was read from, and
- * the redo log after it ran (`redo`).
+ * the redo log after it ran (`redo`). A reading statement's rows are built as objects in JavaScript (K-9.24).
  */
-function storeStatement(stmt: Database.Statement, location: string, notice?: () => void, redo?: RedoTracker): StoreStatement {
+function storeStatement(
+  stmt: Database.Statement,
+  location: string,
+  schema: SchemaGeneration,
+  notice?: () => void,
+  redo?: RedoTracker,
+): StoreStatement {
+  const rows = stmt.reader ? objectRows(stmt, schema) : stmt;
   return {
     reader: stmt.reader,
     all(parameters) {
       notice?.();
       try {
         redo?.before();
-        const rows = stmt.all(parameters);
+        const result = rows.all(parameters);
         redo?.after(parameters);
-        return rows;
+        return result;
       } catch (err) {
         throw asStoreFault(err, location);
       }
@@ -312,7 +332,7 @@ function storeStatement(stmt: Database.Statement, location: string, notice?: () 
       notice?.();
       try {
         redo?.before();
-        yield* stmt.iterate(parameters);
+        yield* rows.iterate(parameters);
         redo?.after(parameters);
       } catch (err) {
         throw asStoreFault(err, location);

@@ -83,3 +83,66 @@ describe('direct queries in a unit (K-9.22)', () => {
     expect(transformed).toBe(1);
   });
 });
+
+describe('units begun on the free connection (K-9.25)', () => {
+  /** Counts the transactions kysely's own startTransaction begins on `db`. */
+  function countStarts(db: KernelStore): { readonly n: number } {
+    const counter = { n: 0 };
+    const start = db.startTransaction.bind(db);
+    Object.defineProperty(db, 'startTransaction', {
+      configurable: true,
+      value: () => {
+        counter.n++;
+        return start();
+      },
+    });
+    return counter;
+  }
+
+  it('[K-9.25] a unit on a free connection begins without kysely; one asked for while another runs waits its turn', async () => {
+    const s = await store();
+    const starts = countStarts(s.db);
+    await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'a')));
+    expect(starts.n).toBe(0);
+    const order: string[] = [];
+    let second: Promise<unknown> | undefined;
+    await inUnitOfWork(s.db, async (trx) => {
+      second = inUnitOfWork(s.db, async (t2) => {
+        order.push('second begins');
+        await t2.executeQuery(insertText(t2, 'c'));
+      });
+      await new Promise((r) => setTimeout(r, 5));
+      order.push('first writes');
+      await trx.executeQuery(insertText(trx, 'b'));
+    });
+    await second;
+    expect(order).toEqual(['first writes', 'second begins']);
+    expect(starts.n).toBe(1); // the second found the connection held and waited through kysely
+    expect((await s.db.executeQuery(textsOf(s.db))).rows.map((r) => (r as { sha256: string }).sha256)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('[K-9.25] a root query waits for the open unit to commit, and a unit asked for after it waits for the query', async () => {
+    const s = await store();
+    const order: string[] = [];
+    let rootRead: Promise<unknown> | undefined;
+    let later: Promise<unknown> | undefined;
+    await inUnitOfWork(s.db, async (trx) => {
+      await trx.executeQuery(insertText(trx, 'a'));
+      rootRead = s.db.executeQuery(textsOf(s.db)).then((r) => order.push(`root read ${r.rows.length} row`));
+      await new Promise((r) => setTimeout(r, 5));
+      later = inUnitOfWork(s.db, async () => void order.push('later unit'));
+      order.push('unit ends');
+    });
+    await Promise.all([rootRead, later]);
+    expect(order).toEqual(['unit ends', 'root read 1 row', 'later unit']);
+  });
+
+  it('[K-9.25] once the store is closed, a unit is refused as kysely refuses it, even on a store never used', async () => {
+    const used = await store();
+    const unused = openSqliteStore(':memory:');
+    for (const s of [used, unused]) {
+      await s.close();
+      await expect(inUnitOfWork(s.db, async () => 1)).rejects.toThrow(/destroyed|not open/);
+    }
+  });
+});

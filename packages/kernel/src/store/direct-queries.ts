@@ -4,15 +4,31 @@ import type { KernelDatabase, KernelStore } from './kernel-database.js';
 /** Runs a compiled query at once on the store's one connection: what kysely's driver would, without its queueing. */
 export type DirectQuery = (compiled: CompiledQuery) => QueryResult<unknown>;
 
-const direct = new WeakMap<object, DirectQuery>();
+/** What a store with one in-process connection (SQLite) lets its units do without kysely's executor. */
+export interface DirectStore {
+  /** Runs a unit's compiled queries (K-9.22). */
+  readonly run: DirectQuery;
+  /** Begins a unit on the connection at once when it is free (K-9.25), else null: the unit then begins through kysely. */
+  readonly beginUnit: () => ControlledTransaction<KernelDatabase> | null;
+}
+
+const direct = new WeakMap<object, DirectStore>();
 
 /**
- * Ties the root handle of a store with one in-process connection (SQLite) to a `DirectQuery`, so its units can run
- * compiled queries without kysely's executor (K-9.22). Only for a store without kysely plugins: a plugin may transform
- * a query's result, which only kysely's executor applies.
+ * Ties the root handle of a store with one in-process connection (SQLite) to its `DirectStore`, so its units begin and
+ * run compiled queries without kysely's executor (K-9.22, K-9.25). Only for a store without kysely plugins: a plugin
+ * may transform a query's result, which only kysely's executor applies.
  */
-export function bindDirectQueries(db: KernelStore, run: DirectQuery): void {
-  direct.set(db, run);
+export function bindDirectQueries(db: KernelStore, store: DirectStore): void {
+  direct.set(db, store);
+}
+
+/**
+ * A unit's transaction begun at once on the root handle `db`'s free connection (K-9.25), or null (no direct store, or
+ * its connection is held or waited for): the caller begins one through kysely (`db.startTransaction()`).
+ */
+export function beginDirectUnit(db: KernelStore): ControlledTransaction<KernelDatabase> | null {
+  return direct.get(db)?.beginUnit() ?? null;
 }
 
 /** What `executeQuery` takes: a compiled query, or a query builder kysely compiles first. */
@@ -36,7 +52,7 @@ const isCompiled = (q: Executable): q is CompiledQuery =>
  * await trx.executeQuery(trx.selectFrom('processes').selectAll().compile()); // runs on the connection at once
  */
 export function directUnitQueries(db: KernelStore, trx: ControlledTransaction<KernelDatabase>, open: () => boolean): void {
-  const run = direct.get(db);
+  const run = direct.get(db)?.run;
   if (!run) return;
   const viaKysely = trx.executeQuery.bind(trx);
   const executeQuery = ((query: Executable, queryId?: unknown) => {

@@ -2,13 +2,14 @@ import { chmodSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  ControlledTransaction,
   Kysely,
+  SingleConnectionProvider,
   SqliteDialect,
-  SqliteDriver,
   type Driver,
+  type KyselyConfig,
   type KyselyPlugin,
   type QueryCompiler,
-  type QueryResult,
   type SqliteDialectConfig,
 } from 'kysely';
 import { LibosError } from '@libos/sdk';
@@ -21,6 +22,7 @@ import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from '.
 import { statementEffect } from '../statement-effect.js';
 import { objectRows, SchemaGeneration } from './row-objects.js';
 import { SqliteStoreCompiler } from './sqlite-compiler.js';
+import { runCompiled, StoreDriver, type StatementSource, type StoreStatement } from './store-driver.js';
 import { asStoreFault } from './store-faults.js';
 import { assertLibosStoreFile, assertLibosTables, assertWritable, openError } from './store-file.js';
 import type { KernelDatabase } from '../kernel-database.js';
@@ -108,17 +110,37 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
     (sql) => void statements.prepare(sql).run([]),
     () => sqlite.inTransaction,
   );
-  const config: SqliteDialectConfig = { database: cachingDatabase(sqlite, location, memo, group, savepoints) };
-  const db = new Kysely<KernelDatabase>({ dialect: new StoreDialect(config, group, savepoints, location), plugins: [...plugins] });
+  const statements = cachingDatabase(sqlite, location, memo, group, savepoints);
+  const driver = new StoreDriver({ database: sqlite }, statements, group, savepoints, location);
+  const dialect = new StoreDialect({ database: sqlite }, driver);
+  const config: KyselyConfig = { dialect, plugins: [...plugins] };
+  const db = new Kysely<KernelDatabase>(config);
   bindMemo(db, memo);
-  const statements = config.database as ReturnType<typeof cachingDatabase>;
-  if (plugins.length === 0) bindDirectQueries(db, (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters));
+  if (plugins.length === 0) {
+    bindDirectQueries(db, {
+      run: (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters),
+      // A unit begun on the free connection at once (K-9.25): the transaction kysely's startTransaction makes, less
+      // its connection provider's round of promises. Commit and rollback go through it as usual.
+      beginUnit: () => {
+        const connection = driver.tryBeginUnit();
+        if (!connection) return null;
+        const executor = db.getExecutor().withConnectionProvider(new SingleConnectionProvider(connection));
+        return new ControlledTransaction<KernelDatabase>({
+          config,
+          dialect,
+          driver,
+          executor,
+          connection: { connection, release: () => driver.release() },
+        });
+      },
+    });
+  }
   return {
     dialect: 'sqlite',
     db,
     memo,
     exec: (sql) => savepoints.exec(sql),
-    appendLog: sqliteAppendLog(config.database as ReturnType<typeof cachingDatabase>),
+    appendLog: sqliteAppendLog(statements),
     location,
     startGroupCommit: () => {
       if (!memory) group.enable();
@@ -132,29 +154,21 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
     },
     close: async () => {
       await db.destroy();
+      await driver.destroy(); // kysely destroys only a driver it used: a store closed unused closes its file too
     },
   };
 }
 
 /**
- * The SQLite dialect whose transactions are units of work under group commit (`group-commit.ts`): BEGIN, COMMIT and
- * ROLLBACK go to the store's `GroupCommit`, and closing commits the open batch first. Before group commit starts
- * (migrations, recovery) they are plain; ROLLBACK then runs only while a transaction is open: SQLite ends a
- * transaction by itself on some errors (SQLITE_FULL, an I/O error), and kysely would otherwise throw "cannot rollback
- * - no transaction is active" instead of the error that caused it. Its compiler is `sqlite-compiler.ts` (K-9.12).
+ * The SQLite dialect of the store: its driver is the store's (`store-driver.ts`: units of work under group commit,
+ * one connection behind the store's own lock), its compiler `sqlite-compiler.ts` (K-9.12).
  */
 class StoreDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig;
-  readonly #group: GroupCommit;
-  readonly #savepoints: DeferredSavepoints;
-  readonly #location: string;
+  readonly #driver: StoreDriver;
 
-  constructor(config: SqliteDialectConfig, group: GroupCommit, savepoints: DeferredSavepoints, location: string) {
+  constructor(config: SqliteDialectConfig, driver: StoreDriver) {
     super(config);
-    this.#config = config;
-    this.#group = group;
-    this.#savepoints = savepoints;
-    this.#location = location;
+    this.#driver = driver;
   }
 
   override createQueryCompiler(): QueryCompiler {
@@ -162,44 +176,7 @@ class StoreDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    const group = this.#group;
-    const savepoints = this.#savepoints;
-    const location = this.#location;
-    const faultless = (fn: () => void) => {
-      try {
-        fn();
-      } catch (err) {
-        throw asStoreFault(err, location);
-      }
-    };
-    return new (class extends SqliteDriver {
-      override async beginTransaction(): Promise<void> {
-        savepoints.reset();
-        faultless(() => group.begin());
-      }
-      // The unit's own savepoint is one of `savepoints` (K-9.19): they are forgotten once the unit has ended it.
-      override async commitTransaction(): Promise<void> {
-        try {
-          faultless(() => group.commit());
-        } finally {
-          savepoints.reset();
-        }
-      }
-      override async rollbackTransaction(): Promise<void> {
-        try {
-          faultless(() => group.rollback());
-        } finally {
-          savepoints.reset();
-        }
-      }
-      override async destroy(): Promise<void> {
-        try {
-          group.close();
-        } finally {
-          await super.destroy();
-        }
-      }
-    })(this.#config);
+    return this.#driver;
   }
 }
 
@@ -213,7 +190,13 @@ export const STATEMENT_CACHE_SIZE = 512;
  * better-sqlite3 behind kysely, with prepared statements reused by SQL text (kysely's driver prepares every query
  * anew, which was the largest cost of a tool call).
  */
-function cachingDatabase(sqlite: Database.Database, location: string, memo: TableMemo, group: GroupCommit, savepoints: DeferredSavepoints) {
+function cachingDatabase(
+  sqlite: Database.Database,
+  location: string,
+  memo: TableMemo,
+  group: GroupCommit,
+  savepoints: DeferredSavepoints,
+): StatementSource {
   const cache = new Map<string, StoreStatement>();
   const schema = new SchemaGeneration();
   return {
@@ -236,21 +219,6 @@ function cachingDatabase(sqlite: Database.Database, location: string, memo: Tabl
       sqlite.close();
     },
   };
-}
-
-/** A compiled query run on its prepared statement, with the result kysely's SQLite driver gives (K-9.22). */
-function runCompiled(stmt: StoreStatement, parameters: readonly unknown[]): QueryResult<unknown> {
-  if (stmt.reader) return { rows: stmt.all(parameters) };
-  const { changes, lastInsertRowid } = stmt.run(parameters);
-  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
-}
-
-/** What kysely uses of a prepared statement. */
-interface StoreStatement {
-  readonly reader: boolean;
-  all(parameters: readonly unknown[]): unknown[];
-  run(parameters: readonly unknown[]): Database.RunResult;
-  iterate(parameters: readonly unknown[]): IterableIterator<unknown>;
 }
 
 /**
@@ -350,7 +318,7 @@ export const APPEND_ROWS_PER_INSERT = 32;
  * it. `seq` is the row id: a statement's rows get consecutive ids (`INTEGER PRIMARY KEY`, one writer), the last one
  * `lastInsertRowid`. Faults surface as their LibosError (store-faults.ts).
  */
-function sqliteAppendLog(db: ReturnType<typeof cachingDatabase>): AppendLog {
+function sqliteAppendLog(db: StatementSource): AppendLog {
   const writer = <R>(head: string, columns: number, params: (r: R, into: unknown[]) => void) => {
     // Prepared on first use (the tables exist only once the migrations ran), then kept: no cache lookup per statement.
     const statements: StoreStatement[] = [];

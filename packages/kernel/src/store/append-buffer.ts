@@ -1,6 +1,7 @@
 import { PostgresAdapter, type ControlledTransaction } from 'kysely';
 import type { AppendLog, AuditRow, EventRow } from './append-log.js';
 import { withCommit } from './commit-ride.js';
+import { commitDirectUnit } from './direct-queries.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
 import { appendStatement } from './postgres/append-statement.js';
 
@@ -128,15 +129,17 @@ export async function flushAppends(db: KernelStore, commit = false): Promise<voi
 }
 
 /**
- * Ends the transaction `trx`: writes its pending `events` and `audit_records` rows, then COMMIT. On PostgreSQL the
- * COMMIT goes in the same round trip as those rows (K-15.21): a call is one round trip shorter; if the rows fail,
- * nothing committed and the caller rolls back as after any failed statement.
+ * Ends the transaction `trx` begun on the root handle `db`: writes its pending `events` and `audit_records` rows, then
+ * COMMIT. On PostgreSQL the COMMIT goes in the same round trip as those rows (K-15.21): a call is one round trip
+ * shorter; if the rows fail, nothing committed and the caller rolls back as after any failed statement. On SQLite a
+ * transaction begun at once on the free connection commits at once too (K-9.26).
  *
  * @example
- * declare const trx: ControlledTransaction<KernelDatabase>;
- * await commitWithAppends(trx);
+ * declare const db: KernelStore;
+ * const trx = await db.startTransaction().execute();
+ * await commitWithAppends(db, trx);
  */
-export async function commitWithAppends(trx: ControlledTransaction<KernelDatabase>): Promise<void> {
+export async function commitWithAppends(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> {
   await flushAppends(trx, true);
-  await trx.commit().execute();
+  await (commitDirectUnit(db, trx) ?? trx.commit().execute());
 }

@@ -1,7 +1,14 @@
-import type { KyselyPlugin, PluginTransformResultArgs, QueryResult, UnknownRow } from 'kysely';
+import {
+  sql,
+  type ControlledTransaction,
+  type KyselyPlugin,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type UnknownRow,
+} from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kernelMigrations } from './kernel-schema.js';
-import type { KernelStore } from './kernel-database.js';
+import type { KernelDatabase, KernelStore } from './kernel-database.js';
 import { migrate } from './migrate.js';
 import { openSqliteStore, type OpenedStore } from './sqlite/open-sqlite.js';
 import { inUnitOfWork } from './unit-of-work.js';
@@ -144,5 +151,44 @@ describe('units begun on the free connection (K-9.25)', () => {
       await s.close();
       await expect(inUnitOfWork(s.db, async () => 1)).rejects.toThrow(/destroyed|not open/);
     }
+  });
+});
+
+describe('units committed on their connection (K-9.26)', () => {
+  it('[K-9.26] a unit begun at once commits at once: committed as kysely marks it, the connection free again', async () => {
+    const s = await store();
+    let unit: ControlledTransaction<KernelDatabase> | undefined;
+    let kyselyCommits = 0;
+    await inUnitOfWork(s.db, async (trx) => {
+      unit = trx as ControlledTransaction<KernelDatabase>;
+      const commit = unit.commit.bind(unit);
+      unit.commit = () => {
+        kyselyCommits++;
+        return commit();
+      };
+      await trx.executeQuery(insertText(trx, 'a'));
+    });
+    expect(kyselyCommits).toBe(0);
+    expect(unit?.isCommitted).toBe(true);
+    await expect(unit!.commit().execute()).rejects.toThrow(/already committed/);
+    // The connection was released: a root read runs, and sees the committed row.
+    expect((await s.db.executeQuery(textsOf(s.db))).rows).toHaveLength(1);
+  });
+
+  it('[K-9.26] a COMMIT that fails keeps the connection for the rollback, which releases it; nothing of the unit stays', async () => {
+    const s = await store();
+    s.exec!('create table fk_parent (id text primary key)');
+    s.exec!('create table fk_child (parent text references fk_parent (id) deferrable initially deferred)');
+    const orphan = sql`insert into fk_child (parent) values ('none')`;
+    await expect(
+      inUnitOfWork(s.db, async (trx) => {
+        await trx.executeQuery(insertText(trx, 'a'));
+        await orphan.execute(trx);
+      }),
+    ).rejects.toThrow(/FOREIGN KEY/);
+    expect((await s.db.executeQuery(textsOf(s.db))).rows).toHaveLength(0);
+    // The rollback released the connection: the next unit begins and commits on it.
+    await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'b')));
+    expect((await s.db.executeQuery(textsOf(s.db))).rows).toHaveLength(1);
   });
 });

@@ -10,6 +10,11 @@ export interface DirectStore {
   readonly run: DirectQuery;
   /** Begins a unit on the connection at once when it is free (K-9.25), else null: the unit then begins through kysely. */
   readonly beginUnit: () => ControlledTransaction<KernelDatabase> | null;
+  /**
+   * Commits a unit `beginUnit` began, on its connection at once (K-9.26), and releases the connection; a failed COMMIT
+   * leaves it held, for the rollback. Null when `trx` is not such a unit: it then commits through kysely.
+   */
+  readonly commitUnit: (trx: ControlledTransaction<KernelDatabase>) => Promise<void> | null;
 }
 
 const direct = new WeakMap<object, DirectStore>();
@@ -29,6 +34,19 @@ export function bindDirectQueries(db: KernelStore, store: DirectStore): void {
  */
 export function beginDirectUnit(db: KernelStore): ControlledTransaction<KernelDatabase> | null {
   return direct.get(db)?.beginUnit() ?? null;
+}
+
+/**
+ * Commits the unit `trx` of the root handle `db` on its connection at once (K-9.26): what `trx.commit().execute()`
+ * does, without kysely's command and connection provider. `trx` then reads as committed, as after kysely's commit.
+ *
+ * @example
+ * declare const db: KernelStore;
+ * const trx = beginDirectUnit(db) ?? (await db.startTransaction().execute());
+ * await (commitDirectUnit(db, trx) ?? trx.commit().execute());
+ */
+export function commitDirectUnit(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> | null {
+  return direct.get(db)?.commitUnit(trx) ?? null;
 }
 
 /** What `executeQuery` takes: a compiled query, or a query builder kysely compiles first. */

@@ -14,6 +14,7 @@ import {
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import { appendBufferOf, commitWithAppends, flushAppends } from './append-buffer.js';
 import type { AppendLog } from './append-log.js';
+import { beginDirectUnit } from './direct-queries.js';
 import { bindMemo, memoForTransaction, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
@@ -177,11 +178,11 @@ function makeScope(
  * `store_poisoned`, whose message starts with that error and whose cause holds both.
  */
 async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction) => Promise<T>): Promise<T> {
-  const trx = await db.startTransaction().execute();
+  const trx = beginDirectUnit(db) ?? (await db.startTransaction().execute());
   bindMemo(trx, memoForTransaction(db));
   try {
     const result = await body(trx);
-    await commitWithAppends(trx);
+    await commitWithAppends(db, trx);
     return result;
   } catch (err) {
     try {

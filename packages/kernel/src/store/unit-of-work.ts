@@ -76,7 +76,7 @@ export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) =>
     failure = { error: err };
   }
   try {
-    await commitWithAppends(trx);
+    await commitWithAppends(db, trx);
   } catch (commitErr) {
     await rollbackUnit(trx, unit, failure?.error ?? commitErr);
     throw failure ? failure.error : commitErr;

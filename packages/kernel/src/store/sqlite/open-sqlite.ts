@@ -117,20 +117,36 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
   const db = new Kysely<KernelDatabase>(config);
   bindMemo(db, memo);
   if (plugins.length === 0) {
+    // Units begun on the free connection at once (K-9.25), with the state kysely's commit and rollback keep.
+    const unitStates = new WeakMap<object, UnitState>();
     bindDirectQueries(db, {
       run: (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters),
-      // A unit begun on the free connection at once (K-9.25): the transaction kysely's startTransaction makes, less
-      // its connection provider's round of promises. Commit and rollback go through it as usual.
+      // The transaction kysely's startTransaction makes, less its connection provider's round of promises.
       beginUnit: () => {
         const connection = driver.tryBeginUnit();
         if (!connection) return null;
         const executor = db.getExecutor().withConnectionProvider(new SingleConnectionProvider(connection));
-        return new ControlledTransaction<KernelDatabase>({
+        const transactionState: UnitState = { status: 'active' };
+        const trx = new ControlledTransaction<KernelDatabase>({
           config,
           dialect,
           driver,
           executor,
           connection: { connection, release: () => driver.release() },
+          transactionState,
+        });
+        unitStates.set(trx, transactionState);
+        return trx;
+      },
+      // What kysely's commit does (K-9.26), less its command and connection provider: released once committed; a
+      // failed COMMIT keeps the connection for the rollback (through kysely), which releases it. A unit that is no
+      // longer active commits through kysely, which says why it cannot.
+      commitUnit: (trx) => {
+        const state = unitStates.get(trx);
+        if (state?.status !== 'active') return null;
+        return driver.commitTransaction().then(() => {
+          state.status = 'committed';
+          driver.release();
         });
       },
     });
@@ -157,6 +173,11 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
       await driver.destroy(); // kysely destroys only a driver it used: a store closed unused closes its file too
     },
   };
+}
+
+/** A unit's transaction state, as kysely's `ControlledTransaction` keeps it (its type is not exported). */
+interface UnitState {
+  status: 'active' | 'committed' | 'rolled back' | 'aborted';
 }
 
 /**

@@ -1,7 +1,7 @@
 import { PostgresAdapter, type ControlledTransaction } from 'kysely';
 import type { AppendLog, AuditRow, EventRow } from './append-log.js';
 import { withCommit } from './commit-ride.js';
-import { commitDirectUnit } from './direct-queries.js';
+import { commitTransaction } from './direct-queries.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
 import { appendStatement } from './postgres/append-statement.js';
 
@@ -136,10 +136,10 @@ export async function flushAppends(db: KernelStore, commit = false): Promise<voi
  *
  * @example
  * declare const db: KernelStore;
- * const trx = await db.startTransaction().execute();
+ * declare const trx: ControlledTransaction<KernelDatabase>; // begun on `db` (`beginTransaction`)
  * await commitWithAppends(db, trx);
  */
 export async function commitWithAppends(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> {
   await flushAppends(trx, true);
-  await (commitDirectUnit(db, trx) ?? trx.commit().execute());
+  await commitTransaction(db, trx);
 }

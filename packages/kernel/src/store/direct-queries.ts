@@ -29,24 +29,24 @@ export function bindDirectQueries(db: KernelStore, store: DirectStore): void {
 }
 
 /**
- * A unit's transaction begun at once on the root handle `db`'s free connection (K-9.25), or null (no direct store, or
- * its connection is held or waited for): the caller begins one through kysely (`db.startTransaction()`).
- */
-export function beginDirectUnit(db: KernelStore): ControlledTransaction<KernelDatabase> | null {
-  return direct.get(db)?.beginUnit() ?? null;
-}
-
-/**
- * Commits the unit `trx` of the root handle `db` on its connection at once (K-9.26): what `trx.commit().execute()`
- * does, without kysely's command and connection provider. `trx` then reads as committed, as after kysely's commit.
+ * BEGIN on the root handle `db`: at once on its free connection when the store has a `DirectStore` (K-9.25), else (no
+ * direct store, or its connection held or waited for) through kysely's `startTransaction`.
  *
  * @example
  * declare const db: KernelStore;
- * const trx = beginDirectUnit(db) ?? (await db.startTransaction().execute());
- * await (commitDirectUnit(db, trx) ?? trx.commit().execute());
+ * const trx = await beginTransaction(db);
+ * await commitTransaction(db, trx);
  */
-export function commitDirectUnit(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> | null {
-  return direct.get(db)?.commitUnit(trx) ?? null;
+export function beginTransaction(db: KernelStore): ControlledTransaction<KernelDatabase> | Promise<ControlledTransaction<KernelDatabase>> {
+  return direct.get(db)?.beginUnit() ?? db.startTransaction().execute();
+}
+
+/**
+ * COMMIT of `trx`, begun on the root handle `db` by `beginTransaction`: at once on its connection when it was begun
+ * so (K-9.26; `trx` then reads as committed, as after kysely's commit), else through kysely's `commit`.
+ */
+export function commitTransaction(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> {
+  return direct.get(db)?.commitUnit(trx) ?? trx.commit().execute();
 }
 
 /** What `executeQuery` takes: a compiled query, or a query builder kysely compiles first. */

@@ -14,7 +14,7 @@ import {
 import type { AuditRecord, EventBus, RuntimeEvent } from '../events/event-bus.js';
 import { appendBufferOf, commitWithAppends, flushAppends } from './append-buffer.js';
 import type { AppendLog } from './append-log.js';
-import { beginDirectUnit } from './direct-queries.js';
+import { beginTransaction } from './direct-queries.js';
 import { bindMemo, memoForTransaction, memoOf } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import { unitOf, type UnitOfWork } from './unit-of-work.js';
@@ -178,7 +178,7 @@ function makeScope(
  * `store_poisoned`, whose message starts with that error and whose cause holds both.
  */
 async function runTransaction<T>(db: KernelStore, body: (trx: KernelTransaction) => Promise<T>): Promise<T> {
-  const trx = beginDirectUnit(db) ?? (await db.startTransaction().execute());
+  const trx = await beginTransaction(db);
   bindMemo(trx, memoForTransaction(db));
   try {
     const result = await body(trx);

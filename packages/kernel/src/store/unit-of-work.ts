@@ -1,6 +1,6 @@
 import type { ControlledTransaction } from 'kysely';
 import { commitWithAppends } from './append-buffer.js';
-import { beginDirectUnit, directUnitQueries } from './direct-queries.js';
+import { beginTransaction, directUnitQueries } from './direct-queries.js';
 import { bindMemo, memoForTransaction } from './memo-of.js';
 import { undoAll } from './undo-hooks.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
@@ -63,7 +63,7 @@ export const unitOf = (db: KernelStore): UnitOfWork | undefined => units.get(db)
  */
 export async function inUnitOfWork<T>(db: KernelStore, fn: (trx: KernelStore) => Promise<T>, opts: UnitOptions = {}): Promise<T> {
   if (units.has(db)) return fn(db);
-  const trx: ControlledTransaction<KernelDatabase> = beginDirectUnit(db) ?? (await db.startTransaction().execute());
+  const trx: ControlledTransaction<KernelDatabase> = await beginTransaction(db);
   bindMemo(trx, memoForTransaction(db));
   directUnitQueries(db, trx, () => units.has(trx));
   const unit: UnitOfWork = { commits: [], rollbacks: [], trx, next: 0, depth: 0, endsAfterLast: opts.endsAfterLast === true };

@@ -2,9 +2,7 @@ import { chmodSync, existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  ControlledTransaction,
   Kysely,
-  SingleConnectionProvider,
   SqliteDialect,
   type Driver,
   type KyselyConfig,
@@ -22,7 +20,8 @@ import { GroupCommit, replayRedoLog, statementRole, type StatementRole } from '.
 import { statementEffect } from '../statement-effect.js';
 import { objectRows, SchemaGeneration } from './row-objects.js';
 import { SqliteStoreCompiler } from './sqlite-compiler.js';
-import { runCompiled, StoreDriver, type StatementSource, type StoreStatement } from './store-driver.js';
+import { directUnits } from './direct-units.js';
+import { StoreDriver, type StatementSource, type StoreStatement } from './store-driver.js';
 import { asStoreFault } from './store-faults.js';
 import { assertLibosStoreFile, assertLibosTables, assertWritable, openError } from './store-file.js';
 import type { KernelDatabase } from '../kernel-database.js';
@@ -111,46 +110,13 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
     () => sqlite.inTransaction,
   );
   const statements = cachingDatabase(sqlite, location, memo, group, savepoints);
-  const driver = new StoreDriver({ database: sqlite }, statements, group, savepoints, location);
-  const dialect = new StoreDialect({ database: sqlite }, driver);
+  const sqliteConfig: SqliteDialectConfig = { database: sqlite };
+  const driver = new StoreDriver(sqliteConfig, statements, group, savepoints, location);
+  const dialect = new StoreDialect(sqliteConfig, driver);
   const config: KyselyConfig = { dialect, plugins: [...plugins] };
   const db = new Kysely<KernelDatabase>(config);
   bindMemo(db, memo);
-  if (plugins.length === 0) {
-    // Units begun on the free connection at once (K-9.25), with the state kysely's commit and rollback keep.
-    const unitStates = new WeakMap<object, UnitState>();
-    bindDirectQueries(db, {
-      run: (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters),
-      // The transaction kysely's startTransaction makes, less its connection provider's round of promises.
-      beginUnit: () => {
-        const connection = driver.tryBeginUnit();
-        if (!connection) return null;
-        const executor = db.getExecutor().withConnectionProvider(new SingleConnectionProvider(connection));
-        const transactionState: UnitState = { status: 'active' };
-        const trx = new ControlledTransaction<KernelDatabase>({
-          config,
-          dialect,
-          driver,
-          executor,
-          connection: { connection, release: () => driver.release() },
-          transactionState,
-        });
-        unitStates.set(trx, transactionState);
-        return trx;
-      },
-      // What kysely's commit does (K-9.26), less its command and connection provider: released once committed; a
-      // failed COMMIT keeps the connection for the rollback (through kysely), which releases it. A unit that is no
-      // longer active commits through kysely, which says why it cannot.
-      commitUnit: (trx) => {
-        const state = unitStates.get(trx);
-        if (state?.status !== 'active') return null;
-        return driver.commitTransaction().then(() => {
-          state.status = 'committed';
-          driver.release();
-        });
-      },
-    });
-  }
+  if (plugins.length === 0) bindDirectQueries(db, directUnits({ db, config, dialect, driver, statements }));
   return {
     dialect: 'sqlite',
     db,
@@ -173,11 +139,6 @@ export function openSqliteStore(path: string, opts: SqliteStoreOptions = {}): Sq
       await driver.destroy(); // kysely destroys only a driver it used: a store closed unused closes its file too
     },
   };
-}
-
-/** A unit's transaction state, as kysely's `ControlledTransaction` keeps it (its type is not exported). */
-interface UnitState {
-  status: 'active' | 'committed' | 'rolled back' | 'aborted';
 }
 
 /**

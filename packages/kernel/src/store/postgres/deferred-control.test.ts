@@ -166,6 +166,20 @@ describe('deferred guarded writes', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('[K-15.23] a savepoint released with a guarded write deferred inside it keeps the write: the COMMIT carries it', async () => {
+    const { sent, connection } = recordingConnection();
+    const c = new DeferredControl();
+    c.begin();
+    c.take('savepoint libos_sp_0');
+    c.take('savepoint libos_sp_1');
+    c.defer(cas, guard);
+    c.take('savepoint libos_sp_2');
+    expect(c.take('release libos_sp_1')).toBe(true); // releases libos_sp_2 with it
+    expect(c.guarding).toBe(true);
+    await c.commit(connection);
+    expect(sent).toEqual([`begin; savepoint libos_sp_0; ${guarded(0)}; commit`]);
+  });
+
   it("[K-15.23] a round trip failed by a guard throws that guard's error, marked a deferred miss; other errors pass", async () => {
     const failing = (message: string) => ({
       executeQuery: () => Promise.reject(new Error(message)),

@@ -76,8 +76,10 @@ export class DeferredControl {
 
   /**
    * Takes `sql` when it need not run now: a SAVEPOINT (deferred), a RELEASE (never sent: the COMMIT ends every
-   * savepoint), a ROLLBACK TO a savepoint not sent yet (nothing ran since: nothing to undo). False for anything else,
-   * a ROLLBACK TO a sent savepoint included (the savepoints pending inside it are dropped: it undoes them).
+   * savepoint), a ROLLBACK TO a savepoint not sent yet (nothing ran since but deferred guarded writes: it undoes
+   * them). False for anything else, a ROLLBACK TO a sent savepoint included (the savepoints pending inside it are
+   * dropped: it undoes them). A RELEASE drops the savepoints pending from the released one on and keeps the guarded
+   * writes deferred inside them: released, they belong to the enclosing savepoint, and still go to the server.
    */
   take(sql: string): boolean {
     const m = CONTROL.exec(sql);
@@ -90,8 +92,14 @@ export class DeferredControl {
       return true;
     }
     const at = this.#pending.findIndex((p) => p.sql === key);
-    if (at >= 0) this.#pending.length = at;
-    if (verb === 'release' || at >= 0) return true;
+    if (verb === 'release') {
+      if (at >= 0) this.#pending = this.#pending.filter((p, i) => i < at || p.guard === true);
+      return true;
+    }
+    if (at >= 0) {
+      this.#pending.length = at;
+      return true;
+    }
     this.#pending.length = 0;
     return false;
   }

@@ -14,6 +14,7 @@ import { findRunner, type RunnerRecord } from '../processes/runners.js';
 import { transition } from '../processes/transition.js';
 import { clearSinkDurably } from '../sinks/clear-sink.js';
 import { inTransaction } from '../store/transaction.js';
+import { isAppendFailure } from '../store/append-buffer.js';
 import { inDepsUnit } from '../store/unit-of-work.js';
 import { traceModelCall } from '../telemetry/gen-ai-spans.js';
 import type { LlmProfile } from '../config/host-config.js';
@@ -525,7 +526,8 @@ interface QuantumRun {
 /**
  * One quantum for one pid: claim it (runnable → running) and read its Turn, then either resume its saved blocked call
  * without a model call, or run one model turn and dispatch the batch; then charge its wall time and hand it back
- * (running → runnable) unless the quantum parked or ended it. An exception inside the quantum fails the process.
+ * (running → runnable) unless the quantum parked or ended it. An exception inside the quantum fails the process, as
+ * does a unit whose events and audit rows fail to be written at its COMMIT (K-9.27).
  *
  * Each phase is one unit of work (one commit), and each commits before anything the next one does can have an
  * effect outside the store: the claim (with a model turn's prompt and charge) before the model is called or a saved
@@ -558,11 +560,21 @@ async function quantumPhases(deps: KernelDeps, run: QuantumRun, opts: QuantumOpt
   const { pid } = run;
   // One of many hosts: each unit locks the tree first (calls from other hosts wait for it) and goes on only while
   // this host holds the tree's lease (`TreeOwnership.hold`), so a host that lost the tree writes nothing more of it.
-  const unit = (phase: (d: KernelDeps) => Promise<QuantumStep>) =>
+  const holding = (phase: (d: KernelDeps) => Promise<QuantumStep>) =>
     inDepsUnit(deps, async (d) => {
       if (d.trees && !(await d.trees.hold(d.db, pid))) throw new TreeLost(pid);
       return phase(d);
     });
+  // A unit whose events and audit rows fail to be written at its COMMIT (K-9.27) rolled back whole; the quantum then
+  // fails its process in a unit of its own, as `guarded` does for a failure inside the unit. A second failure throws.
+  const unit = async (phase: (d: KernelDeps) => Promise<QuantumStep>) => {
+    try {
+      return await holding(phase);
+    } catch (err) {
+      if (!isAppendFailure(err)) throw err;
+      return holding((d) => guarded(d, run, () => Promise.reject(err)));
+    }
+  };
   let step = await unit((d) => beginQuantum(d, run, opts));
   for (;;) {
     switch (step.kind) {

@@ -4,7 +4,10 @@ import { queryAudit, queryEvents } from '../events/queries.js';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import { notesPluginWithImage } from '../internal/testing/notes-plugin.js';
 import { openRuntime, type Runtime } from '../runtime.js';
+import { isAppendFailure } from './append-buffer.js';
+import type { AppendLog } from './append-log.js';
 import type { KernelStore } from './kernel-database.js';
+import type { OpenedStore } from './opened-store.js';
 import { inTransaction, type ScopeFactory } from './transaction.js';
 import { inUnitOfWork } from './unit-of-work.js';
 
@@ -18,6 +21,48 @@ afterEach(async () => {
 });
 
 const bySeq = <R extends { seq: number }>(rows: readonly R[]) => [...rows].sort((a, b) => a.seq - b.seq);
+
+/** A scope factory on store `s` with no services: the append log `log` (or kysely), and what the bus was told. */
+function bareFactory(s: OpenedStore, log: AppendLog | undefined) {
+  const bus = new EventBus();
+  const told: { events: RuntimeEvent[]; audit: AuditRecord[] } = { events: [], audit: [] };
+  bus.on('event', (e) => told.events.push(e));
+  bus.on('audit', (a) => told.audit.push(a));
+  const f: ScopeFactory = {
+    clock: { now: () => new Date('2026-12-01T00:00:00Z') },
+    bus,
+    service: () => {
+      throw new Error('no services here');
+    },
+    authority: () => {
+      throw new Error('no authority here');
+    },
+    ...(log ? { appendLog: log, exec: s.exec! } : {}),
+  };
+  return { f, told };
+}
+
+/** `log` counting the inserts it is asked for (rows per call), and failing the audit insert while `failAudit` holds. */
+function countingLog(log: AppendLog, failAudit: () => boolean = () => false) {
+  const calls: string[] = [];
+  const counted: AppendLog = {
+    events: (rows) => (calls.push(`events:${rows.length}`), log.events(rows)),
+    audit: (rows) => {
+      calls.push(`audit:${rows.length}`);
+      if (failAudit()) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      return log.audit(rows);
+    },
+  };
+  return { calls, log: counted };
+}
+
+const storedTypes = async (s: OpenedStore) =>
+  (await s.db.selectFrom('events').select(['seq', 'id', 'type']).orderBy('seq').execute()).map((r) => ({ ...r, seq: Number(r.seq) }));
+const storedActions = async (s: OpenedStore) =>
+  (await s.db.selectFrom('audit_records').select(['seq', 'id', 'action']).orderBy('seq').execute()).map((r) => ({
+    ...r,
+    seq: Number(r.seq),
+  }));
 
 describe('events and audit records, written per savepoint', () => {
   for (const adapter of ['the append log', 'kysely'] as const) {
@@ -104,5 +149,94 @@ describe('events and audit records, written per savepoint', () => {
     expect(storedAudit.filter((a) => a.action === 'tool.call').map((a) => a.decision)).toEqual(['ok', 'conflict']);
     expect(bySeq(events).map((e) => [e.seq, e.id])).toEqual(stored.map((e) => [e.seq, e.id]));
     expect(bySeq(audit).map((a) => [a.seq, a.id])).toEqual(storedAudit.map((a) => [a.seq, a.id]));
+  });
+
+  it("[K-9.27] the rows of a unit's savepoints wait for its commit: one insert per table, in emission order", async () => {
+    const s = await kernelStore();
+    const { calls, log } = countingLog(s.appendLog!);
+    const { f, told } = bareFactory(s, log);
+    await inUnitOfWork(s.db, async (db) => {
+      for (const n of [1, 2, 3]) {
+        await inTransaction(db, f, 'host', null, async (sp) => {
+          await sp.events.emit(`e${n}`);
+          await sp.audit.record({ action: `a${n}` });
+        });
+      }
+      expect(calls).toEqual([]); // three savepoints ended, nothing written yet
+    });
+    expect(calls).toEqual(['events:3', 'audit:3']);
+    const events = await storedTypes(s);
+    const audit = await storedActions(s);
+    expect(events.map((r) => r.type)).toEqual(['e1', 'e2', 'e3']);
+    expect(audit.map((r) => r.action)).toEqual(['a1', 'a2', 'a3']);
+    expect(bySeq(told.events).map((e) => [e.seq, e.id, e.type])).toEqual(events.map((r) => [r.seq, r.id, r.type]));
+    expect(bySeq(told.audit).map((a) => [a.seq, a.id, a.action])).toEqual(audit.map((r) => [r.seq, r.id, r.action]));
+  });
+
+  for (const adapter of ['the append log', 'kysely'] as const) {
+    it(`[K-9.27] a savepoint that rolls back after a read wrote the rows pending before it keeps them (${adapter})`, async () => {
+      const s = await kernelStore();
+      const { f, told } = bareFactory(s, adapter === 'the append log' ? s.appendLog! : undefined);
+      let readInside: string[] = [];
+      await inUnitOfWork(s.db, async (db) => {
+        await inTransaction(db, f, 'host', null, async (sp) => {
+          await sp.events.emit('kept');
+          await sp.audit.record({ action: 'kept' });
+        });
+        const doomed = inTransaction(db, f, 'host', null, async (sp) => {
+          await sp.events.emit('doomed');
+          // The read writes what is pending (`kept` too) inside this savepoint; its rollback undoes that write.
+          readInside = (await queryEvents(sp.store)).map((e) => e.type);
+          await sp.events.emit('doomed later');
+          throw new Error('fails after the read');
+        });
+        await expect(doomed).rejects.toThrow('fails after the read');
+        await inTransaction(db, f, 'host', null, (sp) => sp.events.emit('after'));
+      });
+      expect(readInside).toEqual(['kept', 'doomed']);
+      const events = await storedTypes(s);
+      const audit = await storedActions(s);
+      expect(events.map((r) => r.type)).toEqual(['kept', 'after']);
+      expect(audit.map((r) => r.action)).toEqual(['kept']);
+      // The bus is told the seq each row was finally stored with, not the one the undone write gave it.
+      expect(bySeq(told.events).map((e) => [e.seq, e.id, e.type])).toEqual(events.map((r) => [r.seq, r.id, r.type]));
+      expect(bySeq(told.audit).map((a) => [a.seq, a.id, a.action])).toEqual(audit.map((r) => [r.seq, r.id, r.action]));
+    });
+  }
+
+  it("[K-9.27] an insert that fails at the unit's commit fails the unit whole: no row, undo hooks run, no watcher told", async () => {
+    const s = await kernelStore();
+    let full = true;
+    const { calls, log } = countingLog(s.appendLog!, () => full);
+    const { f, told } = bareFactory(s, log);
+    const undone: string[] = [];
+    const unit = inUnitOfWork(s.db, async (db) => {
+      await inTransaction(db, f, 'host', null, async (sp) => {
+        await sp.store.insertInto('llm_texts').values({ sha256: 'k', text: 'state of the first savepoint' }).execute();
+        sp.onRollback(() => undone.push('first'));
+        await sp.events.emit('first');
+        await sp.audit.record({ action: 'first' });
+      });
+      await inTransaction(db, f, 'host', null, async (sp) => {
+        sp.onRollback(() => undone.push('second'));
+        await sp.audit.record({ action: 'second' });
+      });
+    });
+    const err = await unit.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ message: 'database or disk is full' });
+    expect(isAppendFailure(err)).toBe(true);
+    expect(calls).toEqual(['events:1', 'audit:2']);
+    expect(undone).toEqual(['second', 'first']);
+    expect(await s.db.selectFrom('llm_texts').selectAll().execute()).toEqual([]);
+    expect(await storedTypes(s)).toEqual([]);
+    expect(await storedActions(s)).toEqual([]);
+    expect([told.events, told.audit]).toEqual([[], []]);
+    // The store is usable after: the next unit commits.
+    full = false;
+    await inUnitOfWork(s.db, (db) => inTransaction(db, f, 'host', null, (sp) => sp.events.emit('next')));
+    expect((await storedTypes(s)).map((r) => r.type)).toEqual(['next']);
   });
 });

@@ -1,16 +1,18 @@
 import { PostgresAdapter, type ControlledTransaction } from 'kysely';
 import type { AppendLog, AuditRow, EventRow } from './append-log.js';
 import { withCommit } from './commit-ride.js';
+import { isDeferredMiss } from './deferred-writes.js';
 import { commitTransaction } from './direct-queries.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
 import { appendStatement } from './postgres/append-statement.js';
 
 /** What learns a row's `seq` when it is written: the event or audit record the bus emits after the commit. */
-interface Sequenced {
+export interface Sequenced {
   seq: number;
 }
 
-interface Pending<R> {
+/** A buffered row and the record whose `seq` it fills in. */
+export interface Pending<R> {
   readonly row: R;
   readonly record: Sequenced;
 }
@@ -19,15 +21,28 @@ interface Pending<R> {
 const PG_ROWS_PER_INSERT = 1_000;
 
 /**
+ * What rolling a savepoint back restores (`AppendBuffer.mark`): the rows that were pending when it opened, emitted by
+ * savepoints that ended well before it. A flush inside the savepoint may have written them in it, and its ROLLBACK TO
+ * then undid that write, so they are pending again.
+ */
+export interface AppendMark {
+  readonly events: readonly Pending<EventRow>[];
+  readonly audit: readonly Pending<AuditRow>[];
+}
+
+const NOTHING_PENDING: AppendMark = { events: [], audit: [] };
+
+/**
  * The `events` and `audit_records` rows emitted in one open transaction (a unit's, or a top-level one's) and not
- * written yet (issues 9 and 15: one statement per row was most of a call's statements). `transaction.ts` writes them
- * as one multi-row insert per table when the savepoint or transaction that emitted them ends well, before its
- * RELEASE or COMMIT, so a failed insert still fails exactly that savepoint; a savepoint that rolls back drops them.
- * Rows are only ever pending for the innermost open savepoint: opening a nested one writes its parent's first.
+ * written yet (issues 9 and 15: one statement per row was most of a call's statements). The rows of every savepoint
+ * that ended well wait here until the transaction ends or something reads those tables (`flushAppends`), and are
+ * then written as one multi-row insert per table (K-9.27): an agent step's two dozen savepoints no longer write a
+ * pair of inserts each. A savepoint that rolls back drops the rows it emitted and keeps those pending before it
+ * (`mark`, `rollbackTo`); an insert that fails fails the savepoint it ran in, or at the end the transaction, whole.
  */
 export class AppendBuffer {
-  readonly #events: Pending<EventRow>[] = [];
-  readonly #audit: Pending<AuditRow>[] = [];
+  #events: Pending<EventRow>[] = [];
+  #audit: Pending<AuditRow>[] = [];
 
   readonly #postgres: boolean;
 
@@ -48,10 +63,20 @@ export class AppendBuffer {
     this.#audit.push({ row, record });
   }
 
-  /** Forgets the pending rows (their savepoint or transaction rolled back). */
-  drop(): void {
-    this.#events.length = 0;
-    this.#audit.length = 0;
+  /** The rows pending now, to restore when the savepoint about to open rolls back (`rollbackTo`). */
+  mark(): AppendMark {
+    if (this.empty) return NOTHING_PENDING;
+    return { events: this.#events.slice(), audit: this.#audit.slice() };
+  }
+
+  /**
+   * A savepoint opened at `mark` rolled back: the rows it emitted are dropped, and the rows pending when it opened
+   * are pending again, also when a flush inside it wrote them (the ROLLBACK TO undid that write; their `seq`s are set
+   * anew when they are written again).
+   */
+  rollbackTo(mark: AppendMark): void {
+    this.#events = mark.events.slice();
+    this.#audit = mark.audit.slice();
   }
 
   /**
@@ -60,8 +85,10 @@ export class AppendBuffer {
    * (`appendStatement`), the last one marked to carry the COMMIT when `commit` is set (`commitWithAppends`).
    */
   async flush(commit = false): Promise<void> {
-    const events = this.#events.splice(0);
-    const audit = this.#audit.splice(0);
+    const events = this.#events;
+    const audit = this.#audit;
+    this.#events = [];
+    this.#audit = [];
     if (this.log) {
       if (events.length > 0) this.#sequence(events, this.log.events(events.map((p) => p.row)));
       if (audit.length > 0) this.#sequence(audit, this.log.audit(audit.map((p) => p.row)));
@@ -128,11 +155,21 @@ export async function flushAppends(db: KernelStore, commit = false): Promise<voi
   if (b && !b.empty) await b.flush(commit);
 }
 
+const APPEND_FAILURES = new WeakSet<object>();
+
+/**
+ * Whether `err` failed the writing of a transaction's pending `events` and `audit_records` rows at its end
+ * (`commitWithAppends`; a deferred guarded write's miss sent with them is not one): inside a unit those rows are
+ * the work of savepoints that ended well (K-9.27), so the unit failed whole where each savepoint once failed alone. A
+ * quantum fails its process for it, as for a failure inside the unit.
+ */
+export const isAppendFailure = (err: unknown): boolean => typeof err === 'object' && err !== null && APPEND_FAILURES.has(err);
+
 /**
  * Ends the transaction `trx` begun on the root handle `db`: writes its pending `events` and `audit_records` rows, then
  * COMMIT. On PostgreSQL the COMMIT goes in the same round trip as those rows (K-15.21): a call is one round trip
- * shorter; if the rows fail, nothing committed and the caller rolls back as after any failed statement. On SQLite a
- * transaction begun at once on the free connection commits at once too (K-9.26).
+ * shorter; if the rows fail, nothing committed and the caller rolls back as after any failed statement (the error
+ * marked, `isAppendFailure`). On SQLite a transaction begun at once on the free connection commits at once too (K-9.26).
  *
  * @example
  * declare const db: KernelStore;
@@ -140,6 +177,11 @@ export async function flushAppends(db: KernelStore, commit = false): Promise<voi
  * await commitWithAppends(db, trx);
  */
 export async function commitWithAppends(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> {
-  await flushAppends(trx, true);
+  try {
+    await flushAppends(trx, true);
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && !isDeferredMiss(err)) APPEND_FAILURES.add(err);
+    throw err;
+  }
   await commitTransaction(db, trx);
 }

@@ -213,10 +213,11 @@ export interface TransactionOptions {
  * callbacks run after a commit, `onRollback` callbacks (newest first) after a rollback.
  *
  * The events and audit records `fn` emits are buffered (`append-buffer.ts`) and written as one multi-row insert per
- * table when `fn` has ended well, just before the COMMIT (inside a unit: the RELEASE of its savepoint), so an insert
- * that fails still fails this transaction alone; on a rollback they are dropped unwritten. A read of `events` or
- * `audit_records` inside `fn` calls `flushAppends` first. Their bus emissions, after the commit, carry the `seq`
- * the insert returned; event hooks (`ScopeFactory.eventHooks`) run at emit time, without it.
+ * table when `fn` has ended well, just before the COMMIT (inside a unit: with the rows of the unit's other
+ * savepoints, at the unit's COMMIT, K-9.27), so an insert that fails fails the transaction it commits; on a rollback
+ * they are dropped unwritten. A read of `events` or `audit_records` inside `fn` calls `flushAppends` first. Their
+ * bus emissions, after the commit, carry the `seq` the insert returned; event hooks (`ScopeFactory.eventHooks`) run at
+ * emit time, without it.
  *
  * @example
  * async function recordDemo(store: KernelStore, factory: ScopeFactory) {
@@ -251,10 +252,10 @@ export async function inTransaction<T>(
  * PostgreSQL the driver leaves it to the unit's COMMIT, one round trip less; its hooks join the unit's, run when the unit commits)
  * or is rolled back to on failure (its undo hooks run at once), so the body commits or rolls back on its own
  * exactly as a transaction would, and the disk sees it when the unit commits.
- * Its events and audit records are written just before it ends (a failing insert rolls the savepoint back like
- * any failure of the body) and dropped on a rollback. Rows still pending for an enclosing savepoint are written
- * before this one opens, so the buffer only ever holds the innermost savepoint's rows. The `last` savepoint of a
- * unit opened with `endsAfterLast` (K-15.21) is the unit's last act when it ends well: its rows may carry the COMMIT.
+ * Its events and audit records stay pending when it ends well, with those of the savepoints before it, until the
+ * unit ends or something reads those tables (K-9.27); on a rollback its own are dropped and those pending when it
+ * opened kept (a flush inside it wrote them, and the rollback undid that). The `last` savepoint of a unit opened
+ * with `endsAfterLast` (K-15.21) is the unit's last act when it ends well: the unit's pending rows may carry the COMMIT.
  */
 async function inSavepoint<T>(
   trx: KernelTransaction,
@@ -271,7 +272,8 @@ async function inSavepoint<T>(
   const run = exec ? async (q: string) => exec(q) : async (q: string) => void (await sql.raw(q).execute(trx));
   const commits: (() => void)[] = [];
   const rollbacks: (() => void)[] = [];
-  await flushAppends(trx);
+  const appends = appendBufferOf(trx, f.appendLog);
+  const pendingBefore = appends.mark();
   await run(`savepoint ${name}`);
   unit.depth++;
   let result: T;
@@ -279,9 +281,9 @@ async function inSavepoint<T>(
     result = await fn(makeScope(trx, f, actor, callId, commits, rollbacks));
     // The unit's last act: its rows may carry the unit's COMMIT (K-15.21). If they fail, nothing committed and this
     // savepoint rolls back as after any failure.
-    await flushAppends(trx, rides);
+    if (rides) await flushAppends(trx, true);
   } catch (err) {
-    appendBufferOf(trx, f.appendLog).drop();
+    appends.rollbackTo(pendingBefore);
     const rollbackErrors: unknown[] = [];
     try {
       await run(`rollback to ${name}`);

@@ -17,10 +17,11 @@ import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-da
  * bus events to SSE and watchers) run when the unit commits; `onRollback` undo hooks of completed savepoints run if
  * the unit's commit fails.
  *
- * Events and audit records are buffered per savepoint (`append-buffer.ts`), not written one statement per row: each
- * savepoint writes its rows as one multi-row insert per table just before it ends, or drops them when it rolls
- * back, so a failed insert fails that savepoint alone, as a failed row insert did. A unit whose body emits outside any
- * savepoint (none does today: every scope is an `inTransaction`) has those rows written just before its COMMIT.
+ * Events and audit records are buffered (`append-buffer.ts`), not written one statement per row: the rows of every
+ * savepoint that ended well wait for the unit's COMMIT (or a read of those tables) and go as one multi-row insert per
+ * table (K-9.27); a savepoint that rolls back drops its own. An insert that fails at the COMMIT fails the unit whole,
+ * as a failed COMMIT does: nothing of it is stored, the undo hooks of its savepoints run, and the error is marked
+ * (`isAppendFailure`) so a quantum fails its process for it as for a failure inside the unit.
  */
 export interface UnitOfWork {
   /** Hooks of completed savepoints, run after the unit commits. */

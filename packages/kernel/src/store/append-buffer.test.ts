@@ -68,22 +68,8 @@ describe('events and audit records, written per savepoint', () => {
   for (const adapter of ['the append log', 'kysely'] as const) {
     it(`[K-9.9] nested savepoints in a unit (${adapter}): a rolled-back one drops only its rows; the bus gets stored seqs`, async () => {
       const s = await kernelStore();
-      const bus = new EventBus();
-      const events: RuntimeEvent[] = [];
-      const audit: AuditRecord[] = [];
-      bus.on('event', (e) => events.push(e));
-      bus.on('audit', (a) => audit.push(a));
-      const f: ScopeFactory = {
-        clock: { now: () => new Date('2026-12-01T00:00:00Z') },
-        bus,
-        service: () => {
-          throw new Error('no services here');
-        },
-        authority: () => {
-          throw new Error('no authority here');
-        },
-        ...(adapter === 'the append log' ? { appendLog: s.appendLog!, exec: s.exec! } : {}),
-      };
+      const { f, told } = bareFactory(s, adapter === 'the append log' ? s.appendLog! : undefined);
+      const { events, audit } = told;
       const fail = (db: KernelStore, type: string) =>
         inTransaction(db, f, 'host', null, async (sp) => {
           await sp.events.emit(type);

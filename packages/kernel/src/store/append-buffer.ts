@@ -7,12 +7,12 @@ import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-da
 import { appendStatement } from './postgres/append-statement.js';
 
 /** What learns a row's `seq` when it is written: the event or audit record the bus emits after the commit. */
-export interface Sequenced {
+interface Sequenced {
   seq: number;
 }
 
 /** A buffered row and the record whose `seq` it fills in. */
-export interface Pending<R> {
+interface Pending<R> {
   readonly row: R;
   readonly record: Sequenced;
 }
@@ -23,14 +23,15 @@ const PG_ROWS_PER_INSERT = 1_000;
 /**
  * What rolling a savepoint back restores (`AppendBuffer.mark`): the rows that were pending when it opened, emitted by
  * savepoints that ended well before it. A flush inside the savepoint may have written them in it, and its ROLLBACK TO
- * then undid that write, so they are pending again.
+ * then undid that write, so they are pending again. A mark names the pending arrays and their lengths and copies
+ * nothing: the arrays only grow (`flush` and `rollbackTo` put new ones in their place), so a prefix never changes.
  */
 export interface AppendMark {
   readonly events: readonly Pending<EventRow>[];
+  readonly eventsLength: number;
   readonly audit: readonly Pending<AuditRow>[];
+  readonly auditLength: number;
 }
-
-const NOTHING_PENDING: AppendMark = { events: [], audit: [] };
 
 /**
  * The `events` and `audit_records` rows emitted in one open transaction (a unit's, or a top-level one's) and not
@@ -65,8 +66,7 @@ export class AppendBuffer {
 
   /** The rows pending now, to restore when the savepoint about to open rolls back (`rollbackTo`). */
   mark(): AppendMark {
-    if (this.empty) return NOTHING_PENDING;
-    return { events: this.#events.slice(), audit: this.#audit.slice() };
+    return { events: this.#events, eventsLength: this.#events.length, audit: this.#audit, auditLength: this.#audit.length };
   }
 
   /**
@@ -75,8 +75,8 @@ export class AppendBuffer {
    * anew when they are written again).
    */
   rollbackTo(mark: AppendMark): void {
-    this.#events = mark.events.slice();
-    this.#audit = mark.audit.slice();
+    this.#events = mark.events.slice(0, mark.eventsLength);
+    this.#audit = mark.audit.slice(0, mark.auditLength);
   }
 
   /**
@@ -163,7 +163,7 @@ const APPEND_FAILURES = new WeakSet<object>();
  * the work of savepoints that ended well (K-9.27), so the unit failed whole where each savepoint once failed alone. A
  * quantum fails its process for it, as for a failure inside the unit.
  */
-export const isAppendFailure = (err: unknown): boolean => typeof err === 'object' && err !== null && APPEND_FAILURES.has(err);
+export const isAppendFailure = (err: unknown): boolean => APPEND_FAILURES.has(err as object); // false for a non-object
 
 /**
  * Ends the transaction `trx` begun on the root handle `db`: writes its pending `events` and `audit_records` rows, then

@@ -1,7 +1,7 @@
 import { preparedQuery, preparedQueryPerSize, type Effect, type Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
-import { changed, parseJsonColumn, readThrough, T, type Db } from './store.js';
+import { changed, hasMemo, parseJsonColumn, readThrough, T, type Db } from './store.js';
 
 /** Row shape of `cap_grants`. */
 export interface GrantRow {
@@ -130,15 +130,60 @@ export async function activeGrantsOf(db: Db, subject: string, kind?: string): Pr
 }
 
 /**
- * Stored records of `subject` that can cover `resource`: a probe of the (subject, resource) index per covering
- * pattern (`coveringResources`), so the cost does not grow with the subject's other grants. Active records, plus
- * the record `alsoId` in any status (a stored row that replaces an implicit owner record). Oldest first.
+ * Subjects with at most this many rows in `cap_grants` (any status) are read whole, once per change of the table, and
+ * matched in memory (K-9.28): a process that checks many resources (each Object it appends to, each tool of a step)
+ * pays one read, not one per resource. A larger subject keeps the index probes, after one read of the bound's rows
+ * that finds it large (remembered for the life of the process). The read names no status: on SQLite
+ * `status = ? or id like ?` made it cost as much as two probes.
+ */
+const SUBJECT_READ_WHOLE_MOST = 64;
+
+/** Subjects found to have more rows than that (a hint only: a stale entry just means a probe). */
+const LARGE_SUBJECTS = new Set<string>();
+const LARGE_SUBJECTS_MOST = 50_000;
+
+/** The rows of a subject, oldest first, one more than `SUBJECT_READ_WHOLE_MOST` at most. */
+const SUBJECT_GRANTS = preparedQuery(1, (db: Db, [subject]) =>
+  db
+    .selectFrom(T.grants)
+    .selectAll()
+    .where('subject', '=', subject!)
+    .orderBy('issued_at')
+    .orderBy('id')
+    .limit(SUBJECT_READ_WHOLE_MOST + 1),
+);
+
+/**
+ * The records of `subject` (frozen, oldest first), or null when it has more than the bound or `db` has no memo to keep
+ * them in (read each time, the whole set would cost more than the probes).
+ */
+function subjectGrants(db: Db, subject: string): Promise<readonly CapabilityRecord[] | null> {
+  if (!hasMemo(db) || LARGE_SUBJECTS.has(subject)) return Promise.resolve(null);
+  return readThrough(db, [T.grants], `grants:${subject}`, async () => {
+    const rows = (await db.executeQuery(SUBJECT_GRANTS(db, [subject]))).rows as GrantRow[];
+    if (rows.length <= SUBJECT_READ_WHOLE_MOST) return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r))));
+    if (LARGE_SUBJECTS.size >= LARGE_SUBJECTS_MOST) LARGE_SUBJECTS.clear();
+    LARGE_SUBJECTS.add(subject);
+    return null;
+  });
+}
+
+/**
+ * Stored records of `subject` that can cover `resource` (a record whose resource is one of `coveringResources`):
+ * active records, plus the record `alsoId` in any status (a stored row that replaces an implicit owner record). Oldest
+ * first. A subject with few rows is matched in memory (`SUBJECT_READ_WHOLE_MOST`); else a probe of the (subject,
+ * resource) index per covering pattern, so the cost does not grow with the subject's other grants.
  */
 export function grantsCovering(db: Db, subject: string, resource: ParsedResource, alsoId?: string): Promise<CapabilityRecord[]> {
   // The covering patterns are a function of the canonical resource: the key names that, and a hit builds none.
   const key = `grants:${subject}\n${resource.canonical}\n${alsoId ?? ''}`;
   return readThrough(db, [T.grants], key, async () => {
     const covering = coveringResources(resource);
+    const whole = await subjectGrants(db, subject);
+    if (whole) {
+      const wanted = new Set(covering);
+      return Object.freeze(whole.filter((r) => wanted.has(r.resource) && (r.status === 'active' || r.id === alsoId))) as CapabilityRecord[];
+    }
     const args = alsoId === undefined ? [subject, ...covering] : [subject, ...covering, alsoId];
     const rows = (await db.executeQuery(coveringQuery(covering.length, alsoId !== undefined)(db, args))).rows as GrantRow[];
     // Shared through the memo: frozen, so no reader changes what the next one reads.

@@ -44,6 +44,9 @@ export function readThrough<V>(db: Db, tables: readonly string[], key: string, l
   return memo ? memo.read(key, tables, load) : load();
 }
 
+/** Whether reads on `db` go through a store memo (a value read once is kept until its tables change). */
+export const hasMemo = (db: Db): boolean => memos.has(db);
+
 /** After writing `tables` itself: caches `value` under `key` as the state it left (no-op without a memo). */
 export function writeThrough<V>(db: Db, tables: readonly string[], key: string, value: V): void {
   memos.get(db)?.write(key, tables, value);

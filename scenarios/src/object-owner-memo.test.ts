@@ -69,14 +69,17 @@ describe('an Object owner found by key (K-9.16)', () => {
     const { pid } = await rt.spawn({ goal: 'g' });
     await rt.activateSkill(pid, SKILL);
     const { oid } = await ok(rt, pid, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
-    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    // Checked by the engine alone: Object Memory's own tools hand it the owner of a row they read (K-9.29).
+    const decide = () => rt.transaction((scope) => rt.authority.authorize(scope, pid, `object:${oid}`, 'write'));
+    await ok(rt, pid, 'append_memory_object', { name: 'ledger', entry: 0 }); // an update of its row: not cached now
+    expect((await decide()).allowed).toBe(true);
     const warm = lookups.get(oid) ?? 0;
-    expect(warm).toBeGreaterThan(0); // the owner was looked up at least once
+    expect(warm).toBe(1); // the owner was looked up once
     for (let i = 0; i < 5; i++) await ok(rt, pid, 'create_memory_object', { type: 'observation', name: `o${i}`, payload: i });
-    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    expect((await decide()).allowed).toBe(true);
     expect(lookups.get(oid) ?? 0).toBe(warm);
     await ok(rt, pid, 'append_memory_object', { name: 'ledger', entry: 1 });
-    await ok(rt, pid, 'read_memory_object', { name: 'ledger' });
+    expect((await decide()).allowed).toBe(true);
     expect(lookups.get(oid) ?? 0).toBeGreaterThan(warm);
   });
 
@@ -99,5 +102,37 @@ describe('an Object owner found by key (K-9.16)', () => {
     );
     expect((await decide(a)).allowed).toBe(false);
     expect((await decide(b)).allowed).toBe(true);
+  });
+});
+
+describe('an Object owner handed to the memo by the rows Object Memory writes and reads (K-9.29)', () => {
+  it("[K-9.29] creating, reading and appending to an Object look up no owner row; the rights are the resolver's", async () => {
+    const lookups = countOwnerLookups();
+    const rt = await open();
+    const a = (await rt.spawn({ goal: 'a' })).pid;
+    const b = (await rt.spawn({ goal: 'b' })).pid;
+    for (const pid of [a, b]) await rt.activateSkill(pid, SKILL);
+    const ledger = await ok(rt, a, 'create_memory_object', { type: 'plan', name: 'ledger', payload: { entries: [] }, immutable: false });
+    const fixed = await ok(rt, a, 'create_memory_object', { type: 'plan', name: 'fixed', payload: 1 });
+    await ok(rt, a, 'append_memory_object', { name: 'ledger', entry: 1 });
+    await ok(rt, a, 'append_memory_object', { name: 'ledger', entry: 2 }); // the first one's update made it stale
+    await ok(rt, a, 'read_memory_object', { name: 'ledger' });
+    await ok(rt, a, 'read_memory_object', { name: 'fixed' });
+    expect(lookups.get(ledger.oid) ?? 0).toBe(0);
+    expect(lookups.get(fixed.oid) ?? 0).toBe(0);
+    // What the memo was handed decides as the resolver's own answer: the owner's rights (no write on an immutable
+    // Object), nobody else's.
+    const decide = (pid: string, oid: string, right: 'read' | 'write') =>
+      rt.transaction(async (scope) => (await rt.authority.authorize(scope, pid, `object:${oid}`, right)).allowed);
+    await ok(rt, a, 'read_memory_object', { name: 'fixed' });
+    expect([await decide(a, fixed.oid, 'read'), await decide(a, fixed.oid, 'write'), await decide(b, fixed.oid, 'read')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    await ok(rt, a, 'read_memory_object', { name: 'ledger' });
+    expect(await decide(a, ledger.oid, 'write')).toBe(true);
+    expect(lookups.get(fixed.oid) ?? 0).toBe(0);
+    expect(lookups.get(ledger.oid) ?? 0).toBe(0);
   });
 });

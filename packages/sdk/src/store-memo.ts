@@ -1,3 +1,5 @@
+import type { OwnedResource, OwnershipResolver } from './plugin.js';
+
 /**
  * A read cache over the store, owned by the store adapter (the writer lease makes it sound: no other connection
  * writes). A value read through it is kept until a write touches one of the tables it was read from, or any
@@ -49,3 +51,21 @@ export const foundRows = (table: string): string => `${table}${FOUND_ROWS_SUFFIX
 
 /** What `foundRows` appends to a table's name; a store adapter bumps both names for every write but an insert. */
 export const FOUND_ROWS_SUFFIX = '#found';
+
+/** The memo key of the owner of `kind:body`: what the authority engine reads through and `rememberOwner` writes. */
+export const ownerMemoKey = (kind: string, body: string): string => `owner:${kind}:${body}`;
+
+/**
+ * Hands the store memo the owner of `kind:body` that a plugin has just written or read in this transaction (the row
+ * its `keyed` resolver's `ownerOf` reads, as it is now), so the authority engine's next check of that resource does
+ * not look it up again (K-9.29). `owned` must be exactly what `resolver.ownerOf` would answer. Only a `keyed`
+ * resolver that names its `tables` is memoized; for any other, and without a memo, nothing happens.
+ *
+ * @example
+ * declare const resolver: OwnershipResolver, justInserted: OwnedResource;
+ * rememberOwner(scope, resolver, justInserted); // the next check of `${resolver.kind}:${justInserted.body}` reads no row
+ */
+export function rememberOwner(scope: { readonly memo?: StoreMemo }, resolver: OwnershipResolver, owned: OwnedResource): void {
+  if (!scope.memo || resolver.keyed !== true || !resolver.tables) return;
+  scope.memo.write(ownerMemoKey(resolver.kind, owned.body), resolver.tables.map(foundRows), Object.freeze(owned));
+}

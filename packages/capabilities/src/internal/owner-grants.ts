@@ -1,4 +1,4 @@
-import { foundRows, LibosError, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
+import { foundRows, LibosError, ownerMemoKey, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
 import type { CapabilityRecord } from '../capability-record.js';
 import { parseResource, RESOURCE_KIND_PATTERN, type ParsedResource } from '../resource.js';
 import { parseRights } from '../rights.js';
@@ -104,7 +104,7 @@ export async function resolveOwner(owners: OwnerResolvers, db: Db, resource: Par
 export function ownerOf(resolver: OwnershipResolver, db: Db, body: string): Promise<OwnedResource | null> {
   const load = () => resolver.ownerOf(db, body);
   if (!resolver.tables) return load();
-  const key = `owner:${resolver.kind}:${body}`;
+  const key = ownerMemoKey(resolver.kind, body);
   if (resolver.keyed) return readFound(db, resolver.tables.map(foundRows), key, load);
   return readThrough(db, resolver.tables, key, async () => {
     const owned = await load();

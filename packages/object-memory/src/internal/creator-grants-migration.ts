@@ -1,6 +1,6 @@
 import type { StoreDialect } from '@libos/sdk';
 import { type Kysely, sql } from 'kysely';
-import { creatorRights } from './store-object.js';
+import { creatorRights } from './object-owners.js';
 
 /** The metadata every stored creator grant carried (JSON text exactly as it was written). */
 const CREATOR_METADATA = JSON.stringify({ granted_by: '@libos/object-memory', reason: 'creator handle' });

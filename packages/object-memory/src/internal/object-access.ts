@@ -1,6 +1,7 @@
 import { payloadHolder } from './lazy-sweep.js';
-import { LibosError, type Authority, type Decision, type RuntimeInstance } from '@libos/sdk';
+import { LibosError, type Authority, type Decision, type RuntimeInstance, type StoreMemo } from '@libos/sdk';
 import { lookupName } from './object-repo.js';
+import { rememberObjectOwner } from './object-owners.js';
 import type { ObjectRecord } from './records.js';
 import type { OmDb } from './schema.js';
 import type { PayloadStore } from '../payload-store.js';
@@ -39,10 +40,11 @@ export async function requireRight(
  */
 export async function openReadableObject(
   db: OmDb,
-  authority: Authority,
+  ctx: { readonly authority: Authority; readonly memo?: StoreMemo },
   namespace: string,
   name: string,
 ): Promise<{ readonly record: ObjectRecord; readonly read: Decision }> {
+  const { authority } = ctx;
   await requireRight(authority, resources.namespace(namespace), 'read', 'namespace_denied', 'namespace');
   const { namespaceExists, object: record } = await lookupName(db, namespace, name);
   if (!namespaceExists) {
@@ -51,6 +53,7 @@ export async function openReadableObject(
     });
   }
   if (record === null) throw objectNotFound(namespace, name);
+  rememberObjectOwner(ctx, record); // the row just read: the check below reads no owner row (K-9.29)
   const read = await authority.check(resources.object(record.oid), 'read');
   if (!read.allowed) throw objectNotFound(namespace, name);
   return { record, read };

@@ -1,6 +1,11 @@
-import { preparedQuery, type OwnedResource, type OwnershipResolver } from '@libos/sdk';
+import { preparedQuery, rememberOwner, type OwnedResource, type OwnershipResolver, type Right, type StoreMemo } from '@libos/sdk';
 import { omDb, type OmDb } from './schema.js';
-import { creatorRights } from './store-object.js';
+
+/** Rights a creator holds on its new Object: `write` only when it is mutable. */
+export function creatorRights(immutable: boolean): Right[] {
+  const rights: Right[] = ['read', 'link', 'diff', 'materialize', 'delete', 'grant'];
+  return immutable ? rights : [...rights, 'write'];
+}
 
 /** Attribution on an owner's implicit record (what the stored creator grant carried). */
 const OWNER_METADATA = Object.freeze({ granted_by: '@libos/object-memory', reason: 'creator handle' });
@@ -46,3 +51,15 @@ export const objectOwners: OwnershipResolver = {
     return rows.map(owned);
   },
 };
+
+/**
+ * Tells the store memo the owner of an Object whose row this transaction has just written or read (`record`, as the
+ * row is now), so the check that follows (an append's, a creation's ownership record) reads no owner row (K-9.29).
+ */
+export function rememberObjectOwner(
+  scope: { readonly memo?: StoreMemo },
+  record: { readonly oid: string; readonly ownerId: string; readonly immutable: boolean; readonly createdAt: string },
+): void {
+  const row = { oid: record.oid, owner_id: record.ownerId, immutable: record.immutable ? 1 : 0, created_at: record.createdAt };
+  rememberOwner(scope, objectOwners, owned(row));
+}

@@ -1,19 +1,14 @@
-import { LibosError, type DataLabels, type Right, type ServiceScope } from '@libos/sdk';
+import { LibosError, type DataLabels, type ServiceScope } from '@libos/sdk';
 import type { PayloadStore } from '../payload-store.js';
 import type { JsonValue } from './json-value.js';
 import { tokenEstimate, type ObjectMetadata, type ParsedMetadata } from './metadata.js';
 import { insertObject, markSuperseded } from './object-repo.js';
+import { creatorRights, rememberObjectOwner } from './object-owners.js';
 import { writePayload } from './payload-writes.js';
 import type { ObjectRecord, Provenance } from './records.js';
 import { PAYLOAD_PRESENT_MARKER, type OmDb, type OwnerKind } from './schema.js';
 import { attachNewRoot } from './view-repo.js';
 import { resources } from '@libos/sdk';
-
-/** Rights a creator holds on its new Object: `write` only when it is mutable. */
-export function creatorRights(immutable: boolean): Right[] {
-  const rights: Right[] = ['read', 'link', 'diff', 'materialize', 'delete', 'grant'];
-  return immutable ? rights : [...rights, 'write'];
-}
 
 /**
  * Throws `object_name_exists` when `holder` (the Object holding `name` in `namespace`, from `lookupName`) is live.
@@ -95,6 +90,7 @@ export async function storeObject(
     at,
   });
   writePayload(scope, payloads, input.oid, input.payload);
+  rememberObjectOwner(scope, { oid: input.oid, ownerId: input.ownerId, immutable: input.immutable, createdAt: at });
   const capabilityId = await scope.authorityFor(input.ownerId).grantTrusted({
     subject: input.ownerId,
     resource: resources.object(input.oid),

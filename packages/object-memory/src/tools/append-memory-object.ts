@@ -54,7 +54,7 @@ export const appendMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       const db = omDb(ctx.store);
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
-      const { record, read } = await openReadableObject(db, ctx.authority, namespace, name);
+      const { record, read } = await openReadableObject(db, ctx, namespace, name);
       const write = await ctx.authority.check(resources.object(record.oid), 'write');
       if (!write.allowed) {
         throw new LibosError('object_denied', `name: the caller may read but not write ${record.namespace}/${record.name}`, {

@@ -86,7 +86,7 @@ export const readMemoryObjectTool = (deps: ObjectMemoryDeps) =>
       }
       const namespace = resolveNamespace(args.namespace, ctx.pid);
       const name = normalizeName(args.name);
-      const { record, read } = await openReadableObject(omDb(ctx.store), ctx.authority, namespace, name);
+      const { record, read } = await openReadableObject(omDb(ctx.store), ctx, namespace, name);
       await ctx.authority.consume(read);
       const payload = (await requirePayload(deps.payloads, record, ctx.runtime)) as JsonValue;
       const tokens = parsePointer(args.json_pointer);

@@ -1,11 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { capabilities } from '@libos/capabilities';
-import { openRuntime, type Runtime } from '@libos/kernel';
-import { objectMemory } from '@libos/object-memory';
-import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { callOk as ok, memoHarness } from './support/memo-harness.js';
 
 // K-9.16 on a real SQLite file store: an Object's owner, found by its oid, stays in the store memo while other
 // Objects are created, and an update of the Object's row is seen by the very next check. The owner lookups are
@@ -14,53 +8,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 const SKILL = 'agent-libos-object-memory';
 const OWNER_LOOKUP = /^select "oid", "owner_id", "immutable", "created_at" from "om_objects" where "oid" = \?$/;
 
-const runtimes: Runtime[] = [];
-const dirs: string[] = [];
-let restore: (() => void) | undefined;
-afterEach(async () => {
-  restore?.();
-  restore = undefined;
-  for (const rt of runtimes.splice(0)) await rt.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-/** Counts, per oid, the owner lookups every better-sqlite3 connection opened from now on runs. */
-function countOwnerLookups(): Map<string, number> {
-  const counts = new Map<string, number>();
-  const proto = Database.prototype as unknown as { prepare(this: Database.Database, source: string): Database.Statement };
-  const prepare = proto.prepare;
-  proto.prepare = function (this: Database.Database, source: string) {
-    const stmt = prepare.call(this, source);
-    if (!OWNER_LOOKUP.test(source)) return stmt;
-    for (const method of ['all', 'get', 'iterate'] as const) {
-      const run = (stmt[method] as (...args: unknown[]) => unknown).bind(stmt);
-      (stmt as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        const oid = String((args.flat() as unknown[])[0]);
-        counts.set(oid, (counts.get(oid) ?? 0) + 1);
-        return run(...args);
-      };
-    }
-    return stmt;
-  };
-  restore = () => {
-    proto.prepare = prepare;
-  };
-  return counts;
-}
-
-async function open(): Promise<Runtime> {
-  const dir = mkdtempSync(join(tmpdir(), 'libos-owner-memo-'));
-  dirs.push(dir);
-  const rt = await openRuntime({ path: join(dir, 'store.db'), plugins: [capabilities(), objectMemory()] });
-  runtimes.push(rt);
-  return rt;
-}
-
-async function ok(rt: Runtime, pid: string, tool: string, args: Record<string, unknown>) {
-  const r = await rt.call(pid, tool, args);
-  if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
-  return r.payload as { oid: string };
-}
+const h = memoHarness('libos-owner-memo-');
+/** Counts, per oid, the owner lookups every connection opened from now on runs. */
+const countOwnerLookups = () => h.countStatements(OWNER_LOOKUP, (args) => String(args[0]));
+const open = () => h.open();
 
 describe('an Object owner found by key (K-9.16)', () => {
   it('[K-9.16] stays cached while other Objects are created; an append (an update of its row) drops it', async () => {

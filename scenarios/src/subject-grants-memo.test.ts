@@ -1,12 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { capabilities } from '@libos/capabilities';
-import { openRuntime, type Runtime } from '@libos/kernel';
-import { objectMemory } from '@libos/object-memory';
 import type { Decision, Right } from '@libos/sdk';
-import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { callOk as ok, memoHarness } from './support/memo-harness.js';
 
 // K-9.28 on a real SQLite file store: a process with few grants has them read whole once and matched in memory for
 // every resource it checks, until `cap_grants` changes; one with more keeps a probe per resource; both decide the
@@ -18,52 +12,21 @@ const PROBE = /^select \* from "cap_grants" where "subject" = \? and "resource" 
 /** More grants than a subject read whole may have (64, `SUBJECT_READ_WHOLE_MOST` in @libos/capabilities). */
 const MORE_THAN_THE_BOUND = 70;
 
-const runtimes: Runtime[] = [];
-const dirs: string[] = [];
-let restore: (() => void) | undefined;
-afterEach(async () => {
-  restore?.();
-  restore = undefined;
-  for (const rt of runtimes.splice(0)) await rt.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
+const h = memoHarness('libos-subject-grants-');
+const open = () => h.open();
 
 /** Counts the whole-subject reads and the per-resource probes of `cap_grants` every connection opened from now runs. */
-function countGrantReads(): { whole: number; probe: number } {
-  const counts = { whole: 0, probe: 0 };
-  const proto = Database.prototype as unknown as { prepare(this: Database.Database, source: string): Database.Statement };
-  const prepare = proto.prepare;
-  proto.prepare = function (this: Database.Database, source: string) {
-    const stmt = prepare.call(this, source);
-    const kind = WHOLE.test(source) ? 'whole' : PROBE.test(source) ? 'probe' : null;
-    if (kind === null) return stmt;
-    for (const method of ['all', 'get', 'iterate'] as const) {
-      const run = (stmt[method] as (...args: unknown[]) => unknown).bind(stmt);
-      (stmt as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
-        counts[kind]++;
-        return run(...args);
-      };
-    }
-    return stmt;
+function countGrantReads(): { readonly whole: number; readonly probe: number } {
+  const whole = h.countStatements(WHOLE);
+  const probe = h.countStatements(PROBE);
+  return {
+    get whole() {
+      return whole.get('all') ?? 0;
+    },
+    get probe() {
+      return probe.get('all') ?? 0;
+    },
   };
-  restore = () => {
-    proto.prepare = prepare;
-  };
-  return counts;
-}
-
-async function open(): Promise<Runtime> {
-  const dir = mkdtempSync(join(tmpdir(), 'libos-subject-grants-'));
-  dirs.push(dir);
-  const rt = await openRuntime({ path: join(dir, 'store.db'), plugins: [capabilities(), objectMemory()] });
-  runtimes.push(rt);
-  return rt;
-}
-
-async function ok(rt: Runtime, pid: string, tool: string, args: Record<string, unknown>) {
-  const r = await rt.call(pid, tool, args);
-  if (!r.ok) throw new Error(`${tool} failed: ${JSON.stringify(r.error)}`);
-  return r.payload as { oid: string };
 }
 
 /** A decision without the ids that differ between two processes' own grants and Objects. */

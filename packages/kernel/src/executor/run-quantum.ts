@@ -566,13 +566,13 @@ async function quantumPhases(deps: KernelDeps, run: QuantumRun, opts: QuantumOpt
       return phase(d);
     });
   // A unit whose events and audit rows fail to be written at its COMMIT (K-9.27) rolled back whole; the quantum then
-  // fails its process in a unit of its own, as `guarded` does for a failure inside the unit. A second failure throws.
+  // fails in a unit of its own (`failQuantum`), as `guarded` does for a failure inside the unit. A second failure throws.
   const unit = async (phase: (d: KernelDeps) => Promise<QuantumStep>) => {
     try {
       return await holding(phase);
     } catch (err) {
       if (!isAppendFailure(err)) throw err;
-      return holding((d) => guarded(d, run, () => Promise.reject(err)));
+      return holding((d) => failQuantum(d, run, err));
     }
   };
   let step = await unit((d) => beginQuantum(d, run, opts));
@@ -640,24 +640,32 @@ async function beginQuantum(deps: KernelDeps, run: QuantumRun, opts: QuantumOpti
  * quantum is closed in the same unit of work: its wall time charged, the process handed back.
  */
 async function guarded(deps: KernelDeps, run: QuantumRun, body: () => Promise<QuantumStep>): Promise<QuantumStep> {
-  const { pid } = run;
-  let result: QuantumResult;
+  let step: QuantumStep;
   try {
-    const step = await body();
-    if (step.kind !== 'done') return step;
-    result = step.result;
+    step = await body();
   } catch (err) {
-    const e = LibosError.from(err);
-    const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
-    const byProvider = typeof err === 'object' && err !== null && providerFailures.has(err);
-    if (run.resuming) await failInterruptedResume(deps, pid, run.resuming, e);
-    else if (byProvider) await pauseForProvider(deps, pid, run.provider, e);
-    else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
-    else await failProcess(deps, pid, e.code, e.message);
-    result = byProvider
-      ? { pid, kind: 'paused', error: { code: e.code, message: e.message }, executed: [], skipped: [], results: [] }
-      : { pid, kind: 'failed', executed: [], skipped: [], results: [] };
+    return failQuantum(deps, run, err);
   }
+  return step.kind === 'done' ? { kind: 'done', result: await closeQuantum(deps, run, step.result) } : step;
+}
+
+/**
+ * What a quantum does when `err` ended it (in the unit that failed, or in a unit of its own when the failed one rolled
+ * back whole, K-9.27): a resumed call fails closed, a provider failure pauses the process, a budget overrun kills
+ * what it names, anything else fails the process; then the quantum closes.
+ */
+async function failQuantum(deps: KernelDeps, run: QuantumRun, err: unknown): Promise<QuantumStep> {
+  const { pid } = run;
+  const e = LibosError.from(err);
+  const kill = e.code === 'resource_limit_exceeded' ? (e.details?.killPids as string[] | undefined) : undefined;
+  const byProvider = typeof err === 'object' && err !== null && providerFailures.has(err);
+  if (run.resuming) await failInterruptedResume(deps, pid, run.resuming, e);
+  else if (byProvider) await pauseForProvider(deps, pid, run.provider, e);
+  else if (e.code === 'resource_limit_exceeded') await killForBudget(deps, kill?.length ? kill : [pid], e.message);
+  else await failProcess(deps, pid, e.code, e.message);
+  const result: QuantumResult = byProvider
+    ? { pid, kind: 'paused', error: { code: e.code, message: e.message }, executed: [], skipped: [], results: [] }
+    : { pid, kind: 'failed', executed: [], skipped: [], results: [] };
   return { kind: 'done', result: await closeQuantum(deps, run, result) };
 }
 

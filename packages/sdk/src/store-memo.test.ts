@@ -9,6 +9,7 @@ function recordingMemo(): StoreMemo & { readonly writes: [string, readonly strin
     writes,
     read: (_key, _tables, load) => load(),
     write: (key, tables, value) => void writes.push([key, tables, value]),
+    peek: () => undefined,
   };
 }
 

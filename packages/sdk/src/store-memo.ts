@@ -18,6 +18,12 @@ export interface StoreMemo {
    * so the next read is free. Other keys on those tables stay invalid.
    */
   write<T>(key: string, tables: readonly string[], value: T): void;
+  /**
+   * The value cached under `key` while none of `tables` changed since it was read, or `undefined`: nothing is
+   * loaded. For a write-through that extends what was read (K-9.30): peek before the write, then `write` the value
+   * the write left.
+   */
+  peek<T>(key: string, tables: readonly string[]): T | undefined;
 }
 
 /**

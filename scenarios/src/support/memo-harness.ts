@@ -5,15 +5,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { capabilities } from '@libos/capabilities';
-import { openRuntime, type Runtime } from '@libos/kernel';
+import { openRuntime, type Runtime, type RuntimeConfig } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import Database from 'better-sqlite3';
 import { afterEach } from 'vitest';
 
 /** What `memoHarness` gives a test file. */
 export interface MemoHarness {
-  /** A runtime on a fresh store file, with capabilities and Object Memory; closed after the test. */
-  open(): Promise<Runtime>;
+  /** A runtime on a fresh store file, with capabilities and Object Memory (and `config`); closed after the test. */
+  open(config?: RuntimeConfig): Promise<Runtime>;
   /**
    * Counts the runs of statements whose SQL matches `sql` on every connection opened from now on (until the test
    * ends), per key: `keyOf` of the run's arguments (default: one key, `all`).
@@ -39,10 +39,14 @@ export function memoHarness(dirPrefix: string): MemoHarness {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
   return {
-    async open() {
+    async open(config) {
       const dir = mkdtempSync(join(tmpdir(), dirPrefix));
       dirs.push(dir);
-      const rt = await openRuntime({ path: join(dir, 'store.db'), plugins: [capabilities(), objectMemory()] });
+      const rt = await openRuntime({
+        path: join(dir, 'store.db'),
+        plugins: [capabilities(), objectMemory()],
+        ...(config ? { config } : {}),
+      });
       runtimes.push(rt);
       return rt;
     },

@@ -1,7 +1,7 @@
-import { preparedQuery, preparedQueryPerSize, type Effect, type Right } from '@libos/sdk';
+import { isId, preparedQuery, preparedQueryPerSize, type Effect, type Right } from '@libos/sdk';
 import type { CapabilityRecord, CapabilityStatus } from '../capability-record.js';
 import { coveringResources, type ParsedResource } from '../resource.js';
-import { changed, hasMemo, parseJsonColumn, readThrough, T, type Db } from './store.js';
+import { changed, hasMemo, parseJsonColumn, peekThrough, readThrough, T, writeThrough, type Db } from './store.js';
 
 /** Row shape of `cap_grants`. */
 export interface GrantRow {
@@ -108,10 +108,40 @@ const INSERT_GRANT = preparedQuery(GRANT_COLUMNS.length, (db: Db, args) =>
   db.insertInto(T.grants).values(Object.fromEntries(GRANT_COLUMNS.map((c, i) => [c, args[i]]))),
 );
 
+/**
+ * Inserts `record`. When the memo holds its subject's rows read whole (K-9.28), the set the insert leaves is written
+ * through (K-9.30): a process granted something (by the host, its parent, or a plugin: Object Memory's grant on a new
+ * namespace of its own) does not read its grants again at its next check.
+ */
 export async function insertGrant(db: Db, record: CapabilityRecord, kind: string): Promise<void> {
   const row = rowFromRecord(record, kind);
   const args = GRANT_COLUMNS.map((c) => row[c]);
+  const key = subjectKey(record.subject);
+  const before = peekThrough<SubjectSet>(db, [T.grants], key);
   await db.executeQuery(INSERT_GRANT(db, args));
+  const after = before ? withNewest(before, row) : null;
+  if (after) writeThrough(db, [T.grants], key, after);
+}
+
+/** The memo key of a subject's rows read whole. */
+const subjectKey = (subject: string) => `grants:${subject}`;
+
+/** A subject's rows read whole (frozen, oldest first), or null for a subject with more than the bound. */
+type SubjectSet = readonly CapabilityRecord[] | null;
+
+/**
+ * The set `rows` becomes with `row` inserted, or null when that cannot be told without reading: the set would pass
+ * the bound, or `row` does not sort last in the store's `order by issued_at, id`. A row issued in the same millisecond
+ * sorts last only when both ids are plain `cap_<16 hex>` and the new one is greater: such ids order alike in every
+ * collation (PostgreSQL's need not be JavaScript's for other text); a clock set back puts the row elsewhere.
+ */
+function withNewest(rows: readonly CapabilityRecord[], row: GrantRow): readonly CapabilityRecord[] | null {
+  if (rows.length >= SUBJECT_READ_WHOLE_MOST) return null;
+  for (const r of rows) {
+    if (r.issuedAt < row.issued_at) continue;
+    if (r.issuedAt > row.issued_at || !isId(r.id, 'cap') || !isId(row.id, 'cap') || r.id >= row.id) return null;
+  }
+  return Object.freeze([...rows, recordFromRow(row)]);
 }
 
 const GRANT_BY_ID = preparedQuery(1, (db: Db, [id]) => db.selectFrom(T.grants).selectAll().where('id', '=', id!));
@@ -157,9 +187,9 @@ const SUBJECT_GRANTS = preparedQuery(1, (db: Db, [subject]) =>
  * The records of `subject` (frozen, oldest first), or null when it has more than the bound or `db` has no memo to keep
  * them in (read each time, the whole set would cost more than the probes).
  */
-function subjectGrants(db: Db, subject: string): Promise<readonly CapabilityRecord[] | null> {
+function subjectGrants(db: Db, subject: string): Promise<SubjectSet> {
   if (!hasMemo(db) || LARGE_SUBJECTS.has(subject)) return Promise.resolve(null);
-  return readThrough(db, [T.grants], `grants:${subject}`, async () => {
+  return readThrough(db, [T.grants], subjectKey(subject), async (): Promise<SubjectSet> => {
     const rows = (await db.executeQuery(SUBJECT_GRANTS(db, [subject]))).rows as GrantRow[];
     if (rows.length <= SUBJECT_READ_WHOLE_MOST) return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r))));
     if (LARGE_SUBJECTS.size >= LARGE_SUBJECTS_MOST) LARGE_SUBJECTS.clear();

@@ -47,6 +47,11 @@ export function readThrough<V>(db: Db, tables: readonly string[], key: string, l
 /** Whether reads on `db` go through a store memo (a value read once is kept until its tables change). */
 export const hasMemo = (db: Db): boolean => memos.has(db);
 
+/** The value the store memo of `db` holds under `key`, valid for `tables`; `undefined` when none (or no memo). */
+export function peekThrough<V>(db: Db, tables: readonly string[], key: string): V | undefined {
+  return memos.get(db)?.peek<V>(key, tables);
+}
+
 /** After writing `tables` itself: caches `value` under `key` as the state it left (no-op without a memo). */
 export function writeThrough<V>(db: Db, tables: readonly string[], key: string, value: V): void {
   memos.get(db)?.write(key, tables, value);

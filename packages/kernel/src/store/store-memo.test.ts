@@ -26,6 +26,22 @@ describe('TableMemo', () => {
     expect(c.count).toBe(2);
   });
 
+  it('[K-9.30] peek answers a valid entry and loads nothing; a stale, foreign or missing one is undefined', async () => {
+    const memo = new TableMemo();
+    const c = counter();
+    expect(memo.peek('k', ['cap_grants'])).toBeUndefined();
+    await memo.read('k', ['cap_grants'], c.load);
+    expect(memo.peek('k', ['cap_grants'])).toBe(1);
+    expect(memo.peek('k', ['processes'])).toBeUndefined(); // read under other tables
+    memo.wrote('cap_grants', true);
+    expect(memo.peek('k', ['cap_grants'])).toBeUndefined();
+    memo.write('k', ['cap_grants'], 7);
+    expect(memo.peek('k', ['cap_grants'])).toBe(7);
+    memo.wroteAll();
+    expect(memo.peek('k', ['cap_grants'])).toBeUndefined();
+    expect(c.count).toBe(1);
+  });
+
   it('[K-9.3] a rollback or DDL (wroteAll) drops every entry', async () => {
     const memo = new TableMemo();
     const a = counter();

@@ -42,6 +42,11 @@ export class TableMemo implements StoreMemo {
     return value;
   }
 
+  peek<T>(key: string, tables: readonly string[]): T | undefined {
+    const hit = this.#entries.get(key);
+    return hit && this.#valid(hit, tables) ? (hit.value as T) : undefined;
+  }
+
   write<T>(key: string, tables: readonly string[], value: T): void {
     this.#put(key, { value, epoch: this.#epoch, tables, gens: tables.map((t) => this.#gens.get(t) ?? 0) });
   }

@@ -1,33 +1,15 @@
-import { DEFAULT_LABELS, preparedQuery, SERVICE_NAMES, type DataLabels, type ImageDefinition, type ObjectsService } from '@libos/sdk';
+import { DEFAULT_LABELS, SERVICE_NAMES, type DataLabels, type ImageDefinition, type ObjectsService } from '@libos/sdk';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import type { LlmMessage, LlmToolSchema } from '../llm/provider.js';
 import type { Delivery, UnreadSummary } from '../mailbox/messages.js';
 import { listedToolLength, toolJsonSchema } from '../plugins/tool-schemas.js';
 import type { ProcessInfo } from '../processes/process-record.js';
 import { flushAppends } from '../store/append-buffer.js';
-import type { KernelStore } from '../store/kernel-database.js';
+import { recentCalls, recentEvents } from '../store/recent-history.js';
 import { inTransaction } from '../store/transaction.js';
 import { refreshContext, type ContextView } from '../context/context-object.js';
 import type { RegisteredSkill } from '../plugins/registry.js';
 import { joinedFrom, PROMPT_CHUNK_SEPARATOR, type MessagePart } from './message-parts.js';
-
-/** Recent events and tool outcomes shown to the model each turn (turns are stateless). */
-export const RECENT_EVENTS = 20;
-export const RECENT_CALLS = 10;
-
-/** The two history reads of every turn's prompt, compiled once per store. */
-const RECENT_EVENTS_OF = preparedQuery(1, (db: KernelStore, [pid]) =>
-  db.selectFrom('events').select(['seq', 'type', 'data']).where('pid', '=', pid!).orderBy('seq', 'desc').limit(RECENT_EVENTS),
-);
-const RECENT_CALLS_OF = preparedQuery(1, (db: KernelStore, [pid]) =>
-  db
-    .selectFrom('audit_records')
-    .select(['target', 'decision', 'details', 'call_id'])
-    .where('actor', '=', pid!)
-    .where('action', '=', 'tool.call')
-    .orderBy('seq', 'desc')
-    .limit(RECENT_CALLS),
-);
 
 export interface RenderedPrompt {
   readonly messages: LlmMessage[];
@@ -113,18 +95,18 @@ export async function renderPrompt(
 
   await flushAppends(deps.db);
   if (!context) {
-    const events = (await deps.db.executeQuery(RECENT_EVENTS_OF(deps.db, [p.pid]))).rows;
+    const events = await recentEvents(deps.db, p.pid);
     if (events.length)
       section(
-        `Recent events:\n${events
+        `Recent events:\n${[...events]
           .reverse()
           .map((e) => `- ${e.type} ${e.data}`)
           .join('\n')}`,
       );
   }
-  const calls = (await deps.db.executeQuery(RECENT_CALLS_OF(deps.db, [p.pid]))).rows;
+  const calls = await recentCalls(deps.db, p.pid);
   if (calls.length) {
-    const lines = calls.reverse().map((c) => {
+    const lines = [...calls].reverse().map((c) => {
       const d = JSON.parse(c.details) as { error?: { message?: string } };
       return `- ${c.call_id} ${String(c.target).replace(/^tool:/, '')}: ${c.decision}${d.error?.message ? ` (${d.error.message})` : ''}`;
     });

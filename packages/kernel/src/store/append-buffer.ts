@@ -4,7 +4,9 @@ import { withCommit } from './commit-ride.js';
 import { isDeferredMiss } from './deferred-writes.js';
 import { commitTransaction } from './direct-queries.js';
 import type { KernelDatabase, KernelStore, KernelTransaction } from './kernel-database.js';
+import { memoOf } from './memo-of.js';
 import { appendStatement } from './postgres/append-statement.js';
+import { appendedHistory, heldHistory } from './recent-history.js';
 
 /** What learns a row's `seq` when it is written: the event or audit record the bus emits after the commit. */
 interface Sequenced {
@@ -90,8 +92,15 @@ export class AppendBuffer {
     this.#events = [];
     this.#audit = [];
     if (this.log) {
-      if (events.length > 0) this.#sequence(events, this.log.events(events.map((p) => p.row)));
-      if (audit.length > 0) this.#sequence(audit, this.log.audit(audit.map((p) => p.row)));
+      const eventRows = events.map((p) => p.row);
+      const auditRows = audit.map((p) => p.row);
+      // The turn histories the memo holds for these rows' processes are extended, not read again (K-9.31).
+      const memo = memoOf(this.trx);
+      const held = memo && heldHistory(memo);
+      const eventSeqs = events.length > 0 ? this.log.events(eventRows) : [];
+      this.#sequence(events, eventSeqs);
+      if (audit.length > 0) this.#sequence(audit, this.log.audit(auditRows));
+      if (memo && held) appendedHistory(memo, held, eventRows, eventSeqs, auditRows);
       return;
     }
     // `returning` names each row's id (ids are unique across both tables), so no order of the rows is assumed.

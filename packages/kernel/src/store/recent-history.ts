@@ -136,33 +136,36 @@ export function appendedHistory(
   audit: readonly AuditRow[],
 ): void {
   if (held.events) {
-    const lists = held.events.byPid;
-    const fresh = new Map<string, RecentEvent[]>();
-    for (let i = events.length - 1; i >= 0; i--) {
-      const r = events[i]!;
-      const before = r.pid === null ? undefined : lists.get(r.pid);
-      if (!before) continue;
-      let f = fresh.get(r.pid!);
-      if (!f) fresh.set(r.pid!, (f = []));
-      if (f.length < RECENT_EVENTS) f.push(Object.freeze({ seq: eventSeqs[i]!, type: r.type, data: r.data }));
-    }
-    for (const [pid, f] of fresh) lists.set(pid, Object.freeze([...f, ...lists.get(pid)!].slice(0, RECENT_EVENTS)));
-    held.events.carried++;
+    carry(held.events, RECENT_EVENTS, events, (r, i) =>
+      r.pid === null ? null : { pid: r.pid, entry: { seq: eventSeqs[i]!, type: r.type, data: r.data } },
+    );
     memo.write(EVENTS_KEY, EVENTS, held.events);
   }
   if (held.calls) {
-    const lists = held.calls.byPid;
-    const fresh = new Map<string, RecentCall[]>();
-    for (let i = audit.length - 1; i >= 0; i--) {
-      const r = audit[i]!;
-      if (r.action !== 'tool.call' || !lists.has(r.actor)) continue;
-      let f = fresh.get(r.actor);
-      if (!f) fresh.set(r.actor, (f = []));
-      if (f.length < RECENT_CALLS)
-        f.push(Object.freeze({ target: r.target, decision: r.decision, details: r.details, call_id: r.call_id }));
-    }
-    for (const [pid, f] of fresh) lists.set(pid, Object.freeze([...f, ...lists.get(pid)!].slice(0, RECENT_CALLS)));
-    held.calls.carried++;
+    carry(held.calls, RECENT_CALLS, audit, (r) =>
+      r.action === 'tool.call'
+        ? { pid: r.actor, entry: { target: r.target, decision: r.decision, details: r.details, call_id: r.call_id } }
+        : null,
+    );
     memo.write(CALLS_KEY, AUDIT, held.calls);
   }
+}
+
+/** Puts the entries `rows` give (`entryOf`: null for a row no list shows) in front of the lists `lists` keeps. */
+function carry<R, T extends object>(
+  lists: Lists<T>,
+  most: number,
+  rows: readonly R[],
+  entryOf: (row: R, index: number) => { readonly pid: string; readonly entry: T } | null,
+): void {
+  const fresh = new Map<string, T[]>();
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const e = entryOf(rows[i]!, i);
+    if (!e || !lists.byPid.has(e.pid)) continue; // not kept: the next read of its process reads the store
+    let f = fresh.get(e.pid);
+    if (!f) fresh.set(e.pid, (f = []));
+    if (f.length < most) f.push(Object.freeze(e.entry));
+  }
+  for (const [pid, f] of fresh) lists.byPid.set(pid, Object.freeze([...f, ...lists.byPid.get(pid)!].slice(0, most)));
+  lists.carried++;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { kernelStores } from '../internal/testing/kernel-store.js';
 import type { EventRow } from './append-log.js';
 import { memoOf } from './memo-of.js';
-import { appendedHistory, heldHistory, recentEvents } from './recent-history.js';
+import { appendedHistory, heldHistory, newProcessHistories, recentCalls, recentEvents } from './recent-history.js';
 
 const kernelStore = kernelStores();
 
@@ -42,5 +42,18 @@ describe('recent histories (K-9.31)', () => {
     await recentEvents(s.db, 'pid_b'); // read again: what the first read found may predate the append
     await recentEvents(s.db, 'pid_b'); // now kept
     expect(counted.reads).toBe(3);
+  });
+});
+
+describe('a new process (K-9.31)', () => {
+  it('[K-9.31] a process created while the lists are held has empty histories without a read, then carries its rows', async () => {
+    const { s, memo, counted } = await countedStore();
+    await recentEvents(s.db, 'pid_a'); // the lists are held
+    newProcessHistories(memo, 'pid_new');
+    expect(await recentEvents(s.db, 'pid_new')).toEqual([]);
+    expect(await recentCalls(s.db, 'pid_new')).toEqual([]);
+    appendedHistory(memo, heldHistory(memo), [row('pid_new', 'process_created')], [3], []);
+    expect((await recentEvents(s.db, 'pid_new')).map((e) => e.type)).toEqual(['process_created']);
+    expect(counted.reads).toBe(2); // pid_a's events, and the calls (their lists were not held yet)
   });
 });

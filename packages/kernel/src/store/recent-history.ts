@@ -107,6 +107,26 @@ function keep<T>(lists: Lists<T>, pid: string, list: readonly T[]): void {
   m.set(pid, list);
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * A process just created (its row inserted, none of its own rows written yet) has empty histories: the lists the memo
+ * holds keep that, so its first turn reads nothing either. Call it before the new process emits anything.
+ *
+ * @example
+ * declare const memo: StoreMemo;
+ * newProcessHistories(memo, 'pid_new'); // in the spawn, right after the processes row is inserted
+ */
+export function newProcessHistories(memo: StoreMemo, pid: string): void {
+  for (const [key, tables] of [
+    [EVENTS_KEY, EVENTS],
+    [CALLS_KEY, AUDIT],
+  ] as const) {
+    const lists = memo.peek<Lists<never>>(key, tables);
+    if (lists && !lists.byPid.has(pid)) keep(lists, pid, NONE);
+  }
+}
+
 /** The maps the memo held just before an append's statements (undefined: none held). */
 export interface HeldHistory {
   readonly events: Lists<RecentEvent> | undefined;

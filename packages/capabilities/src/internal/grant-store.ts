@@ -191,7 +191,7 @@ function subjectGrants(db: Db, subject: string): Promise<SubjectSet> {
   if (!hasMemo(db) || LARGE_SUBJECTS.has(subject)) return Promise.resolve(null);
   return readThrough(db, [T.grants], subjectKey(subject), async (): Promise<SubjectSet> => {
     const rows = (await db.executeQuery(SUBJECT_GRANTS(db, [subject]))).rows as GrantRow[];
-    if (rows.length <= SUBJECT_READ_WHOLE_MOST) return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r))));
+    if (rows.length <= SUBJECT_READ_WHOLE_MOST) return Object.freeze(rows.map(recordFromRow));
     if (LARGE_SUBJECTS.size >= LARGE_SUBJECTS_MOST) LARGE_SUBJECTS.clear();
     LARGE_SUBJECTS.add(subject);
     return null;
@@ -217,7 +217,7 @@ export function grantsCovering(db: Db, subject: string, resource: ParsedResource
     const args = alsoId === undefined ? [subject, ...covering] : [subject, ...covering, alsoId];
     const rows = (await db.executeQuery(coveringQuery(covering.length, alsoId !== undefined)(db, args))).rows as GrantRow[];
     // Shared through the memo: frozen, so no reader changes what the next one reads.
-    return Object.freeze(rows.map((r) => Object.freeze(recordFromRow(r)))) as CapabilityRecord[];
+    return Object.freeze(rows.map(recordFromRow)) as CapabilityRecord[];
   });
 }
 

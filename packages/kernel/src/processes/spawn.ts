@@ -3,7 +3,6 @@ import type { BudgetLimits } from '@libos/capabilities';
 import type { KernelDeps } from '../internal/kernel-deps.js';
 import { loadSkillOnProcess } from '../skills/skill-navigation.js';
 import { inTransaction } from '../store/transaction.js';
-import { memoOf } from '../store/memo-of.js';
 import { newProcessHistories } from '../store/recent-history.js';
 import { TERMINAL_PROCESS_STATUSES, type ProcessInfo } from './process-record.js';
 import { getProcess } from './process-store.js';
@@ -100,8 +99,7 @@ export async function spawnInScope(
     })
     .execute();
   // A new pid: no event or audit row names it yet, so its turn histories are known empty (K-9.31).
-  const memo = memoOf(scope.store);
-  if (memo) newProcessHistories(memo, pid);
+  if (scope.memo) newProcessHistories(scope.memo, pid);
   await deps.engine.budgets(scope).openAccount(pid, parentPid, opts.budget);
   let goalOid: string | null = null;
   if (deps.registry.services.has(SERVICE_NAMES.objects)) {

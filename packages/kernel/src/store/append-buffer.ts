@@ -96,7 +96,7 @@ export class AppendBuffer {
       const auditRows = audit.map((p) => p.row);
       // The turn histories the memo holds for these rows' processes are extended, not read again (K-9.31).
       const memo = memoOf(this.trx);
-      const held = memo && heldHistory(memo);
+      const held = memo ? heldHistory(memo) : null;
       const eventSeqs = events.length > 0 ? this.log.events(eventRows) : [];
       this.#sequence(events, eventSeqs);
       if (audit.length > 0) this.#sequence(audit, this.log.audit(auditRows));

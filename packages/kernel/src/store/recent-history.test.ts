@@ -24,7 +24,7 @@ describe('recent histories (K-9.31)', () => {
   it('[K-9.31] a list is kept once read and extended by what the append log carries over', async () => {
     const { s, memo, counted } = await countedStore();
     expect(await recentEvents(s.db, 'pid_a')).toEqual([]);
-    const held = heldHistory(memo);
+    const held = heldHistory(memo)!;
     appendedHistory(memo, held, [row('pid_a', 'one'), row('pid_b', 'other'), row('pid_a', 'two')], [7, 8, 9], []);
     expect((await recentEvents(s.db, 'pid_a')).map((e) => [e.seq, e.type])).toEqual([
       [9, 'two'],
@@ -37,7 +37,7 @@ describe('recent histories (K-9.31)', () => {
     const { s, memo, counted } = await countedStore();
     await recentEvents(s.db, 'pid_a'); // the lists are held
     const reading = recentEvents(s.db, 'pid_b'); // not kept yet: read from the store
-    appendedHistory(memo, heldHistory(memo), [row('pid_b', 'new')], [1], []); // meanwhile, an append of pid_b's rows
+    appendedHistory(memo, heldHistory(memo)!, [row('pid_b', 'new')], [1], []); // meanwhile, an append of pid_b's rows
     await reading;
     await recentEvents(s.db, 'pid_b'); // read again: what the first read found may predate the append
     await recentEvents(s.db, 'pid_b'); // now kept
@@ -52,7 +52,7 @@ describe('a new process (K-9.31)', () => {
     newProcessHistories(memo, 'pid_new');
     expect(await recentEvents(s.db, 'pid_new')).toEqual([]);
     expect(await recentCalls(s.db, 'pid_new')).toEqual([]);
-    appendedHistory(memo, heldHistory(memo), [row('pid_new', 'process_created')], [3], []);
+    appendedHistory(memo, heldHistory(memo)!, [row('pid_new', 'process_created')], [3], []);
     expect((await recentEvents(s.db, 'pid_new')).map((e) => e.type)).toEqual(['process_created']);
     expect(counted.reads).toBe(2); // pid_a's events, and the calls (their lists were not held yet)
   });

@@ -134,12 +134,14 @@ export interface HeldHistory {
 }
 
 /**
- * The maps of recent histories the memo holds now. Call it before the append log's statements and
+ * The maps of recent histories the memo holds now (null: none). Call it before the append log's statements and
  * `appendedHistory` after them: each statement makes them stale, and only what was held just before can be carried
  * over.
  */
-export function heldHistory(memo: StoreMemo): HeldHistory {
-  return { events: memo.peek<Lists<RecentEvent>>(EVENTS_KEY, EVENTS), calls: memo.peek<Lists<RecentCall>>(CALLS_KEY, AUDIT) };
+export function heldHistory(memo: StoreMemo): HeldHistory | null {
+  const events = memo.peek<Lists<RecentEvent>>(EVENTS_KEY, EVENTS);
+  const calls = memo.peek<Lists<RecentCall>>(CALLS_KEY, AUDIT);
+  return events || calls ? { events, calls } : null;
 }
 
 /**

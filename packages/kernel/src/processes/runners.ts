@@ -1,3 +1,4 @@
+import { executeNow } from '../store/direct-queries.js';
 import { readThrough } from '../store/memo-of.js';
 import {
   LibosError,
@@ -226,7 +227,7 @@ const taskWait = (p: Pick<ProcessInfo, 'waitState'>) => waitOfKind(p.waitState, 
  * indexed `wait_kind` column rather than by matching the wait's JSON text.
  */
 async function taskWaiters(db: KernelStore): Promise<{ pid: string; waitState: Readonly<Record<string, unknown>> }[]> {
-  const { rows } = await db.executeQuery(TASK_WAITERS(db, []));
+  const { rows } = await executeNow(db, TASK_WAITERS(db, []));
   const waiters = rows.map((r) => ({ pid: r.pid, waitState: JSON.parse(r.wait_state) as Record<string, unknown> }));
   return waiters.filter((p) => taskWait(p) !== null);
 }

@@ -1,4 +1,5 @@
 import { preparedQuery } from '@libos/sdk';
+import { executeNow } from '../store/direct-queries.js';
 import { readThrough } from '../store/memo-of.js';
 import type { ProcessInfo } from './process-record.js';
 import { waitOfKind } from './process-state.js';
@@ -23,7 +24,7 @@ const EARLIEST_TIMER = preparedQuery(0, (db: KernelStore) =>
 );
 
 async function readEarliestTimerDeadline(db: KernelStore): Promise<string | null> {
-  const { rows } = await db.executeQuery(EARLIEST_TIMER(db, []));
+  const { rows } = await executeNow(db, EARLIEST_TIMER(db, []));
   return rows[0]?.wait_deadline ?? null;
 }
 

@@ -4,6 +4,7 @@ import { runQuantum, type QuantumOptions, type QuantumResult } from '../executor
 import { earliestTaskDeadline, wakeTaskDeadlines } from '../processes/runners.js';
 import { earliestTimerDeadline, wakeDueTimers } from '../processes/timers.js';
 import { preparedQuery } from '@libos/sdk';
+import { executeNow } from '../store/direct-queries.js';
 import type { KernelStore } from '../store/kernel-database.js';
 import { inTransaction } from '../store/transaction.js';
 import { RoundRobin } from './round-robin.js';
@@ -110,7 +111,7 @@ export class Scheduler {
   /** One host on its store: wakes the due timers, then reads the runnable set (the earliest timer is read again later). */
   async #runnable(deps: KernelDeps): Promise<RoundRead> {
     await wakeTimersIfDue(deps);
-    return { runnable: (await deps.db.executeQuery(RUNNABLE(deps.db, []))).rows, earliestTimer: undefined };
+    return { runnable: (await executeNow(deps.db, RUNNABLE(deps.db, []))).rows, earliestTimer: undefined };
   }
 
   /**

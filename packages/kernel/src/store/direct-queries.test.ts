@@ -9,6 +9,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { kernelMigrations } from './kernel-schema.js';
 import type { KernelDatabase, KernelStore } from './kernel-database.js';
+import { executeNow } from './direct-queries.js';
 import { migrate } from './migrate.js';
 import { openSqliteStore, type OpenedStore } from './sqlite/open-sqlite.js';
 import { inUnitOfWork } from './unit-of-work.js';
@@ -190,5 +191,57 @@ describe('units committed on their connection (K-9.26)', () => {
     // The rollback released the connection: the next unit begins and commits on it.
     await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'b')));
     expect((await s.db.executeQuery(textsOf(s.db))).rows).toHaveLength(1);
+  });
+});
+
+describe('root queries run at once on the free connection (K-9.34)', () => {
+  /** Counts the queries that reach kysely's executor on the root handle `db`. */
+  function countKysely(db: KernelStore): { readonly n: number } {
+    const counter = { n: 0 };
+    const execute = db.executeQuery.bind(db);
+    Object.defineProperty(db, 'executeQuery', {
+      configurable: true,
+      value: (...args: Parameters<KernelStore['executeQuery']>) => {
+        counter.n++;
+        return execute(...args);
+      },
+    });
+    return counter;
+  }
+
+  it('[K-9.34] a root query on a free connection skips kysely and gives what kysely gives; the connection is free after', async () => {
+    const s = await store();
+    await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'a')));
+    const viaKysely = await s.db.executeQuery(textsOf(s.db));
+    const kysely = countKysely(s.db);
+    expect(await executeNow(s.db, textsOf(s.db))).toEqual(viaKysely);
+    expect(kysely.n).toBe(0);
+    // A failed query rejects, and leaves the connection free: a unit still begins at once.
+    await expect(executeNow(s.db, sql`select * from no_such_table`.compile(s.db))).rejects.toThrow(/no_such_table/);
+    await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'b')));
+    expect((await executeNow(s.db, textsOf(s.db))).rows).toHaveLength(2);
+    expect(kysely.n).toBe(0);
+  });
+
+  it('[K-9.34] a root query while a unit holds the connection waits its turn through kysely and sees the unit', async () => {
+    const s = await store();
+    const kysely = countKysely(s.db);
+    const order: string[] = [];
+    let rootRead: Promise<unknown> | undefined;
+    await inUnitOfWork(s.db, async (trx) => {
+      await trx.executeQuery(insertText(trx, 'a'));
+      rootRead = executeNow(s.db, textsOf(s.db)).then((r) => order.push(`root read ${r.rows.length} row`));
+      await new Promise((r) => setTimeout(r, 5));
+      order.push('unit ends');
+    });
+    await rootRead;
+    expect(order).toEqual(['unit ends', 'root read 1 row']);
+    expect(kysely.n).toBe(1);
+  });
+
+  it('[K-9.34] on a closed store a root query is refused as kysely refuses it', async () => {
+    const s = await store();
+    await s.close();
+    await expect(executeNow(s.db, textsOf(s.db))).rejects.toThrow(/destroyed|not open/);
   });
 });

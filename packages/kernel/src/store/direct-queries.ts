@@ -15,6 +15,8 @@ export interface DirectStore {
    * leaves it held, for the rollback. Null when `trx` is not such a unit: it then commits through kysely.
    */
   readonly commitUnit: (trx: ControlledTransaction<KernelDatabase>) => Promise<void> | null;
+  /** Runs a compiled query at once when the connection is free (K-9.34), and frees it again; else null. */
+  readonly runFree: (compiled: CompiledQuery) => QueryResult<unknown> | null;
 }
 
 const direct = new WeakMap<object, DirectStore>();
@@ -47,6 +49,27 @@ export function beginTransaction(db: KernelStore): ControlledTransaction<KernelD
  */
 export function commitTransaction(db: KernelStore, trx: ControlledTransaction<KernelDatabase>): Promise<void> {
   return direct.get(db)?.commitUnit(trx) ?? trx.commit().execute();
+}
+
+/**
+ * Runs `compiled` on the root handle `db` (outside any unit): at once on the store's connection when it is free
+ * (K-9.34), as kysely's executor would run it less its connection provider's round of promises; else (no direct
+ * store, a unit or query holding the connection, or one waiting for it) through kysely, which waits its turn. For
+ * the reads a scheduling round makes on the root handle (the runnable set, the earliest timer). On a unit's handle
+ * it is that handle's `executeQuery`.
+ *
+ * @example
+ * declare const db: KernelStore;
+ * const { rows } = await executeNow(db, db.selectFrom('processes').select('pid').where('status', '=', 'runnable').compile());
+ */
+export function executeNow<R>(db: KernelStore, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
+  let now: QueryResult<unknown> | null;
+  try {
+    now = direct.get(db)?.runFree(compiled) ?? null;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return now ? Promise.resolve(now as QueryResult<R>) : db.executeQuery(compiled);
 }
 
 /** What `executeQuery` takes: a compiled query, or a query builder kysely compiles first. */

@@ -33,8 +33,9 @@ export interface DirectUnitsOf {
  */
 export function directUnits({ db, config, dialect, driver, statements }: DirectUnitsOf): DirectStore {
   const states = new WeakMap<object, UnitState>();
+  const run: DirectStore['run'] = (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters);
   return {
-    run: (compiled) => runCompiled(statements.prepare(compiled.sql), compiled.parameters),
+    run,
     beginUnit: () => {
       const connection = driver.tryBeginUnit();
       if (!connection) return null;
@@ -49,6 +50,14 @@ export function directUnits({ db, config, dialect, driver, statements }: DirectU
       });
       states.set(trx, transactionState);
       return trx;
+    },
+    runFree: (compiled) => {
+      if (!driver.tryHold()) return null;
+      try {
+        return run(compiled);
+      } finally {
+        driver.release();
+      }
     },
     // Released once committed; a failed COMMIT keeps the connection for the rollback (through kysely), which
     // releases it. A unit no longer active commits through kysely, which says why it cannot.

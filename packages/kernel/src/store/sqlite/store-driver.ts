@@ -108,7 +108,7 @@ export class StoreDriver extends SqliteDriver {
    * null when someone holds or waits for it (or the store is closed): the caller then begins through kysely.
    */
   tryBeginUnit(): DatabaseConnection | null {
-    if (this.#destroyed || !this.#lock.tryAcquire()) return null;
+    if (!this.tryHold()) return null;
     try {
       this.#begin();
     } catch (err) {
@@ -118,7 +118,12 @@ export class StoreDriver extends SqliteDriver {
     return this.#connection;
   }
 
-  /** Releases the connection a unit begun with `tryBeginUnit` held. */
+  /** Takes the connection if it is free (for one query run at once, K-9.34): false when held or waited for, or closed. */
+  tryHold(): boolean {
+    return !this.#destroyed && this.#lock.tryAcquire();
+  }
+
+  /** Releases the connection a unit begun with `tryBeginUnit` (or a `tryHold`) held. */
   release(): void {
     this.#lock.release();
   }

@@ -111,7 +111,10 @@ const NONE: readonly never[] = Object.freeze([]);
 
 /**
  * A process just created (its row inserted, none of its own rows written yet) has empty histories: the lists the memo
- * holds keep that, so its first turn reads nothing either. Call it before the new process emits anything.
+ * holds keep that, so its first turn reads nothing either. Call it before the new process emits anything. It assumes
+ * no event or audit row names the pid before its `processes` row exists: true of every kernel and plugin path (a pid
+ * comes from the id source at spawn); a row that named a pid guessed ahead of its spawn would be missing from that
+ * process's first prompt.
  *
  * @example
  * declare const memo: StoreMemo;

@@ -33,6 +33,20 @@ const insertText = (db: KernelStore, key: string) =>
     .compile();
 const textsOf = (db: KernelStore) => db.selectFrom('llm_texts').select(['sha256', 'text']).orderBy('sha256').compile();
 
+/** Counts the calls of kysely's own `method` on the root handle `db` (transactions it begins, queries it runs). */
+function counting(db: KernelStore, method: 'startTransaction' | 'executeQuery'): { readonly n: number } {
+  const counter = { n: 0 };
+  const original = (db[method] as (...args: unknown[]) => unknown).bind(db);
+  Object.defineProperty(db, method, {
+    configurable: true,
+    value: (...args: unknown[]) => {
+      counter.n++;
+      return original(...args);
+    },
+  });
+  return counter;
+}
+
 describe('direct queries in a unit (K-9.22)', () => {
   it('[K-9.22] a compiled query in a unit runs at once, sees the unit, and gives what kysely gives', async () => {
     const s = await store();
@@ -93,23 +107,9 @@ describe('direct queries in a unit (K-9.22)', () => {
 });
 
 describe('units begun on the free connection (K-9.25)', () => {
-  /** Counts the transactions kysely's own startTransaction begins on `db`. */
-  function countStarts(db: KernelStore): { readonly n: number } {
-    const counter = { n: 0 };
-    const start = db.startTransaction.bind(db);
-    Object.defineProperty(db, 'startTransaction', {
-      configurable: true,
-      value: () => {
-        counter.n++;
-        return start();
-      },
-    });
-    return counter;
-  }
-
   it('[K-9.25] a unit on a free connection begins without kysely; one asked for while another runs waits its turn', async () => {
     const s = await store();
-    const starts = countStarts(s.db);
+    const starts = counting(s.db, 'startTransaction');
     await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'a')));
     expect(starts.n).toBe(0);
     const order: string[] = [];
@@ -195,25 +195,11 @@ describe('units committed on their connection (K-9.26)', () => {
 });
 
 describe('root queries run at once on the free connection (K-9.34)', () => {
-  /** Counts the queries that reach kysely's executor on the root handle `db`. */
-  function countKysely(db: KernelStore): { readonly n: number } {
-    const counter = { n: 0 };
-    const execute = db.executeQuery.bind(db);
-    Object.defineProperty(db, 'executeQuery', {
-      configurable: true,
-      value: (...args: Parameters<KernelStore['executeQuery']>) => {
-        counter.n++;
-        return execute(...args);
-      },
-    });
-    return counter;
-  }
-
   it('[K-9.34] a root query on a free connection skips kysely and gives what kysely gives; the connection is free after', async () => {
     const s = await store();
     await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'a')));
     const viaKysely = await s.db.executeQuery(textsOf(s.db));
-    const kysely = countKysely(s.db);
+    const kysely = counting(s.db, 'executeQuery');
     expect(await executeNow(s.db, textsOf(s.db))).toEqual(viaKysely);
     expect(kysely.n).toBe(0);
     // A failed query rejects, and leaves the connection free: a unit still begins at once.
@@ -225,7 +211,7 @@ describe('root queries run at once on the free connection (K-9.34)', () => {
 
   it('[K-9.34] a root query while a unit holds the connection waits its turn through kysely and sees the unit', async () => {
     const s = await store();
-    const kysely = countKysely(s.db);
+    const kysely = counting(s.db, 'executeQuery');
     const order: string[] = [];
     let rootRead: Promise<unknown> | undefined;
     await inUnitOfWork(s.db, async (trx) => {

@@ -47,14 +47,11 @@ describe('keyedParagraphs', () => {
       const got = keyedParagraphs(m, keyOf);
       const paragraphs = m.content.split(PROMPT_CHUNK_SEPARATOR);
       expect(got.paragraphs).toEqual(paragraphs);
-      // A stable part's paragraphs come keyed; the others are keyed by the caller only if it stores them by key (K-9.32).
-      const split = parts.every((p) => !p.text.startsWith('\n') && !p.text.endsWith('\n'));
-      const stable = split ? parts.flatMap((p) => p.text.split(PROMPT_CHUNK_SEPARATOR).map(() => p.stable)) : paragraphs.map(() => false);
-      expect(got.keys).toEqual(paragraphs.map((p, i) => (stable[i] ? keyOf(p) : undefined)));
+      expect(got.keys).toEqual(paragraphs.map(keyOf));
     }
   });
 
-  it('[K-9.23] a stable part handed again is not keyed again; other paragraphs are never keyed here (K-9.32)', () => {
+  it('[K-9.23] a stable part handed again is not keyed again; a message without parts is keyed paragraph by paragraph', () => {
     const { keyed, keyOf } = counting();
     const skills = 'Loaded skills:\n## one\nbody one\n\n## two\nbody two';
     keyedParagraphs(
@@ -72,10 +69,10 @@ describe('keyedParagraphs', () => {
       ]),
       keyOf,
     );
-    expect(keyed).toEqual([]);
-    const whole = keyedParagraphs({ role: 'user', content: `Process: p3\n\n${skills}` }, keyOf);
-    expect(keyed).toEqual([]);
-    expect(whole.keys).toEqual([undefined, undefined, undefined]);
+    expect(keyed).toEqual(['Process: p2']);
+    keyed.length = 0;
+    keyedParagraphs({ role: 'user', content: `Process: p3\n\n${skills}` }, keyOf);
+    expect(keyed).toEqual(['Process: p3', 'Loaded skills:\n## one\nbody one', '## two\nbody two']);
   });
 });
 

@@ -32,10 +32,10 @@ export function joinedFrom(message: LlmMessage, parts: readonly MessagePart[]): 
   return message;
 }
 
-/** A message's paragraphs, and the key of each that belongs to a stable part (`undefined` for the others). */
+/** Paragraphs and their keys, by the text of a stable part. */
 interface KeyedPart {
   readonly paragraphs: readonly string[];
-  readonly keys: readonly (TextKey | undefined)[];
+  readonly keys: readonly TextKey[];
 }
 
 /** Characters of stable parts whose keys are kept (past it the memo starts over: a few MB of Skill text at most). */
@@ -55,42 +55,31 @@ function splitsByParts(content: string, parts: readonly MessagePart[]): boolean 
   return length === content.length;
 }
 
-const split = (text: string): readonly string[] => text.split(PROMPT_CHUNK_SEPARATOR);
+const split = (text: string, keyOf: (paragraph: string) => TextKey): KeyedPart => {
+  const paragraphs = text.split(PROMPT_CHUNK_SEPARATOR);
+  return { paragraphs, keys: paragraphs.map(keyOf) };
+};
 
 /**
- * A message's paragraphs (its content cut at `PROMPT_CHUNK_SEPARATOR`), with `keyOf` of each paragraph of a stable
- * part. For a message its renderer joined from parts (`joinedFrom`), a stable part's paragraphs and keys are kept by
- * its text: a part handed again as the same string is found in one step (its hash is cached on the string, and the
- * key compares by reference), where keying its paragraphs hashed and compared each of them in full every turn
- * (K-9.23). The paragraphs of other parts (and of a message without parts) are not keyed here: most of them are sent
- * once, and the caller keys only those it stores by key (K-9.32).
+ * A message's paragraphs (its content cut at `PROMPT_CHUNK_SEPARATOR`) with `keyOf` of each. For a message its
+ * renderer joined from parts (`joinedFrom`), a stable part's paragraphs and keys are kept by its text: a part handed
+ * again as the same string is found in one step (its hash is cached on the string, and the key compares by
+ * reference), where keying its paragraphs hashed and compared each of them in full every turn (K-9.23).
  *
  * @example
  * declare const keyOf: (paragraph: string) => TextKey;
- * keyedParagraphs({ role: 'user', content: 'a\n\nb' }, keyOf); // { paragraphs: ['a', 'b'], keys: [undefined, undefined] }
+ * keyedParagraphs({ role: 'user', content: 'a\n\nb' }, keyOf).paragraphs; // ['a', 'b']
  */
 export function keyedParagraphs(m: LlmMessage, keyOf: (paragraph: string) => TextKey): KeyedPart {
   const parts = PARTS.get(m);
-  if (!parts || !splitsByParts(m.content, parts)) {
-    const paragraphs = split(m.content);
-    return { paragraphs, keys: paragraphs.map(() => undefined) };
-  }
+  if (!parts || !splitsByParts(m.content, parts)) return split(m.content, keyOf);
   const paragraphs: string[] = [];
-  const keys: (TextKey | undefined)[] = [];
+  const keys: TextKey[] = [];
   for (const part of parts) {
-    if (!part.stable) {
-      const some = split(part.text);
-      for (const paragraph of some) {
-        paragraphs.push(paragraph);
-        keys.push(undefined);
-      }
-      continue;
-    }
-    let keyed = keyedParts.get(part.text);
+    let keyed = part.stable ? keyedParts.get(part.text) : undefined;
     if (!keyed) {
-      const some = split(part.text);
-      keyed = { paragraphs: some, keys: some.map(keyOf) };
-      keyedParts.set(part.text, keyed);
+      keyed = split(part.text, keyOf);
+      if (part.stable) keyedParts.set(part.text, keyed);
     }
     paragraphs.push(...keyed.paragraphs);
     keys.push(...keyed.keys);

@@ -4,7 +4,6 @@ import type { LlmMessage } from '../llm/provider.js';
 import { SyncDeflate } from '../internal/sync-deflate.js';
 import type { KernelStore } from '../store/kernel-database.js';
 import { keyedParagraphs, PROMPT_CHUNK_SEPARATOR } from './message-parts.js';
-import { textHint } from './text-hint.js';
 import { TextKeys, type TextKey } from './text-keys.js';
 
 export { PROMPT_CHUNK_SEPARATOR } from './message-parts.js';
@@ -82,42 +81,30 @@ interface StoredMessageV1 {
   readonly tool_call_id?: string;
 }
 
-/** Past this many texts a `SeenTexts` starts over (a text seen before then is stored inline once more). */
+/** Past this many keys a `SeenTexts` starts over (a text seen before then is stored inline once more). */
 const SEEN_MOST = 100_000;
 
 /**
- * The texts (paragraphs and groups) one runtime has sent to a model before. A text goes to `llm_texts` the second
- * time it is sent; the first time it is stored inline in its call's row: most of a prompt repeats (Skills, the
- * process line) and is stored once as a row, while what is new in every prompt (recent events, the memory view)
+ * The texts (paragraphs and groups, by key) one runtime has sent to a model before. A text goes to `llm_texts` the
+ * second time it is sent; the first time it is stored inline in its call's row: most of a prompt repeats (Skills,
+ * the process line) and is stored once as a row, while what is new in every prompt (recent events, the memory view)
  * never pays for a row and its place in the key index. Only a hint: either form reads back the same, so it is kept
  * in memory per runtime, outside transactions, and starts empty on open.
  *
- * A text is told by its key where the caller has it (a stable part's paragraphs, K-9.23; a text remembered), and
- * otherwise by its `textHint`, so a text sent for the first time is never keyed (K-9.32): a SHA-256 is spent only on
- * a text stored by key. Two texts that share a hint make the second one stored by key on its first sending: room,
- * never a wrong read.
- *
  * @example
  * const seen = new SeenTexts();
- * seen.again('Goal:\nship it'); // false: the first time
- * seen.again('Goal:\nship it'); // true
+ * seen.again('k'); // false: the first time
+ * seen.again('k'); // true
  */
 export class SeenTexts {
   readonly #keys = new Set<string>();
-  readonly #hints = new Set<number>();
 
-  /** Whether `text` (keyed `key`, when the caller has it) was seen before; notes it either way. */
-  again(text: string, key?: string): boolean {
-    if (key !== undefined && this.#keys.has(key)) return true;
-    if (this.#hints.size >= SEEN_MOST || this.#keys.size >= SEEN_MOST) {
-      this.#hints.clear();
-      this.#keys.clear();
-    }
-    const hint = textHint(text);
-    const seen = this.#hints.has(hint);
-    this.#hints.add(hint);
-    if (key !== undefined) this.#keys.add(key);
-    return seen;
+  /** Whether `key` was seen before; notes it either way. */
+  again(key: string): boolean {
+    if (this.#keys.has(key)) return true;
+    if (this.#keys.size >= SEEN_MOST) this.#keys.clear();
+    this.#keys.add(key);
+    return false;
   }
 }
 
@@ -125,22 +112,16 @@ export class SeenTexts {
  * The key of an `llm_texts` row: the first 16 bytes of the text's sha256 in base64url (22 characters; K-9.11). Rows
  * written by K-9.10 are keyed by the whole digest (43 characters): a stored request names its texts by key, whichever
  * length, so both read back. The keys of texts stored by key are remembered per text (`text-keys.ts`): most of a
- * prompt was keyed last turn, while new text (recent events, the memory view) is not keyed at all (K-9.32).
+ * prompt was keyed last turn, while new text (recent events, the memory view) is keyed once and not kept.
  */
 const TEXT_KEYS = new TextKeys();
 const keyOf = (text: string): TextKey => TEXT_KEYS.of(text);
 
-/**
- * The key `text` is stored by: every text without `seen`; with it, only a text `seen` before (null: sent for the
- * first time, stored inline). `known` is its key when the caller has it; else the memo's, else it is hashed, and
- * only then: a text sent once is never keyed (K-9.32). The key of a text stored by key is remembered.
- */
-function storedKey(text: string, known: TextKey | undefined, seen: SeenTexts | undefined): TextKey | null {
-  const k = known ?? TEXT_KEYS.known(text);
-  if (seen && !seen.again(text, k?.key)) return null; // new text: not remembered, most of it is never sent again
-  const key = k ?? TEXT_KEYS.of(text);
-  TEXT_KEYS.remember(text, key);
-  return key;
+/** Whether `text` (keyed `k`) is stored by key: `seen` before, or every text without `seen`. Its key is remembered. */
+function repeats(text: string, k: TextKey, seen: SeenTexts | undefined): boolean {
+  if (seen && !seen.again(k.key)) return false; // new text: not remembered, most of it is never sent again
+  TEXT_KEYS.remember(text, k);
+  return true;
 }
 
 /**
@@ -164,10 +145,11 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
     const closeKeys = () => {
       if (keys.length === 0) return;
       const text = keys.join('\n');
-      const k = storedKey(text, undefined, seen);
-      if (k) {
-        texts.set(k.key, text);
-        groups.push(k.key);
+      const k = TEXT_KEYS.of(text);
+      const { key } = k;
+      if (repeats(text, k, seen)) {
+        texts.set(key, text);
+        groups.push(key);
       } else groups.push(keys);
       keys = [];
     };
@@ -179,13 +161,14 @@ export function promptTexts(messages: readonly LlmMessage[], seen?: SeenTexts): 
     const { paragraphs, keys: paragraphKeys } = keyedParagraphs(m, keyOf);
     for (let i = 0; i < paragraphs.length; i++) {
       const paragraph = paragraphs[i]!;
+      const k = paragraphKeys[i]!;
+      const { key, first } = k;
       const opening = groups.length === 0 && keys.length === 0 && fresh.length === 0; // stands alone
-      const k = storedKey(paragraph, paragraphKeys[i], seen);
-      if (k) {
+      if (repeats(paragraph, k, seen)) {
         closeFresh();
-        texts.set(k.key, paragraph);
-        keys.push(k.key);
-        if (opening || k.first % GROUP_SPREAD === 0 || keys.length === GROUP_MOST) closeKeys();
+        texts.set(key, paragraph);
+        keys.push(key);
+        if (opening || first % GROUP_SPREAD === 0 || keys.length === GROUP_MOST) closeKeys();
       } else {
         closeKeys();
         fresh.push(paragraph);

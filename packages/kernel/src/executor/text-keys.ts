@@ -38,11 +38,6 @@ export class TextKeys {
     this.#keys = new CharBoundedMap(mostChars);
   }
 
-  /** `text`'s key if it is remembered (nothing is hashed); `undefined` otherwise. */
-  known(text: string): TextKey | undefined {
-    return this.#keys.get(text);
-  }
-
   /** The first 16 bytes of `text`'s SHA-256 in base64url (22 characters; K-9.11) and its first byte. */
   of(text: string): TextKey {
     const known = this.#keys.get(text);

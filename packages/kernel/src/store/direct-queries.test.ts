@@ -194,8 +194,8 @@ describe('units committed on their connection (K-9.26)', () => {
   });
 });
 
-describe('root queries run at once on the free connection (K-9.34)', () => {
-  it('[K-9.34] a root query on a free connection skips kysely and gives what kysely gives; the connection is free after', async () => {
+describe('root queries run at once on the free connection (K-9.32)', () => {
+  it('[K-9.32] a root query on a free connection skips kysely and gives what kysely gives; the connection is free after', async () => {
     const s = await store();
     await inUnitOfWork(s.db, (trx) => trx.executeQuery(insertText(trx, 'a')));
     const viaKysely = await s.db.executeQuery(textsOf(s.db));
@@ -209,7 +209,7 @@ describe('root queries run at once on the free connection (K-9.34)', () => {
     expect(kysely.n).toBe(0);
   });
 
-  it('[K-9.34] a root query while a unit holds the connection waits its turn through kysely and sees the unit', async () => {
+  it('[K-9.32] a root query while a unit holds the connection waits its turn through kysely and sees the unit', async () => {
     const s = await store();
     const kysely = counting(s.db, 'executeQuery');
     const order: string[] = [];
@@ -225,7 +225,7 @@ describe('root queries run at once on the free connection (K-9.34)', () => {
     expect(kysely.n).toBe(1);
   });
 
-  it('[K-9.34] on a closed store a root query is refused as kysely refuses it', async () => {
+  it('[K-9.32] on a closed store a root query is refused as kysely refuses it', async () => {
     const s = await store();
     await s.close();
     await expect(executeNow(s.db, textsOf(s.db))).rejects.toThrow(/destroyed|not open/);

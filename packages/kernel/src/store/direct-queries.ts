@@ -15,7 +15,7 @@ export interface DirectStore {
    * leaves it held, for the rollback. Null when `trx` is not such a unit: it then commits through kysely.
    */
   readonly commitUnit: (trx: ControlledTransaction<KernelDatabase>) => Promise<void> | null;
-  /** Runs a compiled query at once when the connection is free (K-9.34), and frees it again; else null. */
+  /** Runs a compiled query at once when the connection is free (K-9.32), and frees it again; else null. */
   readonly runFree: (compiled: CompiledQuery) => QueryResult<unknown> | null;
 }
 
@@ -53,7 +53,7 @@ export function commitTransaction(db: KernelStore, trx: ControlledTransaction<Ke
 
 /**
  * Runs `compiled` on the root handle `db` (outside any unit): at once on the store's connection when it is free
- * (K-9.34), as kysely's executor would run it less its connection provider's round of promises; else (no direct
+ * (K-9.32), as kysely's executor would run it less its connection provider's round of promises; else (no direct
  * store, a unit or query holding the connection, or one waiting for it) through kysely, which waits its turn. For
  * the reads a scheduling round makes on the root handle (the runnable set, the earliest timer). On a unit's handle
  * it is that handle's `executeQuery`.

@@ -118,7 +118,7 @@ export class StoreDriver extends SqliteDriver {
     return this.#connection;
   }
 
-  /** Takes the connection if it is free (for one query run at once, K-9.34): false when held or waited for, or closed. */
+  /** Takes the connection if it is free (for one query run at once, K-9.32): false when held or waited for, or closed. */
   tryHold(): boolean {
     return !this.#destroyed && this.#lock.tryAcquire();
   }

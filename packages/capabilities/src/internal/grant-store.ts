@@ -137,8 +137,10 @@ type SubjectSet = readonly CapabilityRecord[] | null;
  */
 function withNewest(rows: readonly CapabilityRecord[], row: GrantRow): readonly CapabilityRecord[] | null {
   if (rows.length >= SUBJECT_READ_WHOLE_MOST) return null;
-  for (const r of rows) {
-    if (r.issuedAt < row.issued_at) continue;
+  // Oldest first: only the rows from the newest back to the first one older than `row` can sort after it.
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const r = rows[i]!;
+    if (r.issuedAt < row.issued_at) break;
     if (r.issuedAt > row.issued_at || !isId(r.id, 'cap') || !isId(row.id, 'cap') || r.id >= row.id) return null;
   }
   return Object.freeze([...rows, recordFromRow(row)]);

@@ -8,13 +8,16 @@ import { openRuntime, ScriptedProvider, type Runtime } from '@libos/kernel';
 import { objectMemory } from '@libos/object-memory';
 import { session } from '@libos/session';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
+import { dropSchema, freshSchema, isPrepareTrip, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_host_trips');
 const open = (id: string) =>
   openRuntime({ path: url, plugins: [capabilities(), objectMemory(), session()], host: { id, leaseMs: 60_000 } });
 const SCRIPT = { processes: { '*': [[{ tool: 'get_current_time', args: {} }], [{ tool: 'process_exit', args: { message: 'done' } }]] } };
+
+/** Keeps what ran: a PREPARE (K-15.29, once per text and connection) only names a statement, run later as the text. */
+const ran = (sent: string[]) => (text: string) => void (isPrepareTrip(text) || sent.push(text));
 
 /** The statements that lock a tree's root row: a quantum unit's lease check (hold) and a call's plain lock. */
 const HOLD = /for update of r for key share of l/;
@@ -40,10 +43,7 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     const p = await host.spawn({ goal: 'tell the time', budget: { tool_calls: 10 } });
     await host.grant(p.pid, 'clock:now', ['read']);
     const sent: string[] = [];
-    const r = await watchQueries(
-      () => host.run({ provider: new ScriptedProvider(SCRIPT) }),
-      (text) => sent.push(text),
-    );
+    const r = await watchQueries(() => host.run({ provider: new ScriptedProvider(SCRIPT) }), ran(sent));
     expect(r.results.flatMap((q) => q.executed)).toEqual(['get_current_time', 'process_exit']);
     expect(r.results.flatMap((q) => q.results.map((x) => x.ok))).toEqual([true, true]);
     // Two quanta of two units each (turn start; reply and its tool calls): one hold per unit, no plain lock.
@@ -76,10 +76,7 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     await host.grant(p.pid, 'clock:sleep', ['read']);
     const script = { processes: { '*': [[{ tool: 'sleep', args: { seconds } }], [{ tool: 'process_exit', args: { message: 'slept' } }]] } };
     const sent: string[] = [];
-    const r = await watchQueries(
-      () => host.run({ provider: new ScriptedProvider(script) }),
-      (text) => sent.push(text),
-    );
+    const r = await watchQueries(() => host.run({ provider: new ScriptedProvider(script) }), ran(sent));
     expect(r.idle).toBe(true);
     expect(r.results.flatMap((q) => q.executed)).toEqual(['sleep', 'sleep', 'process_exit']);
     expect((await host.process(p.pid))?.status).toBe('exited');
@@ -99,10 +96,7 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
       const p = await host.spawn({ goal: `tell the time (${goal})`, budget: { tool_calls: 10 } });
       pids.push(p.pid);
       await host.grant(p.pid, 'clock:now', ['read']);
-      const r = await watchQueries(
-        () => host.run({ provider: new ScriptedProvider(SCRIPT) }),
-        (text) => sent.push(text),
-      );
+      const r = await watchQueries(() => host.run({ provider: new ScriptedProvider(SCRIPT) }), ran(sent));
       expect(r.results.flatMap((q) => q.executed)).toEqual(['get_current_time', 'process_exit']);
     }
     // The keys each llm_texts insert carries (its parameters go inline, after the unit's deferred savepoint).
@@ -129,10 +123,7 @@ describe.skipIf(unavailable !== null)('[K-15.26] round trips of a host schedulin
     const p = await host.spawn({ goal: 'called from elsewhere', budget: { tool_calls: 10 } });
     await host.grant(p.pid, 'clock:now', ['read']);
     const sent: string[] = [];
-    const r = await watchQueries(
-      () => other.call(p.pid, 'get_current_time', {}),
-      (text) => sent.push(text),
-    );
+    const r = await watchQueries(() => other.call(p.pid, 'get_current_time', {}), ran(sent));
     expect(r.ok).toBe(true);
     expect(sent.filter((q) => LOCK.test(q))).toHaveLength(1);
     expect(sent.filter((q) => HOLD.test(q))).toEqual([]);

@@ -1,13 +1,14 @@
 // Prepared statements on PostgreSQL (K-15.24): a statement with parameters runs under a name per statement text, so
 // each connection has the server parse and plan it once; a table that changes shape under a prepared `select *` (a
-// newer libOS migrated the store) fails that one statement, and the next run prepares it anew.
+// newer libOS migrated the store) fails that one statement, and the next run prepares it anew. The statements that
+// ride in a round trip of several (K-15.20) are prepared too, by SQL PREPARE, and go as `execute` (K-15.29).
 import { capabilities } from '@libos/capabilities';
 import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, probePostgres } from '../support/postgres.js';
+import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_prepared');
@@ -57,5 +58,58 @@ describe.skipIf(unavailable !== null)('[K-15.24] prepared statements on PostgreS
     }
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     expect(await read()).toEqual([{ key: 'k24_key', value: 'v', k24_extra: null }]);
+  });
+
+  /** The queries sent while `fn` runs in a transaction of its own, as sent (not expanded). */
+  const sentIn = async <T>(fn: (store: Parameters<Parameters<Runtime['transaction']>[0]>[0]['store']) => Promise<T>) => {
+    const sent: string[] = [];
+    const result = await watchQueries(
+      () => rt!.transaction((scope) => fn(scope.store)),
+      (text) => sent.push(text),
+      true,
+    );
+    return { sent, result };
+  };
+
+  it('[K-15.29] a text the server will not prepare runs inline in its transaction, which the refusal left intact', async () => {
+    // $1 is text beside `key` and an integer beside 1: PostgreSQL cannot give it one type, so it refuses to prepare
+    // the text; inline, each literal takes the type of its own context.
+    const query = CompiledQuery.raw('select count(*)::int as n from libos_meta where key = $1 or 1 = $1', ['1']);
+    const runs = [];
+    for (let i = 0; i < 3; i++) runs.push(await sentIn(async (store) => (await store.executeQuery<{ n: number }>(query)).rows[0]!.n));
+    const [n] = runs.map((r) => r.result);
+    expect(n).toBeGreaterThan(0); // `1 = '1'` holds on every row
+    expect(runs.map((r) => r.result)).toEqual([n, n, n]);
+    expect(runs[0]!.sent).toEqual([`begin; select count(*)::int as n from libos_meta where key = '1' or 1 = '1'`, 'commit']);
+    expect(runs[1]!.sent).toEqual([expect.stringMatching(/^prepare libos_rt_\d+ as select count/), ...runs[0]!.sent]);
+    expect(runs[2]!.sent).toEqual(runs[0]!.sent); // refused once: not tried again
+  });
+
+  it('[K-15.29] a table changed under a prepared round-trip select * fails it once; the next run prepares it anew', async () => {
+    const query = CompiledQuery.raw('select * from libos_meta where key = $1', ['k29_key']);
+    await rt!.transaction((scope) => sql`insert into libos_meta (key, value) values (${'k29_key'}, ${'v'})`.execute(scope.store));
+    const read = () => sentIn(async (store) => (await store.executeQuery<Record<string, unknown>>(query)).rows);
+    await read();
+    const prepared = await read();
+    expect(prepared.sent.at(-2)).toMatch(/^begin; execute libos_rt_\d+\('k29_key'\)$/);
+    expect(prepared.result).toEqual([{ key: 'k29_key', value: 'v', k24_extra: null }]);
+    const other = new pg.Client({ connectionString: PG_URL });
+    await other.connect();
+    try {
+      await other.query(`alter table ${schema}.libos_meta add column k29_extra text`);
+    } finally {
+      await other.end();
+    }
+    await expect(read()).rejects.toThrow(/cached plan must not change result type/);
+    const again = await read(); // inline, and wanted again
+    expect(again.sent[0]).toBe(`begin; select * from libos_meta where key = 'k29_key'`);
+    expect(again.result).toEqual([{ key: 'k29_key', value: 'v', k24_extra: null, k29_extra: null }]);
+    const anew = await read();
+    expect(anew.sent.slice(0, 2)).toEqual([
+      expect.stringMatching(/^prepare libos_rt_\d+ as select \* from libos_meta/),
+      expect.stringMatching(/^begin; execute libos_rt_\d+\('k29_key'\)$/),
+    ]);
+    expect(anew.sent[1]).not.toBe(prepared.sent.at(-2)); // a fresh name
+    expect(anew.result).toEqual(again.result);
   });
 });

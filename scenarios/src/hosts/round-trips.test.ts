@@ -7,7 +7,7 @@ import { openRuntime, type Runtime } from '@libos/kernel';
 import { session } from '@libos/session';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
+import { dropSchema, freshSchema, isPrepareTrip, PG_URL, probePostgres, watchQueries } from '../support/postgres.js';
 
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_trips');
@@ -31,17 +31,18 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     const p = await rt.spawn({ goal: 'round trips', budget: { tool_calls: 100 } });
     await rt.grant(p.pid, 'clock:now', ['read']);
     expect((await rt.call(p.pid, 'get_current_time', {})).ok).toBe(true);
+    expect((await rt.call(p.pid, 'get_current_time', {})).ok).toBe(true); // warm: its texts prepared (K-15.29)
     const sent = await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}));
     const charge = /^begin; savepoint \w+; with w as \(update "cap_budget_accounts" .* returning 1\) select [^;]*; /s;
     const rows = /with e as \(insert into "events" .* a as \(insert into "audit_records" .*; commit$/s;
     expect(sent).toEqual([expect.stringMatching(new RegExp(charge.source + rows.source, 's'))]);
     expect(sent[0]!.match(/\bsavepoint\b/gi)).toHaveLength(1);
     expect(sent[0]).not.toMatch(/\brelease\b/i);
-    expect((await rt.budget(p.pid)).usage.tool_calls).toBe(2);
+    expect((await rt.budget(p.pid)).usage.tool_calls).toBe(3);
     const events = await rt.events({ pid: p.pid, limit: 100 });
     const audit = await rt.audit({ pid: p.pid, limit: 100 });
-    expect(audit.filter((r) => r.action === 'tool.call').map((r) => r.decision)).toEqual(['ok', 'ok']);
-    expect(events.filter((e) => e.type === 'resource.charged')).toHaveLength(2);
+    expect(audit.filter((r) => r.action === 'tool.call').map((r) => r.decision)).toEqual(['ok', 'ok', 'ok']);
+    expect(events.filter((e) => e.type === 'resource.charged')).toHaveLength(3);
   });
 
   it('[K-15.21] rows written with the COMMIT read back exactly, and a watcher gets the seqs they were stored under', async () => {
@@ -64,7 +65,7 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
     expect(seen).toEqual([{ seq: event!.seq, id: event!.id }]);
   });
 
-  it('[K-15.20] values inlined into the query that carries BEGIN are stored and read back exactly', async () => {
+  it('[K-15.20] [K-15.29] values inlined into the query that carries BEGIN, or prepared, are stored and read back exactly', async () => {
     const values = [
       "it's",
       'back\\slash \\n',
@@ -74,14 +75,25 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
       "$1 $$ E'x' -- /*",
       '',
     ];
-    const sentFirst: string[] = [];
+    const trips: string[][] = [];
     for (const [i, value] of values.entries()) {
-      const sent = await sentDuring(() =>
-        rt!.transaction((scope) => sql`insert into libos_meta (key, value) values (${`k20_${i}`}, ${value})`.execute(scope.store)),
+      const sent: string[] = [];
+      await watchQueries(
+        () => rt!.transaction((scope) => sql`insert into libos_meta (key, value) values (${`k20_${i}`}, ${value})`.execute(scope.store)),
+        (text) => sent.push(text),
+        true,
       );
-      sentFirst.push(sent[0]!);
+      trips.push(sent);
     }
-    expect(sentFirst.every((q) => /^begin; insert into libos_meta/.test(q))).toBe(true); // one round trip each
+    // The first goes inline with BEGIN (K-15.20); the second has the text prepared first, in a round trip of its own;
+    // from then on each executes it with the values as its arguments, still with BEGIN (K-15.29).
+    expect(trips[0]).toEqual([expect.stringMatching(/^begin; insert into libos_meta .*values \('k20_0', 'it''s'\)$/), 'commit']);
+    expect(trips[1]!.slice(0, 2)).toEqual([
+      expect.stringMatching(/^prepare libos_rt_\d+ as insert into libos_meta .*values \(\$1, \$2\)$/),
+      expect.stringMatching(/^begin; execute libos_rt_\d+\('k20_1', /),
+    ]);
+    for (const [i, t] of trips.slice(2).entries())
+      expect(t).toEqual([expect.stringMatching(`^begin; execute libos_rt_\\d+\\('k20_${i + 2}', `), 'commit']);
     const rows = await rt!.transaction((scope) =>
       scope.store.selectFrom('libos_meta').select(['key', 'value']).where('key', 'like', 'k20_%').orderBy('key').execute(),
     );
@@ -99,7 +111,7 @@ describe.skipIf(unavailable !== null)('[K-15.19] round trips of a unit of work o
 
   it('[K-15.19] [K-15.21] a denied call still commits its failure record, with its COMMIT, and sends no RELEASE', async () => {
     const p = await rt!.spawn({ goal: 'denied', budget: { tool_calls: 100 } });
-    const sent = await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}));
+    const sent = (await sentDuring(() => rt!.call(p.pid, 'get_current_time', {}))).filter((q) => !isPrepareTrip(q));
     const denied = await rt!.audit({ pid: p.pid, action: 'tool.call', limit: 10 });
     expect(denied.map((r) => r.decision)).toEqual(['permission_denied']);
     expect(sent.filter((q) => /^\s*release\b/i.test(q))).toEqual([]);

@@ -1,7 +1,9 @@
 // The PostgreSQL server the PostgreSQL scenarios use (issue 15): LIBOS_TEST_PG_URL, default the local one CI finds or
 // starts (trust auth), and a probe that says why it is unusable, so a suite can skip with one line instead of failing.
-import { createRequire } from 'node:module';
 import pg from 'pg';
+import { expandExecutes, kernelClient } from './round-trip-texts.js';
+
+export { isPrepareTrip } from './round-trip-texts.js';
 
 /** The test server's URL. */
 export const PG_URL = process.env.LIBOS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -51,25 +53,24 @@ export async function dropSchema(schema: string): Promise<void> {
 
 /**
  * Runs `fn`, handing `seen` the text of every query the kernel's `pg` client sends meanwhile (the kernel's own copy
- * of `pg`, patched on its `Client.prototype.query` and restored after).
+ * of `pg`, patched on its `Client.prototype.query` and restored after). A statement the kernel sent as `execute` of
+ * a text it prepared (K-15.29) is handed as that text with its arguments in place (`round-trip-texts.ts`), unless
+ * `asSent`.
  *
  * @example
  * const sent: string[] = [];
  * await watchQueries(() => rt.call(pid, 'get_current_time', {}), (text) => sent.push(text));
  */
-export async function watchQueries<T>(fn: () => Promise<T>, seen: (text: string) => void): Promise<T> {
-  const { Client } = createRequire(import.meta.resolve('@libos/kernel'))('pg') as {
-    Client: { prototype: { query: (this: unknown, ...args: unknown[]) => unknown } };
-  };
-  const query = Client.prototype.query;
-  Client.prototype.query = function watched(this: unknown, ...args: unknown[]) {
+export async function watchQueries<T>(fn: () => Promise<T>, seen: (text: string) => void, asSent = false): Promise<T> {
+  const query = kernelClient.prototype.query;
+  kernelClient.prototype.query = function watched(this: object, ...args: unknown[]) {
     const q = args[0] as string | { text?: string };
-    seen(typeof q === 'string' ? q : String(q?.text));
+    seen(typeof q !== 'string' ? String(q?.text) : asSent ? q : expandExecutes(this, q));
     return query.apply(this, args);
   };
   try {
     return await fn();
   } finally {
-    Client.prototype.query = query;
+    kernelClient.prototype.query = query;
   }
 }

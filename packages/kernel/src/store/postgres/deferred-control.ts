@@ -2,6 +2,7 @@ import type { WriteGuard } from '@libos/sdk';
 import { CompiledQuery, type DatabaseConnection, type QueryResult } from 'kysely';
 import { deferredMiss } from '../deferred-writes.js';
 import { inlineParameters } from './inline-parameters.js';
+import type { RoundTripPlans } from './round-trip-plans.js';
 
 /** The text a failed guard makes PostgreSQL quote in its error (an integer cast of it fails): `libos_guard:<n>:`. */
 const GUARD_FAILED = /libos_guard:(\d+):/;
@@ -40,11 +41,20 @@ interface Pending {
 const BEGIN: Pending = { sql: 'begin' };
 
 export class DeferredControl {
+  readonly #plans: RoundTripPlans | undefined;
   #pending: Pending[] = [];
   #committed = false;
   #open = false;
   /** Guarded writes deferred in this transaction, by number: the error each fails it with (`WriteGuard`). */
   #guards = new Map<number, WriteGuard>();
+
+  /**
+   * With `plans` (the connection's, K-15.29), a statement with parameters that rides with others goes as `execute`
+   * of its prepared text once prepared; without, inlined (K-15.20).
+   */
+  constructor(plans?: RoundTripPlans) {
+    this.#plans = plans;
+  }
 
   /** BEGIN, deferred. */
   begin(): void {
@@ -60,12 +70,12 @@ export class DeferredControl {
    * guarded; false when it must run now, as any statement.
    */
   defer(query: CompiledQuery, guard: WriteGuard): boolean {
-    if (!this.#open || this.#committed) return false;
-    const write = inlineParameters(query.sql, query.parameters);
-    if (write === undefined || /\breturning\b/i.test(write)) return false;
+    if (!this.#open || this.#committed || /\breturning\b/i.test(query.sql)) return false;
     const n = this.#guards.size;
+    const sql = this.#render(guardStatement(query.sql, guard.rows, n), query.parameters);
+    if (sql === undefined) return false;
     this.#guards.set(n, guard);
-    this.#pending.push({ sql: guardStatement(write, guard.rows, n), guard: true });
+    this.#pending.push({ sql, guard: true });
     return true;
   }
 
@@ -112,7 +122,8 @@ export class DeferredControl {
    */
   async run<R>(connection: DatabaseConnection, query: CompiledQuery, commit = false): Promise<QueryResult<R>> {
     if (this.#pending.length > 0 || commit) {
-      const sql = inlineParameters(query.sql, query.parameters);
+      await this.#prepareWanted(connection);
+      const sql = this.#render(query.sql, query.parameters);
       if (sql !== undefined) {
         const text = [...this.#takePending(), sql, ...(commit ? ['commit'] : [])].join('; ');
         const result = await this.#guarded(connection.executeQuery<R>(CompiledQuery.raw(text)));
@@ -127,13 +138,28 @@ export class DeferredControl {
   /** Sends what is pending, as one query (simple protocol: no parameters), before a statement that must run. */
   async send(connection: DatabaseConnection): Promise<void> {
     if (this.#pending.length === 0) return;
+    await this.#prepareWanted(connection);
     await this.#guarded(connection.executeQuery(CompiledQuery.raw(this.#takePending().join('; '))));
   }
 
   /** Sends what is pending (a deferred guarded write among it) with the COMMIT, in one round trip; then `end`s. */
   async commit(connection: DatabaseConnection): Promise<void> {
+    await this.#prepareWanted(connection);
     await this.#guarded(connection.executeQuery(CompiledQuery.raw([...this.#takePending(), 'commit'].join('; '))));
     this.end();
+  }
+
+  /** `sql` with `parameters` as one statement of a query of several (K-15.29 with plans, else K-15.20). */
+  #render(sql: string, parameters: readonly unknown[]): string | undefined {
+    return this.#plans ? this.#plans.render(sql, parameters) : inlineParameters(sql, parameters);
+  }
+
+  /**
+   * Prepares the texts the connection's plans want (K-15.29) while its BEGIN is still held back: no transaction of
+   * it is open on the server then, so a PREPARE the server refuses aborts nothing.
+   */
+  async #prepareWanted(connection: DatabaseConnection): Promise<void> {
+    if (this.#plans?.wanting && this.#pending[0] === BEGIN) await this.#plans.prepareWanted(connection);
   }
 
   /** `trip`'s result, or the error of the guarded write whose miss failed it (a PostgreSQL error naming its guard). */
@@ -141,6 +167,7 @@ export class DeferredControl {
     try {
       return await trip;
     } catch (err) {
+      this.#plans?.failed(err);
       const m = this.#guards.size > 0 ? GUARD_FAILED.exec(err instanceof Error ? err.message : '') : null;
       const guard = m ? this.#guards.get(Number(m[1])) : undefined;
       throw guard ? deferredMiss(guard.error()) : err;

@@ -16,13 +16,41 @@ import pg from 'pg';
  * // `select * from "t" where "a" = 'it''s' and "b" = '2'`
  */
 export function inlineParameters(sql: string, parameters: readonly unknown[]): string | undefined {
-  if (UNREADABLE.test(sql)) return undefined;
+  const literals = literalsOf(parameters);
+  return literals && splicePlaceholders(sql, (n) => literals[n - 1]);
+}
+
+/**
+ * Each value as the quoted literal `inlineParameters` writes for it, or undefined when one cannot be written so.
+ *
+ * @example
+ * literalsOf(["it's", 2, null]); // ["'it''s'", "'2'", 'NULL']
+ */
+export function literalsOf(parameters: readonly unknown[]): string[] | undefined {
   const literals: string[] = [];
   for (const p of parameters) {
     const literal = literalOf(p);
     if (literal === undefined) return undefined;
     literals.push(literal);
   }
+  return literals;
+}
+
+/**
+ * The highest placeholder `$n` of `sql` (0 when none), read by the same scan as `inlineParameters`; undefined where
+ * that scan cannot read it safely.
+ *
+ * @example
+ * highestPlaceholder('select $2 where "a$9" = $1'); // 2
+ */
+export function highestPlaceholder(sql: string): number | undefined {
+  let highest = 0;
+  return splicePlaceholders(sql, (n) => ((highest = Math.max(highest, n)), '')) === undefined ? undefined : highest;
+}
+
+/** `sql` with each placeholder `$n` replaced by `literal(n)`; undefined where the scan cannot read it safely. */
+function splicePlaceholders(sql: string, literal: (n: number) => string | undefined): string | undefined {
+  if (UNREADABLE.test(sql)) return undefined;
   let out = '';
   let from = 0;
   let quote: string | null = null;
@@ -35,9 +63,9 @@ export function inlineParameters(sql: string, parameters: readonly unknown[]): s
     } else if (c === '$') {
       let j = i + 1;
       while (j < sql.length && sql.charCodeAt(j) >= 48 && sql.charCodeAt(j) <= 57) j++;
-      const literal = j > i + 1 ? literals[Number(sql.slice(i + 1, j)) - 1] : undefined;
-      if (literal === undefined) return undefined; // `$` that is no placeholder, or one out of range
-      out += sql.slice(from, i) + literal;
+      const text = j > i + 1 ? literal(Number(sql.slice(i + 1, j))) : undefined;
+      if (text === undefined) return undefined; // `$` that is no placeholder, or one out of range
+      out += sql.slice(from, i) + text;
       from = j;
       i = j - 1;
     }

@@ -58,7 +58,11 @@ describe('MemoDriver: the COMMIT that rides with a unit’s last statement', () 
     await d.beginTransaction(c, {}); // the next transaction writes as usual
     await c.executeQuery(CompiledQuery.raw('update "processes" set "status" = $1', ['exited']));
     await d.commitTransaction(c);
-    expect(sent.slice(1)).toEqual([`begin; update "processes" set "status" = 'exited'`, 'commit']);
+    expect(sent.slice(1)).toEqual([
+      'prepare libos_rt_0 as insert into "events" ("id") values ($1)', // the first transaction's text (K-15.29)
+      `begin; update "processes" set "status" = 'exited'`,
+      'commit',
+    ]);
   });
 
   it('[K-15.21] a lease lost before the marked statement fails it before anything is sent', async () => {

@@ -6,6 +6,7 @@ import { statementEffect, type StatementEffect } from '../statement-effect.js';
 import type { TableMemo } from '../store-memo.js';
 import { DeferredControl } from './deferred-control.js';
 import { asPostgresFault } from './postgres-faults.js';
+import { RoundTripPlans } from './round-trip-plans.js';
 import { encodeParams } from './text-escapes.js';
 
 type Compile = Parameters<NonNullable<Driver['savepoint']>>[2];
@@ -33,13 +34,13 @@ const EFFECT_CACHE_SIZE = 512;
  * a COMMIT, so a store whose writer lease was lost starts and commits no unit of work (it throws the loss).
  *
  * BEGIN and SAVEPOINT are deferred (`DeferredControl`): they go to the server in one round trip with the next
- * statement that is not one of them (its parameters inlined; K-15.20), or just before it, and a savepoint that ends
- * before any statement ran in it is never sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK
- * TO an enclosing one undoes it with the rest). A transaction's last statement marked by `withCommit` carries the
- * COMMIT in its round trip (K-15.21), and `commitTransaction` then sends nothing. A guarded write (`runGuarded`)
- * in a transaction is deferred too, as a statement that fails the round trip it goes in when the write misses
- * (K-15.23): a unit whose only eager statement was a budget charge goes to the server once. Everything else is the
- * wrapped driver's.
+ * statement that is not one of them (its parameters inlined, K-15.20; or as `execute` of its text, prepared once on
+ * the connection, K-15.29), or just before it, and a savepoint that ends before any statement ran in it is never
+ * sent. RELEASE is never sent (the COMMIT ends every savepoint; a ROLLBACK TO an enclosing one undoes it with the
+ * rest). A transaction's last statement marked by `withCommit` carries the COMMIT in its round trip (K-15.21), and
+ * `commitTransaction` then sends nothing. A guarded write (`runGuarded`) in a transaction is deferred too, as a
+ * statement that fails the round trip it goes in when the write misses (K-15.23): a unit whose only eager statement
+ * was a budget charge goes to the server once. Everything else is the wrapped driver's.
  *
  * @example
  * import { PostgresDialect } from 'kysely';
@@ -59,6 +60,8 @@ export class MemoDriver implements Driver {
   readonly #effects = new Map<string, StatementEffect>();
   readonly #wrapped = new WeakMap<DatabaseConnection, DatabaseConnection>();
   readonly #controls = new WeakMap<DatabaseConnection, DeferredControl>();
+  /** Per connection `pg` made (kysely keeps one object per client): the texts prepared on it (K-15.29). */
+  readonly #plans = new WeakMap<DatabaseConnection, RoundTripPlans>();
 
   constructor(inner: Driver, memo: TableMemo, location: string, assertLease: () => void = () => undefined) {
     this.#inner = inner;
@@ -146,7 +149,12 @@ export class MemoDriver implements Driver {
 
   #control(connection: DatabaseConnection): DeferredControl {
     let c = this.#controls.get(connection);
-    if (!c) this.#controls.set(connection, (c = new DeferredControl()));
+    if (!c) {
+      const inner = this.#unwrap(connection);
+      let plans = this.#plans.get(inner);
+      if (!plans) this.#plans.set(inner, (plans = new RoundTripPlans()));
+      this.#controls.set(connection, (c = new DeferredControl(plans)));
+    }
     return c;
   }
 

@@ -1,0 +1,97 @@
+import { CompiledQuery, type DatabaseConnection } from 'kysely';
+import { highestPlaceholder, inlineParameters, literalsOf } from './inline-parameters.js';
+import { PREPARED_LIMIT } from './prepared-names.js';
+
+/** PostgreSQL's failure of a prepared statement whose table changed shape since (as `prepared-names.ts` reads it). */
+const RESULT_TYPE_CHANGED = /cached plan must not change result type/;
+
+/** A server's answer to a statement it refused (a `pg` error response carries a severity); not a lost connection. */
+const refusedByServer = (err: unknown): boolean => typeof (err as { severity?: unknown } | null)?.severity === 'string';
+
+/**
+ * The statements one connection sends with parameters inside a query of several statements (the deferred round
+ * trips of `deferred-control.ts`), prepared on the server by SQL `PREPARE` (K-15.29). The simple protocol such a
+ * query goes by has the server parse and plan every statement in it each time, which costs more than running them:
+ * a checked call's one round trip (the guarded budget update, the events and audit rows) spent ~0.4 ms of ~0.9 ms
+ * on the server planning. A text prepared here goes as `execute <name>(<literals>)`: the literals are the ones
+ * `inlineParameters` would have written, and PostgreSQL gives each the type it gave `$n` when it prepared the text,
+ * as it would resolve the literal in place.
+ *
+ * A text is rendered inline the first time, and wanted; it is prepared (`prepareWanted`, one round trip each) when no
+ * transaction of the connection is open on the server, so a refusal (a text PostgreSQL cannot prepare) aborts
+ * nothing: that text then always goes inline. Prepared statements outlive transactions, so what a ROLLBACK undoes
+ * does not matter here; they end with the connection, and so does this object (one per `pg` client). At most
+ * `limit` texts are prepared; past that new texts go inline. Names are `libos_rt_<n>`, apart from K-15.24's.
+ *
+ * @example
+ * declare const connection: DatabaseConnection;
+ * const plans = new RoundTripPlans();
+ * plans.render('update "t" set "a" = $1', [1]); // `update "t" set "a" = '1'` (inline; now wanted)
+ * await plans.prepareWanted(connection); // prepare libos_rt_0 as update "t" set "a" = $1
+ * plans.render('update "t" set "a" = $1', [2]); // `execute libos_rt_0('2')`
+ */
+export class RoundTripPlans {
+  /** Texts by what they go as: a name once prepared, null when the server refused to prepare them. */
+  readonly #names = new Map<string, string | null>();
+  /** Texts to prepare, with the number of parameters they were rendered with. */
+  readonly #wanted = new Map<string, number>();
+  #next = 0;
+
+  constructor(readonly limit = PREPARED_LIMIT) {}
+
+  /** `sql` with `parameters` as one statement of a simple-protocol query; undefined when it cannot be written so. */
+  render(sql: string, parameters: readonly unknown[]): string | undefined {
+    const name = parameters.length === 0 ? undefined : this.#names.get(sql);
+    if (name) {
+      const literals = literalsOf(parameters);
+      return literals && `execute ${name}(${literals.join(', ')})`;
+    }
+    const text = inlineParameters(sql, parameters);
+    if (text !== undefined && name === undefined && parameters.length > 0 && this.#names.size + this.#wanted.size < this.limit) {
+      this.#wanted.set(sql, parameters.length);
+    }
+    return text;
+  }
+
+  /** True while texts wait to be prepared. */
+  get wanting(): boolean {
+    return this.#wanted.size > 0;
+  }
+
+  /**
+   * Prepares the wanted texts on `connection`, one query each. Only while no transaction of it is open on the server
+   * (a refused PREPARE would abort one). A text whose placeholders do not match the parameters it was rendered with,
+   * or that the server refuses, goes inline from then on; a failure that is no refusal (the connection lost) is
+   * thrown, the texts not yet prepared still wanted.
+   */
+  async prepareWanted(connection: DatabaseConnection): Promise<void> {
+    for (const [sql, parameters] of this.#wanted) {
+      this.#wanted.delete(sql);
+      if (highestPlaceholder(sql) !== parameters) {
+        this.#names.set(sql, null); // `execute` must pass exactly the parameters the server counts in the text
+        continue;
+      }
+      const name = `libos_rt_${this.#next++}`;
+      try {
+        await connection.executeQuery(CompiledQuery.raw(`prepare ${name} as ${sql}`));
+        this.#names.set(sql, name);
+      } catch (err) {
+        if (!refusedByServer(err)) {
+          this.#wanted.set(sql, parameters);
+          throw err;
+        }
+        this.#names.set(sql, null);
+      }
+    }
+  }
+
+  /**
+   * After a round trip failed with `err`: a prepared plan the server refused because a table changed shape (a newer
+   * libOS migrated the store under this host) forgets every name, so each text is prepared anew under a fresh one.
+   */
+  failed(err: unknown): void {
+    if (err instanceof Error && RESULT_TYPE_CHANGED.test(err.message)) {
+      for (const [sql, name] of this.#names) if (name !== null) this.#names.delete(sql);
+    }
+  }
+}

@@ -20,11 +20,15 @@ const PREPARE = /^prepare (libos_rt_\d+) as ([\s\S]*)$/;
 // Installed once, for the life of the test file: a text is prepared once per connection, maybe before a test watches.
 const query = kernelClient.prototype.query;
 kernelClient.prototype.query = function recorded(this: object, ...args: unknown[]) {
-  const m = typeof args[0] === 'string' ? PREPARE.exec(args[0]) : null;
-  if (m) {
+  const text = typeof args[0] === 'string' ? args[0] : '';
+  if (isPrepareTrip(text)) {
     let texts = prepared.get(this);
     if (!texts) prepared.set(this, (texts = new Map()));
-    texts.set(m[1]!, m[2]!);
+    // The texts prepared together go in one query (K-15.29); no text of the kernel's holds `; prepare libos_rt_`.
+    for (const statement of text.split(/; (?=prepare libos_rt_\d+ as )/)) {
+      const [, name, body] = PREPARE.exec(statement)!;
+      texts.set(name!, body!);
+    }
   }
   return query.apply(this, args);
 };

@@ -24,6 +24,31 @@ function failingConnection(fail: (sql: string) => Error | undefined): { sent: st
   };
 }
 
+/**
+ * A connection that runs a query's `prepare <name> as <text>` statements in order as a server would: a name taken is
+ * 42P05, a text `refuses` matches is refused, and either ends the query there (what ran before it stays prepared).
+ */
+function fakeServer(refuses: (text: string) => boolean) {
+  const sent: string[] = [];
+  const prepared = new Set<string>();
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(q: CompiledQuery): Promise<QueryResult<R>> {
+      sent.push(q.sql);
+      for (const statement of q.sql.split('; ')) {
+        const [, name, text] = /^prepare (\w+) as (.*)$/s.exec(statement)!;
+        if (prepared.has(name!)) throw serverError(`prepared statement "${name}" already exists`, '42P05');
+        if (refuses(text!)) throw serverError('inconsistent types deduced for parameter $1', '42P08');
+        prepared.add(name!);
+      }
+      return { rows: [] };
+    },
+    streamQuery: () => {
+      throw new Error('not used');
+    },
+  };
+  return { sent, connection, prepared };
+}
+
 /** An error as `pg` makes of a server's error response (it carries a severity). */
 const serverError = (message: string, code: string) => Object.assign(new Error(message), { severity: 'ERROR', code });
 
@@ -45,18 +70,25 @@ describe('[K-15.29] texts prepared for the statements of a round trip', () => {
 
   it('[K-15.29] a text the server refuses to prepare, or whose placeholders miss a parameter, goes inline from then on', async () => {
     const refused = 'select * from "t" where "a" = $1 or "b" = $1';
-    const { sent, connection } = failingConnection((sql) =>
-      sql.includes('"b" = $1') ? serverError('inconsistent types deduced for parameter $1', '42P08') : undefined,
-    );
+    const { sent, connection, prepared } = fakeServer((text) => text.includes('"b" = $1'));
     const plans = new RoundTripPlans();
+    plans.render(UPDATE, [1, 2]);
     plans.render(refused, [5]);
     plans.render('select $1', [1, 2]); // two parameters, one placeholder: `execute` would pass one too many
-    plans.render(UPDATE, [1, 2]);
+    plans.render('select "c" from "t" where "a" = $1', [3]);
     await plans.prepareWanted(connection);
-    expect(sent).toEqual([`prepare libos_rt_1 as ${UPDATE}`]); // libos_rt_0 was the refused one's
+    // All in one query, which the refusal failed after the first; then each alone: the first is there already.
+    expect(sent).toEqual([
+      `prepare libos_rt_0 as ${UPDATE}; prepare libos_rt_1 as ${refused}; prepare libos_rt_2 as select "c" from "t" where "a" = $1`,
+      `prepare libos_rt_0 as ${UPDATE}`,
+      `prepare libos_rt_1 as ${refused}`,
+      'prepare libos_rt_2 as select "c" from "t" where "a" = $1',
+    ]);
+    expect([...prepared]).toEqual(['libos_rt_0', 'libos_rt_2']);
     expect(plans.render(refused, [6])).toBe(`select * from "t" where "a" = '6' or "b" = '6'`);
     expect(plans.render('select $1', [1, 2])).toBe(`select '1'`);
-    expect(plans.render(UPDATE, [1, 2])).toBe(`execute libos_rt_1('1', '2')`);
+    expect(plans.render(UPDATE, [1, 2])).toBe(`execute libos_rt_0('1', '2')`);
+    expect(plans.render('select "c" from "t" where "a" = $1', [3])).toBe(`execute libos_rt_2('3')`);
     expect(plans.wanting).toBe(false); // neither is wanted again
   });
 
@@ -91,7 +123,9 @@ describe('[K-15.29] texts prepared for the statements of a round trip', () => {
     const plans = new RoundTripPlans(2);
     for (const n of [1, 2, 3]) plans.render(`select "c${n}" from "t" where "a" = $1`, [n]);
     await plans.prepareWanted(connection);
-    expect(sent).toHaveLength(2);
+    expect(sent).toEqual([
+      'prepare libos_rt_0 as select "c1" from "t" where "a" = $1; prepare libos_rt_1 as select "c2" from "t" where "a" = $1',
+    ]);
     expect(plans.render('select "c3" from "t" where "a" = $1', [3])).toBe(`select "c3" from "t" where "a" = '3'`);
     expect(plans.wanting).toBe(false);
   });
@@ -113,8 +147,7 @@ describe('[K-15.29] texts prepared for the statements of a round trip', () => {
     expect(sent).toEqual([
       `begin; update "t" set "a" = '1' where "b" = '2'`,
       `savepoint libos_sp_0; select "x" from "t" where "a" = '5'`,
-      `prepare libos_rt_0 as ${UPDATE}`,
-      `prepare libos_rt_1 as ${READ}`,
+      `prepare libos_rt_0 as ${UPDATE}; prepare libos_rt_1 as ${READ}`, // every wanted text in one round trip
       `begin; savepoint libos_sp_0; execute libos_rt_0('3', '4')`,
     ]);
   });

@@ -1,9 +1,24 @@
 import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { highestPlaceholder, inlineParameters, literalsOf } from './inline-parameters.js';
+import { sqlState } from './postgres-faults.js';
 import { PREPARED_LIMIT } from './prepared-names.js';
 
 /** PostgreSQL's failure of a prepared statement whose table changed shape since (as `prepared-names.ts` reads it). */
 const RESULT_TYPE_CHANGED = /cached plan must not change result type/;
+
+/** SQLSTATE of a PREPARE whose name is taken on the session. */
+const DUPLICATE_PREPARED = '42P05';
+
+/** A text being prepared: its parameter count and the name it gets. */
+interface Preparing {
+  readonly sql: string;
+  readonly parameters: number;
+  readonly name: string;
+}
+
+/** PREPAREs `texts` on `connection`, one query (several statements by the simple protocol). */
+const prepare = (connection: DatabaseConnection, texts: readonly Preparing[]) =>
+  connection.executeQuery(CompiledQuery.raw(texts.map((p) => `prepare ${p.name} as ${p.sql}`).join('; ')));
 
 /** A server's answer to a statement it refused (a `pg` error response carries a severity); not a lost connection. */
 const refusedByServer = (err: unknown): boolean => typeof (err as { severity?: unknown } | null)?.severity === 'string';
@@ -11,15 +26,15 @@ const refusedByServer = (err: unknown): boolean => typeof (err as { severity?: u
 /**
  * The statements one connection sends with parameters inside a query of several statements (the deferred round
  * trips of `deferred-control.ts`), prepared on the server by SQL `PREPARE` (K-15.29). The simple protocol such a
- * query goes by has the server parse and plan every statement in it each time, which costs more than running them:
- * a checked call's one round trip (the guarded budget update, the events and audit rows) spent ~0.4 ms of ~0.9 ms
- * on the server planning. A text prepared here goes as `execute <name>(<literals>)`: the literals are the ones
+ * query goes by has the server parse and plan every statement in it each time: about a third of the server's time
+ * for a checked call's one round trip (the guarded budget update, the events and audit rows, the COMMIT's flush).
+ * A text prepared here goes as `execute <name>(<literals>)`: the literals are the ones
  * `inlineParameters` would have written, and PostgreSQL gives each the type it gave `$n` when it prepared the text,
  * as it would resolve the literal in place.
  *
- * A text is rendered inline the first time, and wanted; it is prepared (`prepareWanted`, one round trip each) when no
- * transaction of the connection is open on the server, so a refusal (a text PostgreSQL cannot prepare) aborts
- * nothing: that text then always goes inline. Prepared statements outlive transactions, so what a ROLLBACK undoes
+ * A text is rendered inline the first time, and wanted; the wanted texts are prepared together (`prepareWanted`, one
+ * round trip) when no transaction of the connection is open on the server, so a refusal (a text PostgreSQL cannot
+ * prepare) aborts nothing: that text then always goes inline. Prepared statements outlive transactions, so what a ROLLBACK undoes
  * does not matter here; they end with the connection, and so does this object (one per `pg` client). At most
  * `limit` texts are prepared; past that new texts go inline. Names are `libos_rt_<n>`, apart from K-15.24's.
  *
@@ -59,30 +74,47 @@ export class RoundTripPlans {
   }
 
   /**
-   * Prepares the wanted texts on `connection`, one query each. Only while no transaction of it is open on the server
+   * Prepares the wanted texts on `connection`, all in one query. Only while no transaction of it is open on the server
    * (a refused PREPARE would abort one). A text whose placeholders do not match the parameters it was rendered with,
    * or that the server refuses, goes inline from then on; a failure that is no refusal (the connection lost) is
-   * thrown, the texts not yet prepared still wanted.
+   * thrown, the texts not prepared still wanted.
    */
   async prepareWanted(connection: DatabaseConnection): Promise<void> {
+    const batch: Preparing[] = [];
     for (const [sql, parameters] of this.#wanted) {
-      this.#wanted.delete(sql);
-      if (highestPlaceholder(sql) !== parameters) {
-        this.#names.set(sql, null); // `execute` must pass exactly the parameters the server counts in the text
-        continue;
-      }
-      const name = `libos_rt_${this.#next++}`;
+      // `execute` must pass exactly the parameters the server counts in the text
+      if (highestPlaceholder(sql) === parameters) batch.push({ sql, parameters, name: `libos_rt_${this.#next++}` });
+      else this.#names.set(sql, null);
+    }
+    this.#wanted.clear();
+    if (batch.length === 0) return;
+    try {
+      await prepare(connection, batch);
+      for (const p of batch) this.#names.set(p.sql, p.name);
+      return;
+    } catch (err) {
+      this.#stillWanted(batch, err);
+      if (batch.length === 1) return void this.#names.set(batch[0]!.sql, null);
+    }
+    // One text was refused: those before it in the query are prepared (PREPARE outlives the failed query), those
+    // after it are not. Each again on its own: one prepared already answers 42P05 (duplicate_prepared_statement).
+    for (const [i, p] of batch.entries()) {
       try {
-        await connection.executeQuery(CompiledQuery.raw(`prepare ${name} as ${sql}`));
-        this.#names.set(sql, name);
+        await prepare(connection, [p]);
+        this.#names.set(p.sql, p.name);
       } catch (err) {
-        if (!refusedByServer(err)) {
-          this.#wanted.set(sql, parameters);
-          throw err;
-        }
-        this.#names.set(sql, null);
+        if (sqlState(err) === DUPLICATE_PREPARED) this.#names.set(p.sql, p.name);
+        else if (refusedByServer(err)) this.#names.set(p.sql, null);
+        else this.#stillWanted(batch.slice(i), err);
       }
     }
+  }
+
+  /** Rethrows `err` unless the server refused a text: the texts of `left` are then wanted again. */
+  #stillWanted(left: readonly Preparing[], err: unknown): void {
+    if (refusedByServer(err)) return;
+    for (const p of left) this.#wanted.set(p.sql, p.parameters);
+    throw err;
   }
 
   /**

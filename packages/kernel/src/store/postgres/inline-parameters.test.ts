@@ -1,6 +1,7 @@
 // Parameters inlined as literals (inline-parameters.ts): what lets deferred control share a round trip (K-15.20).
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inlineParameters } from './inline-parameters.js';
+import { inlineParameters, quoteLiteral } from './inline-parameters.js';
 
 describe('inlineParameters', () => {
   it('[K-15.20] each placeholder becomes a quoted literal of its value; null is NULL', () => {
@@ -31,5 +32,10 @@ describe('inlineParameters', () => {
     expect(inlineParameters('select $0', ['x'])).toBeUndefined();
     for (const sql of [`select E'\\n', $1`, 'select $1 -- note', 'select /* $1 */ $1', 'select $$x$$, $1', "select 'open"])
       expect(inlineParameters(sql, ['x'])).toBeUndefined();
+  });
+
+  it("[K-15.20] a string is quoted exactly as pg's escapeLiteral quotes it", () => {
+    const texts = ['', "'", "''", '\\', "\\'", "it's", 'a\\b', '{"k":"\\u0000 it\'s"}', "E'x'", '\uffff\u0000 😀', `${'x'.repeat(3000)}'`];
+    for (const text of texts) expect(quoteLiteral(text)).toBe(pg.escapeLiteral(text));
   });
 });

@@ -13,6 +13,17 @@ import { dropSchema, freshSchema, PG_URL, probePostgres, watchQueries } from '..
 const unavailable = await probePostgres(PG_URL);
 const { schema, url } = freshSchema('t_prepared');
 
+/** Adds a column to `libos_meta` from a session of its own: what a newer libOS's migration does under a running host. */
+async function addColumn(name: string): Promise<void> {
+  const other = new pg.Client({ connectionString: PG_URL });
+  await other.connect();
+  try {
+    await other.query(`alter table ${schema}.libos_meta add column ${name} text`);
+  } finally {
+    await other.end();
+  }
+}
+
 describe.skipIf(unavailable !== null)('[K-15.24] prepared statements on PostgreSQL', () => {
   let rt: Runtime | undefined;
   afterAll(async () => {
@@ -49,13 +60,7 @@ describe.skipIf(unavailable !== null)('[K-15.24] prepared statements on PostgreS
       });
     await rt!.transaction((scope) => sql`insert into libos_meta (key, value) values (${'k24_key'}, ${'v'})`.execute(scope.store));
     expect(await read()).toEqual([{ key: 'k24_key', value: 'v' }]);
-    const other = new pg.Client({ connectionString: PG_URL });
-    await other.connect();
-    try {
-      await other.query(`alter table ${schema}.libos_meta add column k24_extra text`);
-    } finally {
-      await other.end();
-    }
+    await addColumn('k24_extra');
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     expect(await read()).toEqual([{ key: 'k24_key', value: 'v', k24_extra: null }]);
   });
@@ -93,13 +98,7 @@ describe.skipIf(unavailable !== null)('[K-15.24] prepared statements on PostgreS
     const prepared = await read();
     expect(prepared.sent.at(-2)).toMatch(/^begin; execute libos_rt_\d+\('k29_key'\)$/);
     expect(prepared.result).toEqual([{ key: 'k29_key', value: 'v', k24_extra: null }]);
-    const other = new pg.Client({ connectionString: PG_URL });
-    await other.connect();
-    try {
-      await other.query(`alter table ${schema}.libos_meta add column k29_extra text`);
-    } finally {
-      await other.end();
-    }
+    await addColumn('k29_extra');
     await expect(read()).rejects.toThrow(/cached plan must not change result type/);
     const again = await read(); // inline, and wanted again
     expect(again.sent[0]).toBe(`begin; select * from libos_meta where key = 'k29_key'`);

@@ -28,15 +28,16 @@ const refusedByServer = (err: unknown): boolean => typeof (err as { severity?: u
  * trips of `deferred-control.ts`), prepared on the server by SQL `PREPARE` (K-15.29). The simple protocol such a
  * query goes by has the server parse and plan every statement in it each time: about a third of the server's time
  * for a checked call's one round trip (the guarded budget update, the events and audit rows, the COMMIT's flush).
- * A text prepared here goes as `execute <name>(<literals>)`: the literals are the ones
- * `inlineParameters` would have written, and PostgreSQL gives each the type it gave `$n` when it prepared the text,
- * as it would resolve the literal in place.
+ * A text prepared here goes as `execute <name>(<literals>)`: the literals are the ones `inlineParameters` would have
+ * written, and PostgreSQL gives each the type it gave `$n` when it prepared the text, as it would resolve the
+ * literal in place.
  *
  * A text is rendered inline the first time, and wanted; the wanted texts are prepared together (`prepareWanted`, one
  * round trip) when no transaction of the connection is open on the server, so a refusal (a text PostgreSQL cannot
- * prepare) aborts nothing: that text then always goes inline. Prepared statements outlive transactions, so what a ROLLBACK undoes
- * does not matter here; they end with the connection, and so does this object (one per `pg` client). At most
- * `limit` texts are prepared; past that new texts go inline. Names are `libos_rt_<n>`, apart from K-15.24's.
+ * prepare) aborts nothing: that text then always goes inline. Prepared statements outlive transactions, so what a
+ * ROLLBACK undoes does not matter here; they end with the connection, and so does this object (one per `pg`
+ * client). At most `limit` texts are prepared; past that new texts go inline. Names are `libos_rt_<n>`, apart from
+ * K-15.24's.
  *
  * @example
  * declare const connection: DatabaseConnection;

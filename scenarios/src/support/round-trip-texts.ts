@@ -3,6 +3,8 @@
 // `PREPARE` (K-15.29). Tests that read the SQL sent (`watchQueries`) see the statement it runs instead, its literals
 // in place of its placeholders, so they read what ran whether it went inline (K-15.20) or prepared.
 import { createRequire } from 'node:module';
+// The kernel's own placeholder scan (what inlined the values the first time), not a copy of it.
+import { splicePlaceholders } from '../../../packages/kernel/src/store/postgres/inline-parameters.js';
 
 type Query = (this: object, ...args: unknown[]) => unknown;
 
@@ -51,7 +53,9 @@ export function expandExecutes(client: object, sql: string): string {
     const text = texts.get(m[1]!);
     if (text === undefined) throw new Error(`execute of ${m[1]} that this client never prepared`);
     const { args, end } = readArguments(sql, execute.lastIndex);
-    out += sql.slice(from, m.index) + withArguments(text, args);
+    const ran = splicePlaceholders(text, (n) => args[n - 1]);
+    if (ran === undefined) throw new Error(`libos_rt text the kernel's own scan cannot read: ${text.slice(0, 200)}`);
+    out += sql.slice(from, m.index) + ran;
     from = execute.lastIndex = end;
   }
   return out + sql.slice(from);
@@ -83,24 +87,4 @@ function readArguments(sql: string, at: number): { args: string[]; end: number }
     if (!sql.startsWith(', ', i)) throw new Error(`unreadable argument list at ${i} of ${sql.slice(0, 200)}`);
     i += 2;
   }
-}
-
-/** `text` with each `$n` outside quotes replaced by `args[n - 1]`. */
-function withArguments(text: string, args: readonly string[]): string {
-  let out = '';
-  let quote: string | null = null;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quote === null && c === '$' && /\d/.test(text[i + 1] ?? '')) {
-      let j = i + 1;
-      while (/\d/.test(text[j] ?? '')) j++;
-      out += args[Number(text.slice(i + 1, j)) - 1];
-      i = j - 1;
-      continue;
-    }
-    if (quote !== null && c === quote) quote = null;
-    else if (quote === null && (c === "'" || c === '"')) quote = c;
-    out += c;
-  }
-  return out;
 }

@@ -46,8 +46,14 @@ export function highestPlaceholder(sql: string): number | undefined {
   return splicePlaceholders(sql, (n) => ((highest = Math.max(highest, n)), '')) === undefined ? undefined : highest;
 }
 
-/** `sql` with each placeholder `$n` replaced by `literal(n)`; undefined where the scan cannot read it safely. */
-function splicePlaceholders(sql: string, literal: (n: number) => string | undefined): string | undefined {
+/**
+ * `sql` with each placeholder `$n` outside quotes replaced by `literal(n)`; undefined where the scan cannot read it
+ * safely (see `inlineParameters`) or `literal` gives undefined.
+ *
+ * @example
+ * splicePlaceholders(`select $2, '$1'`, (n) => ['NULL', "'x'"][n - 1]); // `select 'x', '$1'`
+ */
+export function splicePlaceholders(sql: string, literal: (n: number) => string | undefined): string | undefined {
   if (UNREADABLE.test(sql)) return undefined;
   let out = '';
   let from = 0;

@@ -1,11 +1,18 @@
 /** Statement texts a pool names at most; a text met after that runs unnamed (parsed and planned each time, as before). */
 export const PREPARED_LIMIT = 1000;
 
-/**
- * PostgreSQL's own failure of a prepared `select *` (or `returning *`) whose table changed shape since it was prepared
- * (a newer libOS migrated the store under a running host): SQLSTATE 0A000 with this message.
- */
+/** What PostgreSQL says when a prepared statement's table changed shape since it was prepared (SQLSTATE 0A000). */
 const RESULT_TYPE_CHANGED = /cached plan must not change result type/;
+
+/**
+ * Whether `err` is PostgreSQL's own failure of a prepared `select *` (or `returning *`) whose table changed shape since
+ * it was prepared (a newer libOS migrated the store under a running host): SQLSTATE 0A000 with that message.
+ *
+ * @example
+ * planChangedShape(Object.assign(new Error('cached plan must not change result type'), { code: '0A000' })); // true
+ */
+export const planChangedShape = (err: unknown): boolean =>
+  err instanceof Error && (err as { code?: unknown }).code === '0A000' && RESULT_TYPE_CHANGED.test(err.message);
 
 /**
  * The names under which a pool's connections prepare the statements they run with parameters (K-15.24): one name per
@@ -38,7 +45,7 @@ export class PreparedNames {
    * the text gets a fresh name, so the next run prepares it anew (on every connection); true when that happened.
    */
   failed(text: string, err: unknown): boolean {
-    if (!(err instanceof Error) || (err as { code?: unknown }).code !== '0A000' || !RESULT_TYPE_CHANGED.test(err.message)) return false;
+    if (!planChangedShape(err)) return false;
     return this.#names.delete(text);
   }
 }

@@ -1,10 +1,7 @@
 import { CompiledQuery, type DatabaseConnection } from 'kysely';
 import { highestPlaceholder, inlineParameters, literalsOf } from './inline-parameters.js';
 import { sqlState } from './postgres-faults.js';
-import { PREPARED_LIMIT } from './prepared-names.js';
-
-/** PostgreSQL's failure of a prepared statement whose table changed shape since (as `prepared-names.ts` reads it). */
-const RESULT_TYPE_CHANGED = /cached plan must not change result type/;
+import { planChangedShape, PREPARED_LIMIT } from './prepared-names.js';
 
 /** SQLSTATE of a PREPARE whose name is taken on the session. */
 const DUPLICATE_PREPARED = '42P05';
@@ -123,7 +120,7 @@ export class RoundTripPlans {
    * libOS migrated the store under this host) forgets every name, so each text is prepared anew under a fresh one.
    */
   failed(err: unknown): void {
-    if (err instanceof Error && RESULT_TYPE_CHANGED.test(err.message)) {
+    if (planChangedShape(err)) {
       for (const [sql, name] of this.#names) if (name !== null) this.#names.delete(sql);
     }
   }
